@@ -1,0 +1,122 @@
+import { parseIpRange } from '../domain/ip.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The whole configuration, read once at start-up and frozen. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  adminToken: string | null;
+  /** Proxies whose X-Forwarded-For is honoured; null trusts none (the socket address is the client). */
+  trustProxy: string[] | null;
+  logLevel: LogLevel;
+  redisUrl: string | null;
+  rateLimit: boolean;
+  maxUploadBytes: number;
+}
+
+/** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  flag: string;
+  description: string;
+  parse(raw: string): Config[K];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(`invalid ${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const fail = (message: string): never => {
+  throw new Error(message);
+};
+
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
+  port: {
+    key: 'port', env: 'PORT', flag: '--port', description: 'TCP port to listen on (default 8080)',
+    parse: (raw) => (/^\d{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : fail(`must be an integer from 0 to 65535, got "${raw}"`)),
+  },
+  host: {
+    key: 'host', env: 'HOST', flag: '--host', description: 'address to bind (default 127.0.0.1)',
+    parse: (raw) => (raw.trim() !== '' && !/\s/.test(raw) ? raw : fail('must be a host name or address')),
+  },
+  databaseUrl: {
+    key: 'databaseUrl', env: 'DATABASE_URL', flag: '--database-url', description: 'sqlite:<path> (default sqlite:./data/tollgate.db) or postgres://…',
+    parse: (raw) => {
+      if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
+      if (/^postgres(ql)?:\/\//.test(raw)) return raw;
+      return fail('must be sqlite:<path> or postgres://…');
+    },
+  },
+  adminToken: {
+    key: 'adminToken', env: 'TOLLGATE_ADMIN_TOKEN', flag: '--admin-token', description: 'an admin API token accepted as given (for automation)',
+    parse: (raw) => (raw.length >= 16 && raw.length <= 256 && !/\s/.test(raw) ? raw : fail('must be 16 to 256 characters without whitespace')),
+  },
+  trustProxy: {
+    key: 'trustProxy', env: 'TRUST_PROXY', flag: '--trust-proxy', description: 'comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is honoured',
+    parse: (raw) => {
+      const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+      if (entries.length === 0) return fail('must list at least one address or CIDR range');
+      for (const e of entries) {
+        if (!PROXY_KEYWORDS.has(e) && !parseIpRange(e)) fail(`"${e}" is not an IP address or CIDR range`);
+      }
+      return entries;
+    },
+  },
+  logLevel: {
+    key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', description: `one of ${LOG_LEVELS.join(', ')} (default info)`,
+    parse: (raw) => ((LOG_LEVELS as readonly string[]).includes(raw) ? (raw as LogLevel) : fail(`must be one of ${LOG_LEVELS.join(', ')}`)),
+  },
+  redisUrl: {
+    key: 'redisUrl', env: 'REDIS_URL', flag: '--redis-url', description: 'redis://… for shared rate-limit state (optional)',
+    parse: (raw) => (/^rediss?:\/\//.test(raw) ? raw : fail('must be redis://… or rediss://…')),
+  },
+  rateLimit: {
+    key: 'rateLimit', env: 'RATE_LIMIT', flag: '--rate-limit', description: 'on (default) or off',
+    parse: (raw) => (raw === 'on' ? true : raw === 'off' ? false : fail('must be "on" or "off"')),
+  },
+  maxUploadBytes: {
+    key: 'maxUploadBytes', env: 'MAX_UPLOAD_BYTES', flag: '--max-upload-bytes', description: 'largest file upload in bytes (default 1073741824)',
+    parse: (raw) => (/^\d{1,15}$/.test(raw) && Number(raw) > 0 ? Number(raw) : fail('must be a positive integer number of bytes')),
+  },
+};
+
+export const DEFAULTS: Config = {
+  port: 8080,
+  host: '127.0.0.1',
+  databaseUrl: 'sqlite:./data/tollgate.db',
+  adminToken: null,
+  trustProxy: null,
+  logLevel: 'info',
+  redisUrl: null,
+  rateLimit: true,
+  maxUploadBytes: 1024 ** 3,
+};
+
+/**
+ * Reads the environment, then flags (which win). Throws ConfigError naming the
+ * first bad setting; the caller prints that one line and exits.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, flags: Partial<Record<keyof Config, string>> = {}): Readonly<Config> {
+  const config: Config = { ...DEFAULTS };
+  for (const setting of Object.values(SETTINGS) as Setting<keyof Config>[]) {
+    const fromFlag = flags[setting.key];
+    const raw = fromFlag ?? env[setting.env];
+    if (raw === undefined || (fromFlag === undefined && raw === '')) continue;
+    try {
+      (config as unknown as Record<string, unknown>)[setting.key] = setting.parse(raw);
+    } catch (err) {
+      const name = fromFlag !== undefined ? setting.flag : setting.env;
+      throw new ConfigError(name, (err as Error).message);
+    }
+  }
+  return Object.freeze(config);
+}

@@ -1,0 +1,36 @@
+/**
+ * The dialect-neutral query layer every repository is written against.
+ * SQL uses `?` placeholders; each dialect adapts them. Booleans are stored as
+ * 0/1 integers and timestamps as integer milliseconds, in every dialect.
+ */
+export type Param = string | number | boolean | null | Buffer | undefined;
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  /** First row, or undefined. Also for `INSERT … RETURNING`. */
+  one<T = Row>(sql: string, params?: readonly Param[]): Promise<T | undefined>;
+  all<T = Row>(sql: string, params?: readonly Param[]): Promise<T[]>;
+  /** A statement that returns no rows; resolves to the number of rows changed. */
+  run(sql: string, params?: readonly Param[]): Promise<number>;
+}
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db extends Queryable {
+  readonly dialect: Dialect;
+  /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a multi-statement script with no parameters (migrations only). */
+  script(sql: string): Promise<void>;
+  /** Whether the database answers (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Thrown by a dialect when a unique constraint rejects a write. */
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: string) {
+    super(`unique constraint: ${constraint}`);
+    this.name = 'UniqueViolation';
+  }
+}

@@ -1,0 +1,38 @@
+import type { Db, Queryable } from './db.js';
+import { appsRepository } from './repositories/apps.js';
+import { bansRepository } from './repositories/bans.js';
+import { devicesRepository } from './repositories/devices.js';
+import { filesRepository } from './repositories/files.js';
+import { licensesRepository } from './repositories/licenses.js';
+import { sessionsRepository } from './repositories/sessions.js';
+import { usersRepository } from './repositories/users.js';
+import { variablesRepository } from './repositories/variables.js';
+
+export function repositories(q: Queryable) {
+  return {
+    apps: appsRepository(q),
+    users: usersRepository(q),
+    licenses: licensesRepository(q),
+    devices: devicesRepository(q),
+    sessions: sessionsRepository(q),
+    variables: variablesRepository(q),
+    files: filesRepository(q),
+    bans: bansRepository(q),
+  };
+}
+
+export type Repositories = ReturnType<typeof repositories>;
+
+/** The store the domain sees: repositories, plus transactions that hand out repositories bound to them. */
+export interface Store extends Repositories {
+  readonly db: Db;
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
+}
+
+export function createStore(db: Db): Store {
+  return {
+    db,
+    ...repositories(db),
+    transaction: (fn) => db.transaction((tx) => fn(repositories(tx))),
+  };
+}

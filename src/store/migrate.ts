@@ -1,0 +1,33 @@
+import type { Db } from './db.js';
+import { dialectTypes, migrations } from './migrations/index.js';
+
+/**
+ * Applies pending migrations, each in its own transaction together with its
+ * row in schema_migrations, so a crash leaves either all of it or none.
+ * Returns the versions applied.
+ */
+export async function migrate(db: Db, now: number = Date.now()): Promise<number[]> {
+  const types = dialectTypes(db.dialect);
+  await db.script(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${types.ts} NOT NULL)`,
+  );
+  const rows = await db.all<{ version: number | string }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((r) => Number(r.version)));
+  const done: number[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) continue;
+    const record = `INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, '${m.name}', ${Math.trunc(now)});`;
+    try {
+      await db.script(`BEGIN;\n${m.up(types)}\n${record}\nCOMMIT;`);
+    } catch (err) {
+      await db.script('ROLLBACK').catch(() => undefined);
+      throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
+    }
+    done.push(m.version);
+  }
+  return done;
+}
+
+export function latestVersion(): number {
+  return migrations.at(-1)?.version ?? 0;
+}

@@ -1,0 +1,21 @@
+import type { Dialect } from '../db.js';
+import { migration as m0001 } from './0001_initial.js';
+
+/** Column types that differ by dialect; everything else in a migration is shared SQL. */
+export interface DialectTypes {
+  ts: string; // integer milliseconds since the epoch
+  blob: string;
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(types: DialectTypes): string;
+}
+
+/** Numbered, forward-only, never edited after they land. */
+export const migrations: readonly Migration[] = [m0001];
+
+export function dialectTypes(dialect: Dialect): DialectTypes {
+  return dialect === 'sqlite' ? { ts: 'INTEGER', blob: 'BLOB' } : { ts: 'BIGINT', blob: 'BYTEA' };
+}

@@ -1,0 +1,117 @@
+/** What the repositories return: camelCase, booleans as booleans, times as epoch milliseconds. */
+export interface AppSettings {
+  deviceAuthEnabled: boolean;
+  anonymousAccessAllowed: boolean;
+  maxDevicesPerUser: number;
+  sessionTtlSeconds: number;
+  passwordMinLength: number;
+  registrationOpen: boolean;
+}
+
+export interface AppRecord extends AppSettings {
+  id: string;
+  name: string;
+  apiKey: string;
+  apiSecretHash: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface UserRecord {
+  id: string;
+  appId: string;
+  username: string;
+  passwordHash: string | null;
+  signupLicenseId: string | null;
+  isLifetime: boolean;
+  activeUntil: number | null;
+  deviceCount: number;
+  createdAt: number;
+}
+
+export interface LicenseRecord {
+  id: string;
+  appId: string;
+  code: string;
+  minutes: number | null;
+  grantsLifetime: boolean;
+  revokesLifetime: boolean;
+  note: string | null;
+  expiresAt: number | null;
+  createdAt: number;
+  usedAt: number | null;
+  usedByUserId: string | null;
+}
+
+export interface ActivationRecord {
+  id: string;
+  appId: string;
+  userId: string;
+  licenseId: string;
+  occurredAt: number;
+  minutes: number | null;
+  grantsLifetime: boolean;
+  revokesLifetime: boolean;
+}
+
+export interface DeviceRecord {
+  id: string;
+  userId: string;
+  hardwareId: string;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+export interface UserIpRecord {
+  ip: string;
+  firstSeenAt: number;
+  lastSeenAt: number;
+  count: number;
+}
+
+export interface SessionRecord {
+  id: string;
+  appId: string;
+  userId: string;
+  hardwareId: string | null;
+  ip: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface VariableRecord {
+  name: string;
+  value: string;
+  updatedAt: number;
+}
+
+export interface FileRecord {
+  id: string;
+  appId: string;
+  name: string;
+  mimeType: string;
+  isEncrypted: boolean;
+  blobId: string;
+  size: number;
+  sha256: string;
+  chunkSize: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type BanType = 'ip' | 'hardware_id' | 'license' | 'user';
+
+export interface BanRecord {
+  id: string;
+  appId: string;
+  type: BanType;
+  value: string;
+  reason: string | null;
+  expiresAt: number | null;
+  createdAt: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}

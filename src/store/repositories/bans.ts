@@ -1,0 +1,48 @@
+import type { Queryable, Row } from '../db.js';
+import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
+import type { BanRecord, BanType, Page } from '../records.js';
+
+const COLUMNS = 'id, app_id, type, value, reason, expires_at, created_at';
+
+function toBan(r: Row): BanRecord {
+  return {
+    id: r.id as string,
+    appId: r.app_id as string,
+    type: r.type as BanType,
+    value: r.value as string,
+    reason: (r.reason as string | null) ?? null,
+    expiresAt: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function bansRepository(q: Queryable) {
+  return {
+    async insert(b: BanRecord): Promise<void> {
+      await q.run(`INSERT INTO bans (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+        b.id, b.appId, b.type, b.value, b.reason, b.expiresAt, b.createdAt,
+      ]);
+    },
+
+    /** Every ban of the app still in force at `now` (what the access checks need). */
+    async active(appId: string, now: number): Promise<BanRecord[]> {
+      const rows = await q.all(`SELECT ${COLUMNS} FROM bans WHERE app_id = ? AND (expires_at IS NULL OR expires_at > ?)`, [appId, now]);
+      return rows.map(toBan);
+    },
+
+    async list(appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanRecord>> {
+      const byType = type ? ' AND type = ?' : '';
+      const rows = await q.all(
+        `SELECT ${COLUMNS} FROM bans WHERE app_id = ? AND ${AFTER_CURSOR}${byType} ORDER BY created_at, id LIMIT ?`,
+        [appId, ...cursorParams(cursor), ...(type ? [type] : []), limit + 1],
+      );
+      return toPage(rows, limit, toBan, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+    },
+
+    async delete(appId: string, id: string): Promise<boolean> {
+      return (await q.run('DELETE FROM bans WHERE id = ? AND app_id = ?', [id, appId])) === 1;
+    },
+  };
+}
+
+export type BansRepository = ReturnType<typeof bansRepository>;

@@ -1,0 +1,107 @@
+import type { Queryable, Row } from '../db.js';
+import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
+import type { ActivationRecord, LicenseRecord, Page } from '../records.js';
+
+const COLUMNS =
+  'id, app_id, code, minutes, grants_lifetime_access, revokes_lifetime_access, note, expires_at, created_at, used_at, used_by_user_id';
+
+const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toLicense(r: Row): LicenseRecord {
+  return {
+    id: r.id as string,
+    appId: r.app_id as string,
+    code: r.code as string,
+    minutes: nullableNumber(r.minutes),
+    grantsLifetime: Number(r.grants_lifetime_access) === 1,
+    revokesLifetime: Number(r.revokes_lifetime_access) === 1,
+    note: (r.note as string | null) ?? null,
+    expiresAt: nullableNumber(r.expires_at),
+    createdAt: Number(r.created_at),
+    usedAt: nullableNumber(r.used_at),
+    usedByUserId: (r.used_by_user_id as string | null) ?? null,
+  };
+}
+
+function toActivation(r: Row): ActivationRecord {
+  return {
+    id: r.id as string,
+    appId: r.app_id as string,
+    userId: r.user_id as string,
+    licenseId: r.license_id as string,
+    occurredAt: Number(r.occurred_at),
+    minutes: nullableNumber(r.minutes),
+    grantsLifetime: Number(r.grants_lifetime_access) === 1,
+    revokesLifetime: Number(r.revokes_lifetime_access) === 1,
+  };
+}
+
+export interface LicenseFilter {
+  used?: boolean;
+  search?: string;
+}
+
+export function licensesRepository(q: Queryable) {
+  return {
+    /** False if the code already exists in the app (no error, so a PostgreSQL transaction stays usable). */
+    async insert(l: LicenseRecord): Promise<boolean> {
+      const changed = await q.run(
+        `INSERT INTO licenses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (app_id, code) DO NOTHING`,
+        [l.id, l.appId, l.code, l.minutes, l.grantsLifetime, l.revokesLifetime, l.note, l.expiresAt, l.createdAt],
+      );
+      return changed === 1;
+    },
+
+    async findByCode(appId: string, code: string): Promise<LicenseRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM licenses WHERE app_id = ? AND code = ?`, [appId, code]);
+      return r && toLicense(r);
+    },
+
+    async findById(appId: string, id: string): Promise<LicenseRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM licenses WHERE id = ? AND app_id = ?`, [id, appId]);
+      return r && toLicense(r);
+    },
+
+    /** The single-use guarantee: only one caller can flip used_at from NULL. */
+    async markUsed(id: string, userId: string, now: number): Promise<boolean> {
+      return (await q.run('UPDATE licenses SET used_at = ?, used_by_user_id = ? WHERE id = ? AND used_at IS NULL', [now, userId, id])) === 1;
+    },
+
+    async list(appId: string, filter: LicenseFilter, cursor: Cursor | null, limit: number): Promise<Page<LicenseRecord>> {
+      let where = `app_id = ? AND ${AFTER_CURSOR}`;
+      const params: (string | number)[] = [appId, ...cursorParams(cursor)];
+      if (filter.used === true) where += ' AND used_at IS NOT NULL';
+      if (filter.used === false) where += ' AND used_at IS NULL';
+      if (filter.search) {
+        where += " AND (code LIKE ? ESCAPE '\\' OR note LIKE ? ESCAPE '\\')";
+        const like = '%' + filter.search.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+        params.push(like, like);
+      }
+      const rows = await q.all(`SELECT ${COLUMNS} FROM licenses WHERE ${where} ORDER BY created_at, id LIMIT ?`, [...params, limit + 1]);
+      return toPage(rows, limit, toLicense, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+    },
+
+    /** Only unused licenses can be deleted: a used one is part of a user's history. */
+    async deleteUnused(appId: string, id: string): Promise<boolean> {
+      return (await q.run('DELETE FROM licenses WHERE id = ? AND app_id = ? AND used_at IS NULL', [id, appId])) === 1;
+    },
+
+    async insertActivation(a: ActivationRecord): Promise<void> {
+      await q.run(
+        `INSERT INTO activations (id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [a.id, a.appId, a.userId, a.licenseId, a.occurredAt, a.minutes, a.grantsLifetime, a.revokesLifetime],
+      );
+    },
+
+    async activationsOf(userId: string): Promise<ActivationRecord[]> {
+      const rows = await q.all(
+        'SELECT id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access FROM activations WHERE user_id = ? ORDER BY occurred_at, id',
+        [userId],
+      );
+      return rows.map(toActivation);
+    },
+  };
+}
+
+export type LicensesRepository = ReturnType<typeof licensesRepository>;

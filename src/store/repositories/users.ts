@@ -1,0 +1,124 @@
+import type { Queryable, Row } from '../db.js';
+import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
+import type { Page, UserIpRecord, UserRecord } from '../records.js';
+
+const COLUMNS =
+  'id, app_id, username, password_hash, signup_license_id, is_lifetime, active_until, device_count, created_at';
+
+function toUser(r: Row): UserRecord {
+  return {
+    id: r.id as string,
+    appId: r.app_id as string,
+    username: r.username as string,
+    passwordHash: (r.password_hash as string | null) ?? null,
+    signupLicenseId: (r.signup_license_id as string | null) ?? null,
+    isLifetime: Number(r.is_lifetime) === 1,
+    activeUntil: r.active_until === null || r.active_until === undefined ? null : Number(r.active_until),
+    deviceCount: Number(r.device_count),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export interface NewUser {
+  id: string;
+  appId: string;
+  username: string;
+  usernameKey: string;
+  passwordHash: string | null;
+  signupLicenseId: string | null;
+  createdAt: number;
+}
+
+export function usersRepository(q: Queryable) {
+  return {
+    /** Throws UniqueViolation when the username key is taken in this app. */
+    async insert(u: NewUser): Promise<void> {
+      await q.run(
+        `INSERT INTO users (id, app_id, username, username_key, password_hash, signup_license_id, is_lifetime, active_until, device_count, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 0, NULL, 0, ?, ?)`,
+        [u.id, u.appId, u.username, u.usernameKey, u.passwordHash, u.signupLicenseId, u.createdAt, u.createdAt],
+      );
+    },
+
+    async findById(appId: string, id: string): Promise<UserRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE id = ? AND app_id = ?`, [id, appId]);
+      return r && toUser(r);
+    },
+
+    async findByUsernameKey(appId: string, key: string): Promise<UserRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE app_id = ? AND username_key = ?`, [appId, key]);
+      return r && toUser(r);
+    },
+
+    async existsByUsernameKey(appId: string, key: string): Promise<boolean> {
+      return (await q.one('SELECT 1 AS x FROM users WHERE app_id = ? AND username_key = ?', [appId, key])) !== undefined;
+    },
+
+    async findBySignupLicense(appId: string, licenseId: string): Promise<UserRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE signup_license_id = ? AND app_id = ?`, [licenseId, appId]);
+      return r && toUser(r);
+    },
+
+    /** Takes the row's write lock (PostgreSQL) before a read-modify-write of the membership. */
+    async lockRow(id: string, now: number): Promise<void> {
+      await q.run('UPDATE users SET updated_at = ? WHERE id = ?', [now, id]);
+    },
+
+    async setMembership(id: string, isLifetime: boolean, activeUntil: number | null, now: number): Promise<void> {
+      await q.run('UPDATE users SET is_lifetime = ?, active_until = ?, updated_at = ? WHERE id = ?', [
+        isLifetime, activeUntil, now, id,
+      ]);
+    },
+
+    async setPasswordHash(id: string, hash: string, now: number): Promise<void> {
+      await q.run('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [hash, now, id]);
+    },
+
+    /** Takes one device slot if one is free; the condition makes the limit race-proof. */
+    async takeDeviceSlot(id: string, limit: number): Promise<boolean> {
+      return (await q.run('UPDATE users SET device_count = device_count + 1 WHERE id = ? AND device_count < ?', [id, limit])) === 1;
+    },
+
+    async clearDeviceSlots(id: string): Promise<void> {
+      await q.run('UPDATE users SET device_count = 0 WHERE id = ?', [id]);
+    },
+
+    async delete(appId: string, id: string): Promise<boolean> {
+      return (await q.run('DELETE FROM users WHERE id = ? AND app_id = ?', [id, appId])) === 1;
+    },
+
+    async list(appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserRecord>> {
+      const filter = search ? ' AND (username_key LIKE ? ESCAPE \'\\\' OR id = ?)' : '';
+      const like = search ? ['%' + search.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%', search] : [];
+      const rows = await q.all(
+        `SELECT ${COLUMNS} FROM users WHERE app_id = ? AND ${AFTER_CURSOR}${filter} ORDER BY created_at, id LIMIT ?`,
+        [appId, ...cursorParams(cursor), ...like, limit + 1],
+      );
+      return toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+    },
+
+    /** IP history: first seen, last seen and how often, per address. */
+    async trackIp(userId: string, ip: string, now: number): Promise<void> {
+      await q.run(
+        `INSERT INTO user_ips (user_id, ip, first_seen_at, last_seen_at, seen_count) VALUES (?, ?, ?, ?, 1)
+         ON CONFLICT (user_id, ip) DO UPDATE SET last_seen_at = excluded.last_seen_at, seen_count = user_ips.seen_count + 1`,
+        [userId, ip, now, now],
+      );
+    },
+
+    async ips(userId: string): Promise<UserIpRecord[]> {
+      const rows = await q.all(
+        'SELECT ip, first_seen_at, last_seen_at, seen_count FROM user_ips WHERE user_id = ? ORDER BY last_seen_at DESC',
+        [userId],
+      );
+      return rows.map((r) => ({
+        ip: r.ip as string,
+        firstSeenAt: Number(r.first_seen_at),
+        lastSeenAt: Number(r.last_seen_at),
+        count: Number(r.seen_count),
+      }));
+    },
+  };
+}
+
+export type UsersRepository = ReturnType<typeof usersRepository>;
