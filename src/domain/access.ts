@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
+import type { BanSet } from './bans.js';
+import { DomainError } from './errors.js';
+import { isActive } from './membership.js';
+import type { Services } from './services.js';
+import { digest, digestMatches } from './tokens.js';
+
+/** Who is calling: the authenticated application, the client IP and the time of the request. */
+export interface RequestContext {
+  app: AppRecord;
+  ip: string;
+  now: number;
+}
+
+/** Step 1: the application headers. Unknown key and wrong secret answer alike. */
+export async function authenticateApp(s: Services, apiKey: string | undefined, apiSecret: string | undefined): Promise<AppRecord> {
+  if (!apiKey || !apiSecret || apiKey.length > 256 || apiSecret.length > 256) {
+    throw new DomainError('invalid_app_credentials');
+  }
+  const app = await s.caches.appsByKey.get(apiKey);
+  if (!app || !digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
+  return app;
+}
+
+/** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
+export async function checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Promise<BanSet> {
+  const bans = await s.caches.bans.get(ctx.app.id);
+  if (bans.ip(ctx.ip)) throw new DomainError('banned', 'Your IP address is banned');
+  if (bans.hardwareId(hardwareId)) throw new DomainError('banned', 'This device is banned');
+  return bans;
+}
+
+/**
+ * Step 6: the user, and the license code the request presents or the user was
+ * created from (for a license-only account the code is its identity).
+ */
+export async function checkUserBans(s: Services, bans: BanSet, user: UserRecord, presentedCode?: string): Promise<void> {
+  if (bans.user(user.id)) throw new DomainError('banned', 'This user is banned');
+  if (bans.license(presentedCode)) throw new DomainError('banned', 'This license is banned');
+  if (user.signupLicenseId) {
+    const signup = await s.store.licenses.findById(user.appId, user.signupLicenseId);
+    if (signup && signup.code !== presentedCode && bans.license(signup.code)) throw new DomainError('banned', 'This license is banned');
+  }
+}
+
+/**
+ * Step 7 with device authentication on: a known device passes; an unknown one
+ * is registered while the user has a free slot. The slot is taken by a
+ * conditional update, so concurrent requests cannot exceed the limit.
+ */
+export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
+  if (await s.store.devices.find(user.id, hardwareId)) return;
+  const outcome = await s.store
+    .transaction(async (tx) => {
+      if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
+      const inserted = await tx.devices.insert({
+        id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
+      });
+      if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
+      return 'registered' as const;
+    })
+    .catch((err: unknown) => {
+      if (err === ALREADY_REGISTERED) return 'registered' as const;
+      throw err;
+    });
+  if (outcome === 'full') {
+    throw ctx.app.maxDevicesPerUser <= 1
+      ? new DomainError('device_mismatch', 'This account is locked to another device')
+      : new DomainError('device_limit', 'This account has reached its device limit');
+  }
+}
+
+const ALREADY_REGISTERED = Symbol('already registered');
+
+/** Step 8. */
+export function checkMembership(user: UserRecord, now: number): void {
+  if (!isActive(user, now)) throw new DomainError('membership_inactive');
+}
+
+/** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
+export async function findSession(s: Services, token: string): Promise<SessionRecord | undefined> {
+  if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
+  return s.store.sessions.findByHash(digest(token));
+}
+
+/** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */
+export function judgeSession(ctx: RequestContext, session: SessionRecord | undefined): SessionRecord {
+  if (!session || session.appId !== ctx.app.id) throw new DomainError('invalid_credentials');
+  if (session.expiresAt <= ctx.now) throw new DomainError('session_expired');
+  return session;
+}
+
+/** Verifies a password; for an unknown user it burns the same hash work so timing reveals nothing. */
+export async function verifyPassword(s: Services, user: UserRecord | undefined, password: string): Promise<UserRecord> {
+  const ok = await s.hasher.verify(user?.passwordHash ?? s.dummyHash, password);
+  if (!user || !user.passwordHash || !ok) throw new DomainError('invalid_credentials');
+  return user;
+}

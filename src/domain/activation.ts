@@ -1,0 +1,52 @@
+import { checkDevice, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
+import { findRedeemableLicense, redeem } from './licenses.js';
+import { userByPassword } from './login.js';
+import { iso } from './membership.js';
+import type { Services } from './services.js';
+import { requireHardwareId } from './signup.js';
+import { Checker, LICENSE_CODE, PASSWORD_MAX_BYTES } from './validation.js';
+
+export interface ActivationInput {
+  code: string;
+  username: string;
+  password: string;
+  hardware_id?: string | undefined;
+}
+
+/** The license activation record of SPEC 2.4. */
+export interface ActivationView {
+  id: string;
+  occurred_at: string;
+  minutes: number | null;
+  grants_lifetime_access: boolean;
+  revokes_lifetime_access: boolean;
+  license_id: string;
+  type: 'license';
+}
+
+/** POST /activate_license: no membership check, activating is how a membership starts. */
+export async function activateLicense(s: Services, ctx: RequestContext, input: ActivationInput): Promise<ActivationView> {
+  const check = new Checker();
+  check.text('body.code', input.code, LICENSE_CODE);
+  if ([...input.username].length > 256) check.add('body.username', 'is too long');
+  if (Buffer.byteLength(input.password) > PASSWORD_MAX_BYTES) check.add('body.password', 'is too long');
+  requireHardwareId(check, ctx.app, input.hardware_id);
+  check.throwIfAny();
+
+  const bans = await checkRequestBans(s, ctx, input.hardware_id);
+  const user = await userByPassword(s, ctx, input.username, input.password);
+  const license = await findRedeemableLicense(s, ctx, input.code);
+  await checkUserBans(s, bans, user, license.code);
+  if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
+
+  const activation = await s.store.transaction((tx) => redeem(tx, ctx, user.id, license));
+  return {
+    id: activation.id,
+    occurred_at: iso(activation.occurredAt),
+    minutes: activation.minutes,
+    grants_lifetime_access: activation.grantsLifetime,
+    revokes_lifetime_access: activation.revokesLifetime,
+    license_id: activation.licenseId,
+    type: 'license',
+  };
+}

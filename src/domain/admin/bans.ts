@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Cursor } from '../../store/pagination.js';
+import type { BanRecord, BanType, Page } from '../../store/records.js';
+import { DomainError, validationError } from '../errors.js';
+import { parseIpRange } from '../ip.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE } from '../validation.js';
+import { getApp } from './apps.js';
+
+export const BAN_TYPES: readonly BanType[] = ['ip', 'hardware_id', 'license', 'user'];
+
+export interface BanInput {
+  type: BanType;
+  value: string;
+  reason?: string;
+  expires_at?: string;
+}
+
+export interface BanView {
+  id: string;
+  type: BanType;
+  value: string;
+  reason: string | null;
+  expires_at: string | null;
+  created_at: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function viewBan(b: BanRecord): BanView {
+  return { id: b.id, type: b.type, value: b.value, reason: b.reason, expires_at: b.expiresAt === null ? null : iso(b.expiresAt), created_at: iso(b.createdAt) };
+}
+
+/** Values are stored normalised (an IP range in canonical form, a user id lower-case) so matching is exact. */
+function normaliseValue(type: BanType, value: string): string {
+  const check = new Checker();
+  switch (type) {
+    case 'ip': {
+      const range = parseIpRange(value);
+      if (!range) throw validationError('body.value', 'must be an IP address or CIDR range');
+      const full = range.family === 'ipv4' ? 32 : 128;
+      return range.prefix === full ? range.address : `${range.address}/${range.prefix}`;
+    }
+    case 'hardware_id':
+      check.text('body.value', value, HARDWARE_ID);
+      break;
+    case 'license':
+      check.text('body.value', value, LICENSE_CODE);
+      break;
+    case 'user':
+      if (!UUID.test(value)) check.add('body.value', 'must be a user id (UUID)');
+      break;
+  }
+  check.throwIfAny();
+  return type === 'user' ? value.toLowerCase() : value;
+}
+
+export async function createBan(s: Services, appId: string, input: BanInput): Promise<BanView> {
+  const app = await getApp(s, appId);
+  const value = normaliseValue(input.type, input.value);
+  if (input.type === 'user' && !(await s.store.users.findById(appId, value))) throw new DomainError('not_found', 'User not found in this application');
+  if (input.reason !== undefined && [...input.reason].length > 512) throw validationError('body.reason', 'must be at most 512 characters');
+  let expiresAt: number | null = null;
+  if (input.expires_at !== undefined) {
+    expiresAt = Date.parse(input.expires_at);
+    if (Number.isNaN(expiresAt)) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp');
+  }
+  const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
+  await s.store.bans.insert(ban);
+  s.caches.bans.invalidate(app.id);
+  return viewBan(ban);
+}
+
+export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanView>> {
+  await getApp(s, appId);
+  const page = await s.store.bans.list(appId, cursor, limit, type);
+  return { items: page.items.map(viewBan), nextCursor: page.nextCursor };
+}
+
+export async function deleteBan(s: Services, appId: string, id: string): Promise<void> {
+  await getApp(s, appId);
+  if (!(await s.store.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
+  s.caches.bans.invalidate(appId);
+}

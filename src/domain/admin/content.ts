@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { FileRecord, VariableRecord } from '../../store/records.js';
+import { DomainError, validationError } from '../errors.js';
+import { storeContent } from '../files.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { Checker } from '../validation.js';
+import { getApp } from './apps.js';
+
+export const VARIABLE_NAME = { min: 1, max: 128 };
+export const VARIABLE_VALUE_MAX = 65_536;
+
+export interface VariableView {
+  name: string;
+  value: string;
+  updated_at: string;
+}
+
+const viewVariable = (v: VariableRecord): VariableView => ({ name: v.name, value: v.value, updated_at: iso(v.updatedAt) });
+
+export async function putVariable(s: Services, appId: string, name: string, value: string): Promise<VariableView> {
+  const app = await getApp(s, appId);
+  const check = new Checker();
+  check.text('params.name', name, VARIABLE_NAME);
+  if ([...value].length > VARIABLE_VALUE_MAX) check.add('body.value', `must be at most ${VARIABLE_VALUE_MAX} characters`);
+  check.throwIfAny();
+  await s.store.variables.put(appId, name, value, s.clock());
+  s.caches.applications.invalidate(app.id);
+  return viewVariable((await s.store.variables.get(appId, name))!);
+}
+
+export async function getVariable(s: Services, appId: string, name: string): Promise<VariableView> {
+  await getApp(s, appId);
+  const v = await s.store.variables.get(appId, name);
+  if (!v) throw new DomainError('not_found', 'Variable not found');
+  return viewVariable(v);
+}
+
+export async function listVariables(s: Services, appId: string): Promise<VariableView[]> {
+  await getApp(s, appId);
+  return (await s.store.variables.list(appId)).map(viewVariable);
+}
+
+export async function deleteVariable(s: Services, appId: string, name: string): Promise<void> {
+  await getApp(s, appId);
+  if (!(await s.store.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
+  s.caches.applications.invalidate(appId);
+}
+
+export interface FileView {
+  id: string;
+  name: string;
+  mime_type: string;
+  is_encrypted: boolean;
+  size: number;
+  sha256: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export function viewFile(f: FileRecord): FileView {
+  return {
+    id: f.id, name: f.name, mime_type: f.mimeType, is_encrypted: f.isEncrypted, size: f.size, sha256: f.sha256,
+    created_at: iso(f.createdAt), updated_at: iso(f.updatedAt),
+  };
+}
+
+export interface FileMetaInput {
+  name: string;
+  mime_type?: string;
+  is_encrypted?: boolean;
+}
+
+const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/i;
+
+function checkMeta(meta: FileMetaInput): void {
+  const check = new Checker();
+  check.text('querystring.name', meta.name, { min: 1, max: 255 });
+  if (meta.name.includes('/') || meta.name.includes('\\')) check.add('querystring.name', 'must not contain path separators');
+  if (meta.mime_type !== undefined && !MIME.test(meta.mime_type)) check.add('querystring.mime_type', 'must be a media type such as application/octet-stream');
+  check.throwIfAny();
+}
+
+/** Streams the upload into storage first; the file becomes visible only once its content is complete. */
+export async function uploadFile(s: Services, appId: string, meta: FileMetaInput, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
+  await getApp(s, appId);
+  checkMeta(meta);
+  const content = await storeContent(s, appId, body, maxBytes);
+  const now = s.clock();
+  const file: FileRecord = {
+    id: randomUUID(), appId, name: meta.name, mimeType: meta.mime_type ?? 'application/octet-stream', isEncrypted: meta.is_encrypted ?? false,
+    blobId: content.blobId, size: content.size, sha256: content.sha256, chunkSize: content.chunkSize, createdAt: now, updatedAt: now,
+  };
+  await s.store.files.insert(file);
+  s.caches.applications.invalidate(appId);
+  return viewFile(file);
+}
+
+export async function getFile(s: Services, appId: string, id: string): Promise<FileView> {
+  await getApp(s, appId);
+  const file = await s.store.files.findById(appId, id);
+  if (!file) throw new DomainError('not_found', 'File not found');
+  return viewFile(file);
+}
+
+export async function listFiles(s: Services, appId: string): Promise<FileView[]> {
+  await getApp(s, appId);
+  return (await s.store.files.list(appId)).map(viewFile);
+}
+
+export async function deleteFile(s: Services, appId: string, id: string): Promise<void> {
+  await getApp(s, appId);
+  const blobId = await s.store.transaction(async (tx) => {
+    const blob = await tx.files.delete(appId, id);
+    if (blob) await tx.files.deleteBlob(blob);
+    return blob;
+  });
+  if (!blobId) throw new DomainError('not_found', 'File not found');
+  s.caches.applications.invalidate(appId);
+}
+
+export function parseBoolean(field: string, raw: string | undefined): boolean | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw validationError(field, 'must be true or false');
+}

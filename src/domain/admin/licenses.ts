@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import type { Cursor } from '../../store/pagination.js';
+import type { LicenseRecord, Page } from '../../store/records.js';
+import type { RandomSource } from '../deps.js';
+import { DomainError, validationError } from '../errors.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { getApp } from './apps.js';
+
+/** No 0/O, no 1/I/L: codes are read aloud and typed by hand. 32 symbols, 5 bits each. */
+export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+export const DEFAULT_MASK = 'XXXXX-XXXXX-XXXXX-XXXXX-XXXXX';
+const MIN_MASK_BITS = 64;
+export const MAX_BATCH = 10_000;
+
+export function maskBits(mask: string): number {
+  return [...mask].filter((c) => c === 'X').length * Math.log2(CODE_ALPHABET.length);
+}
+
+/** Each X becomes one uniformly random symbol (a byte masked to 5 bits: 256 is a multiple of 32, so no bias). */
+export function codeFromMask(mask: string, random: RandomSource): string {
+  const bytes = random(mask.length);
+  let out = '';
+  let i = 0;
+  for (const c of mask) out += c === 'X' ? CODE_ALPHABET[bytes[i++]! & 31] : c;
+  return out;
+}
+
+export interface CreateLicensesInput {
+  count: number;
+  minutes?: number;
+  lifetime?: boolean;
+  revokes_lifetime_access?: boolean;
+  mask?: string;
+  note?: string;
+  expires_at?: string;
+}
+
+export interface LicenseView {
+  id: string;
+  code: string;
+  minutes: number | null;
+  grants_lifetime_access: boolean;
+  revokes_lifetime_access: boolean;
+  note: string | null;
+  expires_at: string | null;
+  created_at: string;
+  used_at: string | null;
+  used_by_user_id: string | null;
+}
+
+export function viewLicense(l: LicenseRecord): LicenseView {
+  return {
+    id: l.id,
+    code: l.code,
+    minutes: l.minutes,
+    grants_lifetime_access: l.grantsLifetime,
+    revokes_lifetime_access: l.revokesLifetime,
+    note: l.note,
+    expires_at: l.expiresAt === null ? null : iso(l.expiresAt),
+    created_at: iso(l.createdAt),
+    used_at: l.usedAt === null ? null : iso(l.usedAt),
+    used_by_user_id: l.usedByUserId,
+  };
+}
+
+/** Creates `count` licenses in one transaction: all of them or none. */
+export async function createLicenses(s: Services, appId: string, input: CreateLicensesInput): Promise<LicenseView[]> {
+  await getApp(s, appId);
+  const mask = input.mask ?? DEFAULT_MASK;
+  if (mask.length > 128) throw validationError('body.mask', 'must be at most 128 characters');
+  if (maskBits(mask) < MIN_MASK_BITS) throw validationError('body.mask', `must carry at least ${MIN_MASK_BITS} random bits (13 or more X)`);
+  const lifetime = input.lifetime === true;
+  if (lifetime && input.minutes !== undefined) throw validationError('body.minutes', 'cannot be combined with lifetime');
+  if (!lifetime && input.minutes === undefined && input.revokes_lifetime_access !== true) {
+    throw validationError('body.minutes', 'is required unless lifetime or revokes_lifetime_access is set');
+  }
+  let expiresAt: number | null = null;
+  if (input.expires_at !== undefined) {
+    expiresAt = Date.parse(input.expires_at);
+    if (Number.isNaN(expiresAt)) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp');
+  }
+  const now = s.clock();
+  const created: LicenseRecord[] = [];
+  await s.store.transaction(async (tx) => {
+    while (created.length < input.count) {
+      const license: LicenseRecord = {
+        id: randomUUID(), appId, code: codeFromMask(mask, s.random), minutes: lifetime ? null : (input.minutes ?? null),
+        grantsLifetime: lifetime, revokesLifetime: input.revokes_lifetime_access === true, note: input.note ?? null,
+        expiresAt, createdAt: now, usedAt: null, usedByUserId: null,
+      };
+      // A duplicate code (astronomically rare at >= 64 bits) is skipped and drawn again.
+      if (await tx.licenses.insert(license)) created.push(license);
+    }
+  });
+  return created.map(viewLicense);
+}
+
+export async function listLicenses(
+  s: Services, appId: string, filter: { used?: boolean; q?: string }, cursor: Cursor | null, limit: number,
+): Promise<Page<LicenseView>> {
+  await getApp(s, appId);
+  const page = await s.store.licenses.list(appId, { used: filter.used, search: filter.q }, cursor, limit);
+  return { items: page.items.map(viewLicense), nextCursor: page.nextCursor };
+}
+
+export async function getLicense(s: Services, appId: string, id: string): Promise<LicenseView> {
+  const license = await s.store.licenses.findById(appId, id);
+  if (!license) throw new DomainError('not_found', 'License not found');
+  return viewLicense(license);
+}
+
+export async function deleteLicense(s: Services, appId: string, id: string): Promise<void> {
+  const license = await s.store.licenses.findById(appId, id);
+  if (!license) throw new DomainError('not_found', 'License not found');
+  if (license.usedAt !== null) throw new DomainError('conflict', 'A used license cannot be deleted');
+  await s.store.licenses.deleteUnused(appId, id);
+}

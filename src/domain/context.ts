@@ -1,0 +1,29 @@
+import type { Store } from '../store/index.js';
+import { InvalidatingCache } from './cache.js';
+
+/** The application object of SPEC 2.3, exactly its fields. */
+export interface ApplicationView {
+  id: string;
+  name: string;
+  variables: { name: string; value: string }[];
+  files: { id: string; name: string; mime_type: string; is_encrypted: boolean }[];
+  /** The same object serialised once, reused by every /app_context answer until it changes. */
+  json: string;
+}
+
+export function applicationCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<ApplicationView> {
+  return new InvalidatingCache<ApplicationView>(
+    async (appId) => {
+      const [app, variables, files] = await Promise.all([store.apps.findById(appId), store.variables.list(appId), store.files.list(appId)]);
+      const view = {
+        id: appId,
+        name: app?.name ?? '',
+        variables: variables.map((v) => ({ name: v.name, value: v.value })),
+        files: files.map((f) => ({ id: f.id, name: f.name, mime_type: f.mimeType, is_encrypted: f.isEncrypted })),
+      };
+      return { value: { ...view, json: JSON.stringify(view) }, validUntil: Infinity };
+    },
+    clock,
+    ttlMs,
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * Domain errors carry a stable code and a human sentence. Only src/http/
+ * knows which HTTP status a code becomes (see src/http/errors.ts).
+ */
+export type ErrorCode =
+  | 'invalid_app_credentials'
+  | 'invalid_admin_token'
+  | 'validation_error'
+  | 'username_taken'
+  | 'invalid_license'
+  | 'license_used'
+  | 'invalid_credentials'
+  | 'session_expired'
+  | 'device_required'
+  | 'device_mismatch'
+  | 'device_limit'
+  | 'membership_inactive'
+  | 'banned'
+  | 'anonymous_not_allowed'
+  | 'registration_closed'
+  | 'file_not_found'
+  | 'rate_limited'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'conflict'
+  | 'range_not_satisfiable';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly fieldErrors: FieldError[] | undefined;
+
+  constructor(code: ErrorCode, detail?: string, fieldErrors?: FieldError[]) {
+    super(detail ?? code);
+    this.name = 'DomainError';
+    this.code = code;
+    this.fieldErrors = fieldErrors;
+  }
+
+  /** Whether the caller supplied its own sentence (else http uses the table's). */
+  get hasDetail(): boolean {
+    return this.message !== this.code;
+  }
+}
+
+export function validationError(field: string, message: string): DomainError {
+  return new DomainError('validation_error', `Invalid request: ${field} ${message}`, [{ field, message }]);
+}

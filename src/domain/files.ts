@@ -1,0 +1,96 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { FileRecord } from '../store/records.js';
+import type { RequestContext } from './access.js';
+import { DomainError } from './errors.js';
+import type { Services } from './services.js';
+import { authenticateUser, type UserCredentials } from './user-auth.js';
+
+/** Content is stored in chunks of this size: the memory bound of one upload or download. */
+export const CHUNK_SIZE = 256 * 1024;
+
+/** GET /files/{id}/download: the access check, then a file of this app (another app's is not found). */
+export async function fileForDownload(s: Services, ctx: RequestContext, creds: UserCredentials, fileId: string): Promise<FileRecord> {
+  await authenticateUser(s, ctx, creds);
+  const file = await s.store.files.findById(ctx.app.id, fileId);
+  if (!file) throw new DomainError('file_not_found');
+  return file;
+}
+
+/**
+ * Streams bytes [start, end] (inclusive) of a file, one chunk read at a time
+ * and only when the consumer asks, so memory stays bounded by a few chunks
+ * however large the file and however slow the client.
+ */
+export function contentStream(s: Services, file: FileRecord, start: number, end: number): Readable {
+  let seq = Math.floor(start / file.chunkSize);
+  const lastSeq = Math.floor(end / file.chunkSize);
+  return new Readable({
+    highWaterMark: file.chunkSize,
+    async read() {
+      try {
+        if (seq > lastSeq || end < start) {
+          this.push(null);
+          return;
+        }
+        const data = await s.store.files.chunk(file.blobId, seq);
+        if (!data) throw new Error(`missing chunk ${seq} of blob ${file.blobId}`);
+        const base = seq * file.chunkSize;
+        const from = Math.max(0, start - base);
+        const to = Math.min(data.length, end - base + 1);
+        seq++;
+        this.push(from === 0 && to === data.length ? data : data.subarray(from, to));
+      } catch (err) {
+        this.destroy(err as Error);
+      }
+    },
+  });
+}
+
+export interface StoredContent {
+  blobId: string;
+  size: number;
+  sha256: string;
+  chunkSize: number;
+}
+
+/**
+ * Writes an upload stream into a new blob chunk by chunk, hashing as it goes.
+ * Over `maxBytes` it stops reading and fails with payload_too_large; on any
+ * failure the partial blob is removed, so nothing half-written is ever visible.
+ */
+export async function storeContent(s: Services, appId: string, body: AsyncIterable<Buffer | string>, maxBytes: number): Promise<StoredContent> {
+  const blobId = randomUUID();
+  await s.store.files.createBlob(blobId, appId, s.clock());
+  const hash = createHash('sha256');
+  let size = 0;
+  let seq = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async (final: boolean) => {
+    while (pendingBytes >= CHUNK_SIZE || (final && pendingBytes > 0)) {
+      const all = Buffer.concat(pending, pendingBytes);
+      const take = Math.min(CHUNK_SIZE, all.length);
+      await s.store.files.appendChunk(blobId, seq++, all.subarray(0, take));
+      const rest = all.subarray(take);
+      pending = rest.length > 0 ? [rest] : [];
+      pendingBytes = rest.length;
+    }
+  };
+  try {
+    for await (const part of body) {
+      const buf = typeof part === 'string' ? Buffer.from(part) : part;
+      size += buf.length;
+      if (size > maxBytes) throw new DomainError('payload_too_large', `The file exceeds the upload limit of ${maxBytes} bytes`);
+      hash.update(buf);
+      pending.push(buf);
+      pendingBytes += buf.length;
+      if (pendingBytes >= CHUNK_SIZE) await flush(false);
+    }
+    await flush(true);
+    return { blobId, size, sha256: hash.digest('hex'), chunkSize: CHUNK_SIZE };
+  } catch (err) {
+    await s.store.files.deleteBlob(blobId).catch(() => undefined);
+    throw err;
+  }
+}

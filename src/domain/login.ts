@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { UserRecord } from '../store/records.js';
+import {
+  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
+} from './access.js';
+import { DomainError } from './errors.js';
+import type { Services } from './services.js';
+import { digest, newToken } from './tokens.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME, usernameKey } from './validation.js';
+
+export interface LoginInput {
+  credentials: { username?: string | undefined; password?: string | undefined; code?: string | undefined };
+  hardware_id?: string | undefined;
+}
+
+/** POST /auth/login. */
+export async function login(s: Services, ctx: RequestContext, input: LoginInput): Promise<{ session_token: string }> {
+  const { username, password, code } = input.credentials;
+  const check = new Checker();
+  const passwordForm = username !== undefined || password !== undefined;
+  if (passwordForm && code !== undefined) {
+    check.add('body.credentials', 'must be either {username, password} or {code}, not both');
+  } else if (passwordForm) {
+    check.required('body.credentials.username', username);
+    check.required('body.credentials.password', password);
+    // Lengths only bound the work; a password of the wrong length simply fails to match.
+    if (username !== undefined && [...username].length > 4 * USERNAME.max) check.add('body.credentials.username', 'is too long');
+    if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) check.add('body.credentials.password', 'is too long');
+  } else if (code === undefined) {
+    check.add('body.credentials', 'must be either {username, password} or {code}');
+  } else {
+    check.text('body.credentials.code', code, LICENSE_CODE);
+  }
+  if (input.hardware_id !== undefined) check.text('body.hardware_id', input.hardware_id, HARDWARE_ID);
+  check.throwIfAny();
+  if (ctx.app.deviceAuthEnabled && input.hardware_id === undefined) throw new DomainError('device_required');
+
+  const bans = await checkRequestBans(s, ctx, input.hardware_id);
+  const user = code !== undefined ? await userByCode(s, ctx, code) : await userByPassword(s, ctx, username!, password!);
+  await checkUserBans(s, bans, user, code);
+  if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
+  checkMembership(user, ctx.now);
+
+  const token = newToken('session', s.random);
+  await s.store.transaction(async (tx) => {
+    await tx.sessions.insert(
+      {
+        id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId: input.hardware_id ?? null, ip: ctx.ip,
+        createdAt: ctx.now, expiresAt: ctx.now + ctx.app.sessionTtlSeconds * 1000,
+      },
+      digest(token),
+    );
+    await tx.users.trackIp(user.id, ctx.ip, ctx.now);
+  });
+  return { session_token: token };
+}
+
+/** The account a license-code sign-up created with this code; any other code is not a credential. */
+export async function userByCode(s: Services, ctx: RequestContext, code: string): Promise<UserRecord> {
+  const license = await s.store.licenses.findByCode(ctx.app.id, code);
+  const user = license && (await s.store.users.findBySignupLicense(ctx.app.id, license.id));
+  if (!user) throw new DomainError('invalid_credentials');
+  return user;
+}
+
+export async function userByPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
+  const user = await s.store.users.findByUsernameKey(ctx.app.id, usernameKey(username));
+  return verifyPassword(s, user, password);
+}
+
+/** POST /auth/logout: revokes the presented token. No ban or membership check. */
+export async function logout(s: Services, ctx: RequestContext, token: string | undefined): Promise<void> {
+  if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
+  const session = judgeSession(ctx, await findSession(s, token));
+  await s.store.sessions.delete(session.id);
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { UniqueViolation } from '../store/db.js';
+import type { Repositories } from '../store/index.js';
+import type { AppRecord, LicenseRecord } from '../store/records.js';
+import { checkRequestBans, type RequestContext } from './access.js';
+import { DomainError } from './errors.js';
+import { findRedeemableLicense, redeem } from './licenses.js';
+import type { Services } from './services.js';
+import { viewUser, type UserView } from './users.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
+
+export interface SignUpInput {
+  username: string;
+  password: string;
+  hardware_id?: string | undefined;
+}
+
+/** POST /sign_up, checks in the order of DECISIONS.md. */
+export async function signUp(s: Services, ctx: RequestContext, input: SignUpInput): Promise<UserView> {
+  const check = new Checker();
+  check.text('body.username', input.username, USERNAME);
+  check.password('body.password', input.password, ctx.app.passwordMinLength);
+  requireHardwareId(check, ctx.app, input.hardware_id);
+  check.throwIfAny();
+
+  await checkRequestBans(s, ctx, input.hardware_id);
+  if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
+
+  const key = usernameKey(input.username);
+  if (await s.store.users.existsByUsernameKey(ctx.app.id, key)) throw new DomainError('username_taken');
+  const passwordHash = await s.hasher.hash(input.password);
+
+  const id = randomUUID();
+  try {
+    await s.store.transaction(async (tx) => {
+      await tx.users.insert({ id, appId: ctx.app.id, username: input.username, usernameKey: key, passwordHash, signupLicenseId: null, createdAt: ctx.now });
+      await registerFirstDevice(tx, ctx, id, input.hardware_id);
+      await tx.users.trackIp(id, ctx.ip, ctx.now);
+    });
+  } catch (err) {
+    if (err instanceof UniqueViolation) throw new DomainError('username_taken'); // lost a race for the name
+    throw err;
+  }
+  const user = await s.store.users.findById(ctx.app.id, id);
+  if (!user) throw new Error('user vanished after sign-up');
+  return viewUser(user, ctx.now);
+}
+
+export interface LicenseSignUpInput {
+  code: string;
+  hardware_id?: string | undefined;
+}
+
+/** POST /sign_up_with_license_code: a generated username, the license redeemed in the same transaction. */
+export async function signUpWithLicense(s: Services, ctx: RequestContext, input: LicenseSignUpInput): Promise<UserView> {
+  const check = new Checker();
+  check.text('body.code', input.code, LICENSE_CODE);
+  requireHardwareId(check, ctx.app, input.hardware_id);
+  check.throwIfAny();
+
+  const bans = await checkRequestBans(s, ctx, input.hardware_id);
+  if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
+  const license = await findRedeemableLicense(s, ctx, input.code);
+  if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');
+
+  const id = await s.store.transaction(async (tx) => {
+    const userId = await insertGeneratedUser(s, tx, ctx, license);
+    await redeem(tx, ctx, userId, license);
+    await registerFirstDevice(tx, ctx, userId, input.hardware_id);
+    await tx.users.trackIp(userId, ctx.ip, ctx.now);
+    return userId;
+  });
+  const user = await s.store.users.findById(ctx.app.id, id);
+  if (!user) throw new Error('user vanished after sign-up');
+  return viewUser(user, ctx.now);
+}
+
+export function requireHardwareId(check: Checker, app: AppRecord, hardwareId: string | undefined): void {
+  if (hardwareId === undefined) {
+    if (app.deviceAuthEnabled) check.add('body.hardware_id', 'is required when device authentication is enabled');
+  } else {
+    check.text('body.hardware_id', hardwareId, HARDWARE_ID);
+  }
+}
+
+/** A new user has no devices, so with device authentication on the first one always fits. */
+async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<void> {
+  if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return;
+  await tx.devices.insert({ id: randomUUID(), appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });
+  await tx.users.takeDeviceSlot(userId, Math.max(1, ctx.app.maxDevicesPerUser));
+}
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** `user_` + 12 random base32 characters (60 bits); never derived from the code. */
+export function generatedUsername(random: (n: number) => Buffer): string {
+  const bytes = random(12);
+  let name = 'user_';
+  for (let i = 0; i < 12; i++) name += BASE32[bytes[i]! & 31];
+  return name;
+}
+
+async function insertGeneratedUser(s: Services, tx: Repositories, ctx: RequestContext, license: LicenseRecord): Promise<string> {
+  const id = randomUUID();
+  const username = generatedUsername(s.random);
+  // A collision at 60 bits is all but impossible; if it happens the unique index refuses it and the request fails cleanly.
+  await tx.users.insert({ id, appId: ctx.app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId: license.id, createdAt: ctx.now });
+  return id;
+}

@@ -1,0 +1,28 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RandomSource } from './deps.js';
+
+export type TokenKind = 'session' | 'secret' | 'admin' | 'key';
+
+const PREFIX: Record<TokenKind, string> = {
+  session: 'tg_sess_',
+  secret: 'tg_sec_',
+  admin: 'tg_adm_',
+  key: 'tg_key_',
+};
+
+/** 256 random bits, base64url, behind a readable prefix (API keys: 128 bits, they are identifiers). */
+export function newToken(kind: TokenKind, random: RandomSource): string {
+  return PREFIX[kind] + random(kind === 'key' ? 16 : 32).toString('base64url');
+}
+
+/** Secrets are stored only as this digest; a database leak yields nothing usable. */
+export function digest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Constant-time: `presented` is attacker input compared against a stored digest. */
+export function digestMatches(presented: string, storedDigest: string): boolean {
+  const a = Buffer.from(digest(presented), 'hex');
+  const b = Buffer.from(storedDigest, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}

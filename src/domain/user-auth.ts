@@ -1,0 +1,82 @@
+import type { UserRecord } from '../store/records.js';
+import {
+  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, type RequestContext,
+} from './access.js';
+import { DomainError } from './errors.js';
+import { userByCode, userByPassword } from './login.js';
+import type { Services } from './services.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES } from './validation.js';
+
+/** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
+export interface UserCredentials {
+  bearer?: string | undefined;
+  licenseCode?: string | undefined;
+  username?: string | undefined;
+  password?: string | undefined;
+  hardwareId?: string | undefined;
+}
+
+export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
+
+/**
+ * The access check of GET /app_context and downloads, one ordered list of
+ * early returns in the order of DECISIONS.md. Resolves to the user, or null
+ * for an anonymous caller where the app allows that.
+ */
+export async function authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<UserRecord | null> {
+  const method = creds.bearer !== undefined ? 'token' : creds.licenseCode !== undefined ? 'code' : creds.username !== undefined || creds.password !== undefined ? 'password' : 'none';
+  const device = ctx.app.deviceAuthEnabled;
+
+  // 3. Shape.
+  const check = new Checker();
+  if (creds.hardwareId !== undefined) check.text('header.x-hardware-id', creds.hardwareId, HARDWARE_ID);
+  if (method === 'code') check.text('header.x-api-license-code', creds.licenseCode, LICENSE_CODE);
+  if (method === 'password') {
+    check.required('header.x-api-username', creds.username);
+    check.required('header.x-api-password', creds.password);
+    if (creds.password !== undefined && Buffer.byteLength(creds.password) > PASSWORD_MAX_BYTES) check.add('header.x-api-password', 'is too long');
+  }
+  check.throwIfAny();
+  if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
+    throw new DomainError('device_required');
+  }
+  const session = method === 'token' ? await findSession(s, creds.bearer!) : undefined;
+  const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
+
+  // 4. IP ban, hardware-ID ban (sent, or recorded in the token).
+  const bans = await checkRequestBans(s, ctx, creds.hardwareId ?? sessionOfApp?.hardwareId);
+  if (method === 'none') {
+    if (ctx.app.anonymousAccessAllowed) return null;
+    throw new DomainError('anonymous_not_allowed', ANONYMOUS_DETAIL);
+  }
+
+  // 5. Credentials.
+  let user: UserRecord | undefined;
+  if (method === 'token') {
+    const live = judgeSession(ctx, session);
+    user = await s.store.users.findById(ctx.app.id, live.userId);
+    if (!user) throw new DomainError('invalid_credentials');
+  } else if (method === 'code') {
+    user = await userByCode(s, ctx, creds.licenseCode!);
+  } else {
+    user = await userByPassword(s, ctx, creds.username!, creds.password!);
+  }
+
+  // 6. User and license bans.
+  await checkUserBans(s, bans, user, method === 'code' ? creds.licenseCode : undefined);
+
+  // 7. Device.
+  if (method === 'token') {
+    const recorded = sessionOfApp?.hardwareId ?? null;
+    if (creds.hardwareId !== undefined && recorded !== null && creds.hardwareId !== recorded) {
+      throw new DomainError('device_mismatch', 'This session belongs to another device');
+    }
+    if (device && recorded === null) throw new DomainError('device_required', 'This session has no device; log in again');
+  } else if (device) {
+    await checkDevice(s, ctx, user, creds.hardwareId!);
+  }
+
+  // 8. Membership.
+  checkMembership(user, ctx.now);
+  return user;
+}
