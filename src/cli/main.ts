@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { ConfigError, SETTINGS, loadConfig, type Config } from '../config/index.js';
+import { migrate } from '../store/migrate.js';
+import { openDb } from '../store/open.js';
+import { createTollgate } from '../wiring.js';
+
+type Flags = Partial<Record<keyof Config, string>>;
+
+/** Reads config from env and flags; a bad value ends the process with one line naming the setting. */
+function configOrExit(flags: Flags): Readonly<Config> {
+  try {
+    return loadConfig(process.env, flags);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tollgate: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+const program = new Command('tollgate').description('Tollgate: self-hosted access and licensing service');
+
+const serve = program.command('serve').description('Run the service (creates the database and applies migrations at start)');
+for (const setting of Object.values(SETTINGS)) {
+  serve.option(`${setting.flag} <value>`, `${setting.description} [env ${setting.env}]`);
+}
+serve.action(async (options: Record<string, string>) => {
+  const flags: Flags = {};
+  for (const [key, value] of Object.entries(options)) flags[key as keyof Config] = value;
+  const config = configOrExit(flags);
+  const tollgate = await createTollgate(config);
+  const stop = async (signal: string) => {
+    tollgate.server.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    await tollgate.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  try {
+    await tollgate.server.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    process.stderr.write(`tollgate: cannot listen on ${config.host}:${config.port}: ${(err as Error).message}\n`);
+    await tollgate.close();
+    process.exit(1);
+  }
+});
+
+program
+  .command('migrate')
+  .description('Apply pending database migrations and exit')
+  .option('--database-url <url>', 'sqlite:<path> or postgres://… [env DATABASE_URL]')
+  .action(async (options: { databaseUrl?: string }) => {
+    const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
+    const db = await openDb(config.databaseUrl);
+    try {
+      const applied = await migrate(db);
+      process.stdout.write(applied.length ? `applied migrations: ${applied.join(', ')}\n` : 'database is up to date\n');
+    } finally {
+      await db.close();
+    }
+  });
+
+await program.parseAsync(process.argv);

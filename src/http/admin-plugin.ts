@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+import { decodeCursor, type Cursor } from '../store/pagination.js';
+import { digest, digestMatches } from '../domain/tokens.js';
+import { header } from './client-plugin.js';
+
+export interface AdminAuth {
+  /** The token from TOLLGATE_ADMIN_TOKEN, if set. */
+  envToken: string | null;
+}
+
+/** Every admin route: `Authorization: Bearer <admin token>`, compared in constant time against its digest. */
+export function requireAdmin(app: FastifyInstance, auth: AdminAuth): void {
+  const envDigest = auth.envToken ? digest(auth.envToken) : null;
+  app.addHook('onRequest', async (request) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '');
+    const token = match?.[1];
+    if (!token || !envDigest || !digestMatches(token, envDigest)) throw new DomainError('invalid_admin_token');
+  });
+}
+
+/** Lists: `?limit=` (1–500, default 50) and `?cursor=`. */
+export const pageQuery = {
+  limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  cursor: { type: 'string', maxLength: 200 },
+} as const;
+
+export function cursorOf(raw: string | undefined): Cursor | null {
+  if (raw === undefined || raw === '') return null;
+  const cursor = decodeCursor(raw);
+  if (!cursor) throw new DomainError('validation_error', 'Invalid request: querystring.cursor is not a cursor from this API', [{ field: 'querystring.cursor', message: 'is not a valid cursor' }]);
+  return cursor;
+}
+
+export function pageSchema(item: object) {
+  return {
+    type: 'object',
+    required: ['items', 'next_cursor'],
+    properties: { items: { type: 'array', items: item }, next_cursor: { type: ['string', 'null'] } },
+  } as const;
+}
+
+export function page<T>(p: { items: T[]; nextCursor: string | null }): { items: T[]; next_cursor: string | null } {
+  return { items: p.items, next_cursor: p.nextCursor };
+}
+
+export const adminSecurity = [{ adminToken: [] }];

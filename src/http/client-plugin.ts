@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateApp, type RequestContext } from '../domain/access.js';
+import { normaliseIp } from '../domain/ip.js';
+import type { Services } from '../domain/services.js';
+import type { UserCredentials } from '../domain/user-auth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+/** SPEC 4 caps client bodies at 64 KiB: nothing a client sends legitimately comes near it. */
+export const CLIENT_BODY_LIMIT = 64 * 1024;
+
+/**
+ * Step 1 of every client endpoint, before the body is even read: the
+ * application headers. Also fixes the request's clock reading and client IP.
+ */
+export function requireApp(app: FastifyInstance, s: Services): void {
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+  app.addHook('onRequest', async (request) => {
+    const now = s.clock();
+    const found = await authenticateApp(s, header(request, 'x-api-key'), header(request, 'x-api-secret'));
+    request.ctx = { app: found, ip: normaliseIp(request.ip), now };
+  });
+  // Clients send JSON whatever Content-Type they declare (or none): parse it as JSON, or fail with a 422.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: CLIENT_BODY_LIMIT }, (_req, body, done) => {
+    try {
+      done(null, body === '' ? undefined : JSON.parse(body as string, rejectPrototypeKeys));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+}
+
+/** Defence against prototype pollution through `__proto__`/`constructor` keys in client JSON. */
+function rejectPrototypeKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__') throw new SyntaxError('forbidden key');
+  return value;
+}
+
+export function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. */
+export function userCredentials(request: FastifyRequest): UserCredentials {
+  const authorization = header(request, 'authorization');
+  let bearer: string | undefined;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    bearer = match ? match[1] : '';
+  }
+  return {
+    bearer,
+    licenseCode: utf8Header(request, 'x-api-license-code'),
+    username: utf8Header(request, 'x-api-username'),
+    password: utf8Header(request, 'x-api-password'),
+    hardwareId: utf8Header(request, 'x-hardware-id'),
+  };
+}
+
+/** Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. */
+function utf8Header(request: FastifyRequest, name: string): string | undefined {
+  const value = header(request, name);
+  return value === undefined || /^[\x00-\x7f]*$/.test(value) ? value : Buffer.from(value, 'latin1').toString('utf8');
+}

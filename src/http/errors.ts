@@ -1,0 +1,109 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
+
+/** Every error code: its HTTP status and the sentence sent when the domain gave none. */
+export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; detail: string }> = {
+  invalid_app_credentials: { status: 401, detail: 'Invalid application key or secret' },
+  invalid_admin_token: { status: 401, detail: 'Missing or invalid admin token' },
+  validation_error: { status: 422, detail: 'The request is not valid' },
+  username_taken: { status: 422, detail: 'This username is already taken' },
+  invalid_license: { status: 401, detail: 'Invalid license code' },
+  license_used: { status: 401, detail: 'This license code has already been used' },
+  invalid_credentials: { status: 401, detail: 'Invalid credentials' },
+  session_expired: { status: 401, detail: 'The session has expired; log in again' },
+  device_required: { status: 401, detail: 'A hardware ID is required' },
+  device_mismatch: { status: 401, detail: 'This account is locked to another device' },
+  device_limit: { status: 401, detail: 'This account has reached its device limit' },
+  membership_inactive: { status: 403, detail: 'The membership is not active' },
+  banned: { status: 403, detail: 'Access is banned' },
+  anonymous_not_allowed: { status: 401, detail: 'Only logged in users are allowed to access' },
+  registration_closed: { status: 403, detail: 'Registration is closed for this application' },
+  file_not_found: { status: 404, detail: 'File not found' },
+  rate_limited: { status: 429, detail: 'Too many requests; try again later' },
+  payload_too_large: { status: 413, detail: 'The request body is too large' },
+  not_found: { status: 404, detail: 'Not found' },
+  conflict: { status: 409, detail: 'The request conflicts with the current state' },
+  range_not_satisfiable: { status: 416, detail: 'The requested range is not satisfiable' },
+  internal_error: { status: 500, detail: 'Internal server error' },
+};
+
+export interface ErrorBody {
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+/** Per-route exceptions to the table, declared where the route is (e.g. license sign-up answers invalid_license with 422). */
+export interface RouteErrorConfig {
+  statusOverrides?: Partial<Record<ErrorCode, number>>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends RouteErrorConfig {}
+}
+
+export function errorBody(code: keyof typeof ERRORS, detail?: string, errors?: FieldError[]): ErrorBody {
+  const body: ErrorBody = { detail: detail ?? ERRORS[code].detail, code };
+  if (errors) body.errors = errors;
+  return body;
+}
+
+/** JSON-pointer path of ajv (`/credentials/code`) to the dotted field of DECISIONS.md (`body.credentials.code`). */
+function fieldOf(part: string, path: string, missing?: string): string {
+  const segments = path.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (missing) segments.push(missing);
+  return [part, ...segments].join('.');
+}
+
+function fromValidation(err: FastifyError): ErrorBody {
+  const part = err.validationContext ?? 'body';
+  const errors: FieldError[] = (err.validation ?? []).map((v) => {
+    const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty ?? '') : undefined;
+    const message = v.keyword === 'required' ? 'is required' : (v.message ?? 'is invalid');
+    return { field: fieldOf(part, v.instancePath, missing || undefined), message };
+  });
+  const first = errors[0];
+  return errorBody('validation_error', first ? `Invalid request: ${first.field} ${first.message}` : undefined, errors);
+}
+
+/** Maps Fastify's own 4xx (body parsing, limits) onto our codes. Anything else is a 500 with no internals. */
+function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: errorBody('payload_too_large') };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 422, body: errorBody('validation_error', 'Invalid request: the body must be a JSON object', [{ field: 'body', message: 'is required' }]) };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
+  }
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON|prototype|constructor/i.test(err.message))) {
+    return { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    const code = err.statusCode === 404 ? 'not_found' : err.statusCode === 413 ? 'payload_too_large' : 'validation_error';
+    return { status: err.statusCode === 404 || err.statusCode === 413 ? err.statusCode : 422, body: errorBody(code) };
+  }
+  return null;
+}
+
+export function handleError(err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof DomainError) {
+    const overrides = (request.routeOptions.config as RouteErrorConfig | undefined)?.statusOverrides;
+    const status = overrides?.[err.code] ?? ERRORS[err.code].status;
+    void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, err.fieldErrors));
+    return;
+  }
+  if (err.validation) {
+    void reply.code(422).send(fromValidation(err));
+    return;
+  }
+  const mapped = fromFastify(err);
+  if (mapped) {
+    void reply.code(mapped.status).send(mapped.body);
+    return;
+  }
+  request.log.error({ err }, 'unhandled error');
+  void reply.code(500).send(errorBody('internal_error'));
+}

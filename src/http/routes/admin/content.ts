@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import {
+  deleteFile, deleteVariable, getFile, getVariable, listFiles, listVariables, parseBoolean, putVariable, uploadFile,
+} from '../../../domain/admin/content.js';
+import type { Services } from '../../../domain/services.js';
+import { adminSecurity } from '../../admin-plugin.js';
+import { errors, timestamp, uuid } from '../../schemas.js';
+
+const variableSchema = {
+  type: 'object', required: ['name', 'value', 'updated_at'],
+  properties: { name: { type: 'string' }, value: { type: 'string' }, updated_at: timestamp },
+} as const;
+const fileSchema = {
+  type: 'object', required: ['id', 'name', 'mime_type', 'is_encrypted', 'size', 'sha256', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid, name: { type: 'string' }, mime_type: { type: 'string' }, is_encrypted: { type: 'boolean' }, size: { type: 'integer' },
+    sha256: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+  },
+} as const;
+const list = (item: object) => ({ type: 'object', required: ['items', 'next_cursor'], properties: { items: { type: 'array', items: item }, next_cursor: { type: 'null' } } });
+
+const appParams = { type: 'object', required: ['app_id'], properties: { app_id: uuid } } as const;
+const variableParams = { type: 'object', required: ['app_id', 'name'], properties: { app_id: uuid, name: { type: 'string' } } } as const;
+const fileParams = { type: 'object', required: ['app_id', 'file_id'], properties: { app_id: uuid, file_id: uuid } } as const;
+
+export function variableRoutes(app: FastifyInstance, s: Services): void {
+  const tags = ['admin: variables'];
+  app.put<{ Params: { app_id: string; name: string }; Body: { value: string } }>('/apps/:app_id/variables/:name', {
+    schema: {
+      tags, security: adminSecurity, summary: 'Create or replace a variable', params: variableParams,
+      body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string' } } },
+      response: { 200: variableSchema, ...errors(401, 404, 413, 422) },
+    },
+    handler: async (request) => putVariable(s, request.params.app_id, request.params.name, request.body.value),
+  });
+  app.get<{ Params: { app_id: string } }>('/apps/:app_id/variables', {
+    schema: { tags, security: adminSecurity, summary: 'List variables', params: appParams, response: { 200: list(variableSchema), ...errors(401, 404, 422) } },
+    handler: async (request) => ({ items: await listVariables(s, request.params.app_id), next_cursor: null }),
+  });
+  app.get<{ Params: { app_id: string; name: string } }>('/apps/:app_id/variables/:name', {
+    schema: { tags, security: adminSecurity, summary: 'Get a variable', params: variableParams, response: { 200: variableSchema, ...errors(401, 404, 422) } },
+    handler: async (request) => getVariable(s, request.params.app_id, request.params.name),
+  });
+  app.delete<{ Params: { app_id: string; name: string } }>('/apps/:app_id/variables/:name', {
+    schema: { tags, security: adminSecurity, summary: 'Delete a variable', params: variableParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
+    handler: async (request, reply) => {
+      await deleteVariable(s, request.params.app_id, request.params.name);
+      return reply.code(204).send();
+    },
+  });
+}
+
+export function fileRoutes(app: FastifyInstance, s: Services, maxUploadBytes: number): void {
+  const tags = ['admin: files'];
+  // Uploads are the raw request body, streamed to storage as it arrives, whatever its Content-Type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.post<{ Params: { app_id: string }; Querystring: { name: string; mime_type?: string; is_encrypted?: string } }>('/apps/:app_id/files', {
+    schema: {
+      tags, security: adminSecurity, summary: 'Upload a file (raw body, streamed; SHA-256 computed on the way)', params: appParams,
+      querystring: {
+        type: 'object', required: ['name'],
+        properties: { name: { type: 'string' }, mime_type: { type: 'string' }, is_encrypted: { type: 'string', enum: ['true', 'false', '1', '0'] } },
+      },
+      response: { 201: fileSchema, ...errors(401, 404, 413, 422) },
+    },
+    handler: async (request, reply) => {
+      const { name, mime_type, is_encrypted } = request.query;
+      const meta = { name, ...(mime_type !== undefined && { mime_type }), ...(is_encrypted !== undefined && { is_encrypted: parseBoolean('querystring.is_encrypted', is_encrypted)! }) };
+      const body = (request.body as Readable | undefined) ?? emptyBody();
+      const file = await uploadFile(s, request.params.app_id, meta, body, maxUploadBytes);
+      return reply.code(201).send(file);
+    },
+  });
+  app.get<{ Params: { app_id: string } }>('/apps/:app_id/files', {
+    schema: { tags, security: adminSecurity, summary: 'List files', params: appParams, response: { 200: list(fileSchema), ...errors(401, 404, 422) } },
+    handler: async (request) => ({ items: await listFiles(s, request.params.app_id), next_cursor: null }),
+  });
+  app.get<{ Params: { app_id: string; file_id: string } }>('/apps/:app_id/files/:file_id', {
+    schema: { tags, security: adminSecurity, summary: 'Get a file’s metadata', params: fileParams, response: { 200: fileSchema, ...errors(401, 404, 422) } },
+    handler: async (request) => getFile(s, request.params.app_id, request.params.file_id),
+  });
+  app.delete<{ Params: { app_id: string; file_id: string } }>('/apps/:app_id/files/:file_id', {
+    schema: { tags, security: adminSecurity, summary: 'Delete a file and its content', params: fileParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
+    handler: async (request, reply) => {
+      await deleteFile(s, request.params.app_id, request.params.file_id);
+      return reply.code(204).send();
+    },
+  });
+}
+
+async function* emptyBody(): AsyncIterable<Buffer> {}

@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../domain/services.js';
+import { requireAdmin, type AdminAuth } from '../../admin-plugin.js';
+import { appRoutes } from './apps.js';
+import { banRoutes } from './bans.js';
+import { fileRoutes, variableRoutes } from './content.js';
+import { licenseRoutes } from './licenses.js';
+
+export interface AdminOptions extends AdminAuth {
+  maxUploadBytes: number;
+}
+
+/** The operators' API under /admin/v1, every route behind an admin token. */
+export async function adminRoutes(app: FastifyInstance, opts: { services: Services } & AdminOptions): Promise<void> {
+  const s = opts.services;
+  requireAdmin(app, opts);
+  appRoutes(app, s);
+  licenseRoutes(app, s);
+  variableRoutes(app, s);
+  banRoutes(app, s);
+  // Files register a raw-body parser, so they get an encapsulated scope of their own.
+  await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { contentStream, fileForDownload } from '../../../domain/files.js';
+import type { Services } from '../../../domain/services.js';
+import { errorBody } from '../../errors.js';
+import { header, userCredentials } from '../../client-plugin.js';
+import { contentDisposition, parseRange } from '../../range.js';
+import { errors, userAuthHeaders, uuid } from '../../schemas.js';
+
+/** GET /files/{file_id}/download (SPEC 4.6): streamed, resumable (Range), verifiable (ETag = SHA-256). */
+export function fileRoutes(app: FastifyInstance, s: Services): void {
+  app.get<{ Params: { file_id: string } }>('/files/:file_id/download', {
+    exposeHeadRoute: false,
+    schema: {
+      tags: ['client'],
+      summary: 'Download a file of the application',
+      headers: userAuthHeaders,
+      params: { type: 'object', required: ['file_id'], properties: { file_id: uuid } },
+      response: {
+        200: { description: 'The file content', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        206: { description: 'The requested byte range', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        ...errors(401, 403, 404, 416, 422, 429),
+      },
+    },
+    handler: async (request, reply) => {
+      const file = await fileForDownload(s, request.ctx, userCredentials(request), request.params.file_id);
+      const etag = `"${file.sha256}"`;
+      const ifRange = header(request, 'if-range');
+      const range = ifRange !== undefined && ifRange !== etag ? { kind: 'full' as const } : parseRange(header(request, 'range'), file.size);
+      reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-disposition', contentDisposition(file.name))
+        .header('etag', etag)
+        .header('accept-ranges', 'bytes')
+        .header('cache-control', 'private, no-store');
+      if (range.kind === 'unsatisfiable') {
+        return reply.code(416).header('content-range', `bytes */${file.size}`).type('application/json').send(errorBody('range_not_satisfiable'));
+      }
+      const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, file.size - 1];
+      if (range.kind === 'partial') reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`);
+      reply.header('content-length', String(end - start + 1));
+      return reply.send(contentStream(s, file, start, end));
+    },
+  });
+}

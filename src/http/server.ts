@@ -1,0 +1,97 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { Ajv } from 'ajv';
+import formatsPlugin from 'ajv-formats';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { LoggerOptions } from 'pino';
+import type { Services } from '../domain/services.js';
+import { errorBody, handleError } from './errors.js';
+import { adminRoutes } from './routes/admin/index.js';
+import { clientRoutes } from './routes/client/index.js';
+import { metaRoutes } from './routes/meta.js';
+
+export const CLIENT_API_VERSION = '1.9.11';
+
+export interface ServerOptions {
+  services: Services;
+  adminToken: string | null;
+  trustProxy: string[] | null;
+  maxUploadBytes: number;
+  logger: LoggerOptions | false;
+}
+
+/** Never logged, whatever the level: every credential a request can carry. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-secret"]',
+  'req.headers["x-api-password"]',
+  'req.headers["x-api-license-code"]',
+  'req.headers["x-api-username"]',
+  'req.headers.cookie',
+];
+
+const addFormats = formatsPlugin as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Bodies are validated without type coercion (a number is not a username);
+ * path and query strings are coerced (`?limit=50`). Extra body properties are
+ * kept and ignored on client routes; admin schemas forbid them explicitly.
+ */
+function validators() {
+  const options = { useDefaults: true, removeAdditional: false, allErrors: true, strict: false } as const;
+  const body = addFormats(new Ajv({ ...options, coerceTypes: false }));
+  const other = addFormats(new Ajv({ ...options, coerceTypes: true }));
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => (httpPart === 'body' ? body : other).compile(schema);
+}
+
+export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger === false ? false : { ...opts.logger, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    trustProxy: opts.trustProxy ?? false,
+    bodyLimit: 1024 * 1024,
+    // Per-request lines cost throughput on the hot paths; the onResponse hook below logs them at debug.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validators());
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send(errorBody('not_found'));
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const level = reply.statusCode >= 500 ? 'error' : 'debug';
+    request.log[level]({ method: request.method, url: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tollgate',
+        version: CLIENT_API_VERSION,
+        description: 'Client interface (release 1.9.11) and the operators’ admin API of Tollgate, a self-hosted access and licensing service.',
+      },
+      components: {
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'An admin token (tg_adm_…) or TOLLGATE_ADMIN_TOKEN' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  metaRoutes(app, opts.services);
+  await app.register(async (scope) => clientRoutes(scope, opts.services));
+  await app.register(adminRoutes, {
+    prefix: '/admin/v1',
+    services: opts.services,
+    envToken: opts.adminToken,
+    maxUploadBytes: opts.maxUploadBytes,
+  });
+  return app;
+}

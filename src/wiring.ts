@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config/index.js';
+import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
+import { argon2Hasher } from './domain/password.js';
+import { createServices, type Services } from './domain/services.js';
+import { buildServer } from './http/server.js';
+import { createStore } from './store/index.js';
+import { migrate } from './store/migrate.js';
+import { openDb } from './store/open.js';
+
+export interface Overrides {
+  clock?: Clock;
+  random?: RandomSource;
+  hasher?: PasswordHasher;
+}
+
+export interface Tollgate {
+  server: FastifyInstance;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** The one place that builds the store, the services and the server from a config. */
+export async function createTollgate(config: Readonly<Config>, overrides: Overrides = {}): Promise<Tollgate> {
+  const db = await openDb(config.databaseUrl);
+  try {
+    await migrate(db);
+    const services = await createServices({
+      store: createStore(db),
+      clock: overrides.clock ?? systemClock,
+      random: overrides.random ?? cryptoRandom,
+      hasher: overrides.hasher ?? argon2Hasher(),
+    });
+    const server = await buildServer({
+      services,
+      adminToken: config.adminToken,
+      trustProxy: config.trustProxy,
+      maxUploadBytes: config.maxUploadBytes,
+      logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    });
+    server.addHook('onClose', async () => db.close());
+    return { server, services, close: () => server.close() };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
