@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { loadConfig } from '../src/config/index.js';
+import { argon2Hasher } from '../src/domain/password.js';
+import { createTollgate, type Tollgate } from '../src/wiring.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** Real argon2id at small parameters: the same code path as production, fast enough for hundreds of sign-ups. */
+export const fastHasher = argon2Hasher({ memoryCost: 1024, timeCost: 1, parallelism: 1 });
+
+/** A clock the test moves by hand. */
+export class TestClock {
+  constructor(public ms: number = Date.parse('2026-01-01T00:00:00.000Z')) {}
+  readonly now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+  minutes(n: number): void {
+    this.advance(n * 60_000);
+  }
+  iso(offsetMs = 0): string {
+    return new Date(this.ms + offsetMs).toISOString();
+  }
+}
+
+export interface AppSettings {
+  name?: string;
+  device_auth_enabled?: boolean;
+  anonymous_access_allowed?: boolean;
+  max_devices_per_user?: number;
+  session_ttl_seconds?: number;
+  password_min_length?: number;
+  registration_open?: boolean;
+}
+
+export interface TestApp {
+  id: string;
+  name: string;
+  apiKey: string;
+  apiSecret: string;
+  /** The application headers of SPEC 5.1. */
+  headers: Record<string, string>;
+}
+
+export interface Harness {
+  tollgate: Tollgate;
+  clock: TestClock;
+  dbPath: string;
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  /** An admin API call with the admin token. */
+  admin(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
+  /** A client API call with the app's headers (plus any extra headers). */
+  client(app: TestApp, method: 'GET' | 'POST', url: string, payload?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  createApp(settings?: AppSettings): Promise<TestApp>;
+  /** Creates licenses and returns their codes. */
+  licenses(app: TestApp, body?: Record<string, unknown>): Promise<string[]>;
+  /** Signs a user up with a password; returns the user id. */
+  signUp(app: TestApp, username: string, password?: string, hardwareId?: string): Promise<string>;
+  /** Signs up and activates a 60-minute (or the given) license, so the membership is active. */
+  activeUser(app: TestApp, username: string, password?: string, hardwareId?: string, license?: Record<string, unknown>): Promise<string>;
+  login(app: TestApp, username: string, password?: string, hardwareId?: string): Promise<string>;
+  ban(app: TestApp, type: string, value: string, extra?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const PASSWORD = 'correct horse battery';
+
+/** A fresh Tollgate on its own SQLite file, driven in-process; no state is shared between harnesses. */
+export async function harness(options: { clock?: TestClock; env?: Record<string, string> } = {}): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
+  const dbPath = join(dir, 'tollgate.db');
+  const clock = options.clock ?? new TestClock();
+  const config = loadConfig({ DATABASE_URL: `sqlite:${dbPath}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
+  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher });
+  await tollgate.server.ready();
+
+  const inject = (opts: InjectOptions) => tollgate.server.inject(opts);
+  const h: Harness = {
+    tollgate,
+    clock,
+    dbPath,
+    inject,
+    admin: (method, url, payload) =>
+      inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload !== undefined && { payload: payload as object }) }),
+    client: (app, method, url, payload, headers = {}) =>
+      inject({ method, url, headers: { ...app.headers, ...headers }, ...(payload !== undefined && { payload: payload as object }) }),
+    async createApp(settings = {}) {
+      const res = await h.admin('POST', '/apps', { name: 'Test app', ...settings });
+      if (res.statusCode !== 201) throw new Error(`createApp: ${res.statusCode} ${res.body}`);
+      const body = res.json();
+      return { id: body.id, name: body.name, apiKey: body.api_key, apiSecret: body.api_secret, headers: { 'x-api-key': body.api_key, 'x-api-secret': body.api_secret } };
+    },
+    async licenses(app, body = {}) {
+      const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 60, ...body });
+      if (res.statusCode !== 201) throw new Error(`licenses: ${res.statusCode} ${res.body}`);
+      return res.json().licenses.map((l: { code: string }) => l.code);
+    },
+    async signUp(app, username, password = PASSWORD, hardwareId) {
+      const res = await h.client(app, 'POST', '/sign_up', { username, password, ...(hardwareId !== undefined && { hardware_id: hardwareId }) });
+      if (res.statusCode !== 200) throw new Error(`signUp: ${res.statusCode} ${res.body}`);
+      return res.json().id;
+    },
+    async activeUser(app, username, password = PASSWORD, hardwareId, license = {}) {
+      const id = await h.signUp(app, username, password, hardwareId);
+      const [code] = await h.licenses(app, license);
+      const res = await h.client(app, 'POST', '/activate_license', { code, username, password, ...(hardwareId !== undefined && { hardware_id: hardwareId }) });
+      if (res.statusCode !== 200) throw new Error(`activate: ${res.statusCode} ${res.body}`);
+      return id;
+    },
+    async login(app, username, password = PASSWORD, hardwareId) {
+      const res = await h.client(app, 'POST', '/auth/login', { credentials: { username, password }, ...(hardwareId !== undefined && { hardware_id: hardwareId }) });
+      if (res.statusCode !== 200) throw new Error(`login: ${res.statusCode} ${res.body}`);
+      return res.json().session_token;
+    },
+    async ban(app, type, value, extra = {}) {
+      const res = await h.admin('POST', `/apps/${app.id}/bans`, { type, value, ...extra });
+      if (res.statusCode !== 201) throw new Error(`ban: ${res.statusCode} ${res.body}`);
+      return res.json().id;
+    },
+    async close() {
+      await tollgate.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+/** Asserts the error shape of DECISIONS.md and returns the body. */
+export function errorOf(res: LightMyRequestResponse): { detail: string; code: string; errors?: { field: string; message: string }[] } {
+  const body = res.json();
+  if (typeof body.detail !== 'string' || typeof body.code !== 'string') throw new Error(`not an error body: ${res.body}`);
+  return body;
+}
