@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
+import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { createServices, type Services } from './domain/services.js';
 import { buildServer } from './http/server.js';
 import { createStore } from './store/index.js';
@@ -17,6 +18,8 @@ export interface Overrides {
 export interface Tollgate {
   server: FastifyInstance;
   services: Services;
+  /** Set on the very first start with no admin token anywhere: the token created for the operator, to print once. */
+  initialAdminToken: string | null;
   close(): Promise<void>;
 }
 
@@ -39,7 +42,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     server.addHook('onClose', async () => db.close());
-    return { server, services, close: () => server.close() };
+    const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
+    return { server, services, initialAdminToken, close: () => server.close() };
   } catch (err) {
     await db.close();
     throw err;

@@ -39,13 +39,33 @@ serve.action(async (options: Record<string, string>) => {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
   try {
-    await tollgate.server.listen({ port: config.port, host: config.host });
+    const address = await tollgate.server.listen({ port: config.port, host: config.host });
+    if (tollgate.initialAdminToken) printFirstStart(address, tollgate.initialAdminToken);
   } catch (err) {
     process.stderr.write(`tollgate: cannot listen on ${config.host}:${config.port}: ${(err as Error).message}\n`);
     await tollgate.close();
     process.exit(1);
   }
 });
+
+/** Shown once: the token is stored only as a digest and cannot be printed again. */
+function printFirstStart(url: string, token: string): void {
+  process.stdout.write(
+    [
+      '',
+      'First start: created an admin token. It is shown only this once; keep it safe.',
+      '',
+      `  export TOLLGATE_URL=${url}`,
+      `  export TOLLGATE_ADMIN_TOKEN=${token}`,
+      '',
+      'Next:',
+      '  npx tollgate apps create "My App"            # prints the app key and secret',
+      '  npx tollgate tokens create "ci"               # more named admin tokens',
+      `  open ${url}/docs                               # API reference`,
+      '',
+    ].join('\n'),
+  );
+}
 
 program
   .command('migrate')

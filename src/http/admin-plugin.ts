@@ -1,22 +1,36 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AdminServices } from '../domain/admin/audit.js';
+import { authenticateAdmin } from '../domain/admin/tokens.js';
 import { DomainError } from '../domain/errors.js';
+import type { Services } from '../domain/services.js';
+import { digest } from '../domain/tokens.js';
 import { decodeCursor, type Cursor } from '../store/pagination.js';
-import { digest, digestMatches } from '../domain/tokens.js';
 import { header } from './client-plugin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor: string;
+  }
+}
 
 export interface AdminAuth {
   /** The token from TOLLGATE_ADMIN_TOKEN, if set. */
   envToken: string | null;
 }
 
-/** Every admin route: `Authorization: Bearer <admin token>`, compared in constant time against its digest. */
-export function requireAdmin(app: FastifyInstance, auth: AdminAuth): void {
+/** Every admin route: `Authorization: Bearer <admin token>`, before the body is read. */
+export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth): void {
   const envDigest = auth.envToken ? digest(auth.envToken) : null;
+  app.decorateRequest('actor', '');
   app.addHook('onRequest', async (request) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '');
-    const token = match?.[1];
-    if (!token || !envDigest || !digestMatches(token, envDigest)) throw new DomainError('invalid_admin_token');
+    request.actor = await authenticateAdmin(s, match?.[1], envDigest);
   });
+}
+
+/** The services for one admin request, carrying who acts (for the audit log). */
+export function acting(s: Services, request: FastifyRequest): AdminServices {
+  return { ...s, actor: request.actor };
 }
 
 /** Lists: `?limit=` (1–500, default 50) and `?cursor=`. */

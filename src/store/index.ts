@@ -1,4 +1,5 @@
 import type { Db, Queryable } from './db.js';
+import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
@@ -11,6 +12,7 @@ import { variablesRepository } from './repositories/variables.js';
 export function repositories(q: Queryable) {
   return {
     apps: appsRepository(q),
+    admin: adminRepository(q),
     users: usersRepository(q),
     licenses: licensesRepository(q),
     devices: devicesRepository(q),

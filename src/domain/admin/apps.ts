@@ -6,6 +6,7 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
+import { audit, diff, type AdminServices } from './audit.js';
 
 export interface AppView {
   id: string;
@@ -63,7 +64,7 @@ function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: st
 }
 
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
-export async function createApp(s: Services, input: AppSettingsInput & { name: string }): Promise<AppView & { api_secret: string }> {
+export async function createApp(s: AdminServices, input: AppSettingsInput & { name: string }): Promise<AppView & { api_secret: string }> {
   const settings = toSettings(input);
   const now = s.clock();
   const secret = newToken('secret', s.random);
@@ -82,7 +83,9 @@ export async function createApp(s: Services, input: AppSettingsInput & { name: s
     updatedAt: now,
   };
   await s.store.apps.insert(app);
-  return { ...viewApp(app), api_secret: secret };
+  const view = viewApp(app);
+  await audit(s, 'app.create', app.id, app.id, { after: settingsOf(view) });
+  return { ...view, api_secret: secret };
 }
 
 export async function getApp(s: Services, id: string): Promise<AppRecord> {
@@ -96,23 +99,31 @@ export async function listApps(s: Services, cursor: Cursor | null, limit: number
   return { items: page.items.map(viewApp), nextCursor: page.nextCursor };
 }
 
-export async function updateApp(s: Services, id: string, input: AppSettingsInput): Promise<AppView> {
+export async function updateApp(s: AdminServices, id: string, input: AppSettingsInput): Promise<AppView> {
   const app = await getApp(s, id);
   await s.store.apps.update(id, toSettings(input), s.clock());
   s.caches.invalidateApp(app);
-  return viewApp(await getApp(s, id));
+  const after = viewApp(await getApp(s, id));
+  await audit(s, 'app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
+  return after;
 }
 
-export async function rotateSecret(s: Services, id: string): Promise<{ api_secret: string }> {
+function settingsOf(view: AppView): Record<string, unknown> {
+  const { id: _id, api_key: _key, created_at: _c, updated_at: _u, ...settings } = view;
+  return settings;
+}
+
+export async function rotateSecret(s: AdminServices, id: string): Promise<{ api_secret: string }> {
   const app = await getApp(s, id);
   const secret = newToken('secret', s.random);
   await s.store.apps.setSecretHash(id, digest(secret), s.clock());
   s.caches.invalidateApp(app);
+  await audit(s, 'app.rotate_secret', id, id, {});
   return { api_secret: secret };
 }
 
 /** Deleting cascades over everything the app owns; the caller must repeat the app's name to confirm. */
-export async function deleteApp(s: Services, id: string, confirmName: string | undefined): Promise<void> {
+export async function deleteApp(s: AdminServices, id: string, confirmName: string | undefined): Promise<void> {
   const app = await getApp(s, id);
   if (confirmName !== app.name) {
     throw new DomainError('validation_error', 'Confirm the deletion by passing the application name as ?confirm=', [
@@ -121,4 +132,5 @@ export async function deleteApp(s: Services, id: string, confirmName: string | u
   }
   await s.store.apps.delete(id);
   s.caches.invalidateApp(app);
+  await audit(s, 'app.delete', id, id, { before: settingsOf(viewApp(app)) });
 }

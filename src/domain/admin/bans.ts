@@ -7,6 +7,7 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE } from '../validation.js';
 import { getApp } from './apps.js';
+import { audit, type AdminServices } from './audit.js';
 
 export const BAN_TYPES: readonly BanType[] = ['ip', 'hardware_id', 'license', 'user'];
 
@@ -56,7 +57,7 @@ function normaliseValue(type: BanType, value: string): string {
   return type === 'user' ? value.toLowerCase() : value;
 }
 
-export async function createBan(s: Services, appId: string, input: BanInput): Promise<BanView> {
+export async function createBan(s: AdminServices, appId: string, input: BanInput): Promise<BanView> {
   const app = await getApp(s, appId);
   const value = normaliseValue(input.type, input.value);
   if (input.type === 'user' && !(await s.store.users.findById(appId, value))) throw new DomainError('not_found', 'User not found in this application');
@@ -69,7 +70,9 @@ export async function createBan(s: Services, appId: string, input: BanInput): Pr
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
   await s.store.bans.insert(ban);
   s.caches.bans.invalidate(app.id);
-  return viewBan(ban);
+  const view = viewBan(ban);
+  await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: view.value, reason: view.reason, expires_at: view.expires_at } });
+  return view;
 }
 
 export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanView>> {
@@ -78,8 +81,9 @@ export async function listBans(s: Services, appId: string, cursor: Cursor | null
   return { items: page.items.map(viewBan), nextCursor: page.nextCursor };
 }
 
-export async function deleteBan(s: Services, appId: string, id: string): Promise<void> {
+export async function deleteBan(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
   if (!(await s.store.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
   s.caches.bans.invalidate(appId);
+  await audit(s, 'ban.delete', appId, id, {});
 }

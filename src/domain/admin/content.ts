@@ -6,6 +6,7 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
+import { audit, type AdminServices } from './audit.js';
 
 export const VARIABLE_NAME = { min: 1, max: 128 };
 export const VARIABLE_VALUE_MAX = 65_536;
@@ -18,14 +19,16 @@ export interface VariableView {
 
 const viewVariable = (v: VariableRecord): VariableView => ({ name: v.name, value: v.value, updated_at: iso(v.updatedAt) });
 
-export async function putVariable(s: Services, appId: string, name: string, value: string): Promise<VariableView> {
+export async function putVariable(s: AdminServices, appId: string, name: string, value: string): Promise<VariableView> {
   const app = await getApp(s, appId);
   const check = new Checker();
   check.text('params.name', name, VARIABLE_NAME);
   if ([...value].length > VARIABLE_VALUE_MAX) check.add('body.value', `must be at most ${VARIABLE_VALUE_MAX} characters`);
   check.throwIfAny();
+  const before = await s.store.variables.get(appId, name);
   await s.store.variables.put(appId, name, value, s.clock());
   s.caches.applications.invalidate(app.id);
+  await audit(s, 'variable.put', appId, name, { name, before: before ? summarise(before.value) : null, after: summarise(value) });
   return viewVariable((await s.store.variables.get(appId, name))!);
 }
 
@@ -41,10 +44,17 @@ export async function listVariables(s: Services, appId: string): Promise<Variabl
   return (await s.store.variables.list(appId)).map(viewVariable);
 }
 
-export async function deleteVariable(s: Services, appId: string, name: string): Promise<void> {
+export async function deleteVariable(s: AdminServices, appId: string, name: string): Promise<void> {
   await getApp(s, appId);
-  if (!(await s.store.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
+  const before = await s.store.variables.get(appId, name);
+  if (!before || !(await s.store.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
   s.caches.applications.invalidate(appId);
+  await audit(s, 'variable.delete', appId, name, { name, before: summarise(before.value) });
+}
+
+/** Audit entries keep a bounded excerpt of a value, not megabytes of it. */
+function summarise(value: string): string {
+  return value.length > 200 ? `${value.slice(0, 200)}… (${value.length} characters)` : value;
 }
 
 export interface FileView {
@@ -82,7 +92,7 @@ function checkMeta(meta: FileMetaInput): void {
 }
 
 /** Streams the upload into storage first; the file becomes visible only once its content is complete. */
-export async function uploadFile(s: Services, appId: string, meta: FileMetaInput, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
+export async function uploadFile(s: AdminServices, appId: string, meta: FileMetaInput, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
   await getApp(s, appId);
   checkMeta(meta);
   const content = await storeContent(s, appId, body, maxBytes);
@@ -93,7 +103,9 @@ export async function uploadFile(s: Services, appId: string, meta: FileMetaInput
   };
   await s.store.files.insert(file);
   s.caches.applications.invalidate(appId);
-  return viewFile(file);
+  const view = viewFile(file);
+  await audit(s, 'file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
+  return view;
 }
 
 export async function getFile(s: Services, appId: string, id: string): Promise<FileView> {
@@ -108,8 +120,9 @@ export async function listFiles(s: Services, appId: string): Promise<FileView[]>
   return (await s.store.files.list(appId)).map(viewFile);
 }
 
-export async function deleteFile(s: Services, appId: string, id: string): Promise<void> {
+export async function deleteFile(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
+  const before = await s.store.files.findById(appId, id);
   const blobId = await s.store.transaction(async (tx) => {
     const blob = await tx.files.delete(appId, id);
     if (blob) await tx.files.deleteBlob(blob);
@@ -117,6 +130,7 @@ export async function deleteFile(s: Services, appId: string, id: string): Promis
   });
   if (!blobId) throw new DomainError('not_found', 'File not found');
   s.caches.applications.invalidate(appId);
+  await audit(s, 'file.delete', appId, id, { before: before ? { name: before.name, size: before.size, sha256: before.sha256 } : null });
 }
 
 export function parseBoolean(field: string, raw: string | undefined): boolean | undefined {

@@ -6,6 +6,7 @@ import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { getApp } from './apps.js';
+import { audit, type AdminServices } from './audit.js';
 
 /** No 0/O, no 1/I/L: codes are read aloud and typed by hand. 32 symbols, 5 bits each. */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -65,7 +66,7 @@ export function viewLicense(l: LicenseRecord): LicenseView {
 }
 
 /** Creates `count` licenses in one transaction: all of them or none. */
-export async function createLicenses(s: Services, appId: string, input: CreateLicensesInput): Promise<LicenseView[]> {
+export async function createLicenses(s: AdminServices, appId: string, input: CreateLicensesInput): Promise<LicenseView[]> {
   await getApp(s, appId);
   const mask = input.mask ?? DEFAULT_MASK;
   if (mask.length > 128) throw validationError('body.mask', 'must be at most 128 characters');
@@ -92,6 +93,11 @@ export async function createLicenses(s: Services, appId: string, input: CreateLi
       // A duplicate code (astronomically rare at >= 64 bits) is skipped and drawn again.
       if (await tx.licenses.insert(license)) created.push(license);
     }
+    // The codes themselves stay out of the audit log: they are credentials until redeemed.
+    await audit(s, 'licenses.create', appId, null, {
+      count: input.count, minutes: lifetime ? null : (input.minutes ?? null), lifetime, revokes_lifetime_access: input.revokes_lifetime_access === true,
+      mask, note: input.note ?? null, expires_at: input.expires_at ?? null, first_id: created[0]?.id ?? null,
+    }, tx);
   });
   return created.map(viewLicense);
 }
@@ -110,9 +116,10 @@ export async function getLicense(s: Services, appId: string, id: string): Promis
   return viewLicense(license);
 }
 
-export async function deleteLicense(s: Services, appId: string, id: string): Promise<void> {
+export async function deleteLicense(s: AdminServices, appId: string, id: string): Promise<void> {
   const license = await s.store.licenses.findById(appId, id);
   if (!license) throw new DomainError('not_found', 'License not found');
   if (license.usedAt !== null) throw new DomainError('conflict', 'A used license cannot be deleted');
   await s.store.licenses.deleteUnused(appId, id);
+  await audit(s, 'license.delete', appId, id, { note: license.note });
 }

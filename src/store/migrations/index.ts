@@ -1,5 +1,6 @@
 import type { Dialect } from '../db.js';
 import { migration as m0001 } from './0001_initial.js';
+import { migration as m0002 } from './0002_admin_tokens_audit.js';
 
 /** Column types that differ by dialect; everything else in a migration is shared SQL. */
 export interface DialectTypes {
@@ -14,7 +15,7 @@ export interface Migration {
 }
 
 /** Numbered, forward-only, never edited after they land. */
-export const migrations: readonly Migration[] = [m0001];
+export const migrations: readonly Migration[] = [m0001, m0002];
 
 export function dialectTypes(dialect: Dialect): DialectTypes {
   return dialect === 'sqlite' ? { ts: 'INTEGER', blob: 'BLOB' } : { ts: 'BIGINT', blob: 'BYTEA' };

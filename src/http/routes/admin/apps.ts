@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createApp, deleteApp, getApp, listApps, rotateSecret, updateApp, viewApp, type AppSettingsInput } from '../../../domain/admin/apps.js';
 import type { Services } from '../../../domain/services.js';
-import { adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 
 const settings = {
@@ -29,7 +29,7 @@ export function appRoutes(app: FastifyInstance, s: Services): void {
       body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string' }, ...settings } },
       response: { 201: { ...appSchema, required: [...appSchema.required, 'api_secret'], properties: { ...appSchema.properties, api_secret: { type: 'string' } } }, ...errors(401, 422) },
     },
-    handler: async (request, reply) => reply.code(201).send(await createApp(s, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await createApp(acting(s, request), request.body)),
   });
 
   app.get<{ Querystring: { limit: number; cursor?: string } }>('/apps', {
@@ -48,7 +48,7 @@ export function appRoutes(app: FastifyInstance, s: Services): void {
       body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string' }, ...settings } },
       response: { 200: appSchema, ...errors(401, 404, 422) },
     },
-    handler: async (request) => updateApp(s, request.params.app_id, request.body),
+    handler: async (request) => updateApp(acting(s, request), request.params.app_id, request.body),
   });
 
   app.delete<{ Params: { app_id: string }; Querystring: { confirm?: string } }>('/apps/:app_id', {
@@ -58,7 +58,7 @@ export function appRoutes(app: FastifyInstance, s: Services): void {
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) },
     },
     handler: async (request, reply) => {
-      await deleteApp(s, request.params.app_id, request.query.confirm);
+      await deleteApp(acting(s, request), request.params.app_id, request.query.confirm);
       return reply.code(204).send();
     },
   });
@@ -68,6 +68,6 @@ export function appRoutes(app: FastifyInstance, s: Services): void {
       tags, security: adminSecurity, summary: 'Rotate the API secret (the old one stops working at once)', params: appParams,
       response: { 200: { type: 'object', required: ['api_secret'], properties: { api_secret: { type: 'string' } } }, ...errors(401, 404, 422) },
     },
-    handler: async (request) => rotateSecret(s, request.params.app_id),
+    handler: async (request) => rotateSecret(acting(s, request), request.params.app_id),
   });
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { BAN_TYPES, createBan, deleteBan, listBans, type BanInput } from '../../../domain/admin/bans.js';
 import type { Services } from '../../../domain/services.js';
 import type { BanType } from '../../../store/records.js';
-import { adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 
 const banSchema = {
@@ -25,7 +25,7 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
       },
       response: { 201: banSchema, ...errors(401, 404, 422) },
     },
-    handler: async (request, reply) => reply.code(201).send(await createBan(s, request.params.app_id, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body)),
   });
   app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType } }>('/apps/:app_id/bans', {
     schema: {
@@ -42,7 +42,7 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) },
     },
     handler: async (request, reply) => {
-      await deleteBan(s, request.params.app_id, request.params.ban_id);
+      await deleteBan(acting(s, request), request.params.app_id, request.params.ban_id);
       return reply.code(204).send();
     },
   });

@@ -4,7 +4,7 @@ import {
   deleteFile, deleteVariable, getFile, getVariable, listFiles, listVariables, parseBoolean, putVariable, uploadFile,
 } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
-import { adminSecurity } from '../../admin-plugin.js';
+import { acting, adminSecurity } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 
 const variableSchema = {
@@ -32,7 +32,7 @@ export function variableRoutes(app: FastifyInstance, s: Services): void {
       body: { type: 'object', required: ['value'], additionalProperties: false, properties: { value: { type: 'string' } } },
       response: { 200: variableSchema, ...errors(401, 404, 413, 422) },
     },
-    handler: async (request) => putVariable(s, request.params.app_id, request.params.name, request.body.value),
+    handler: async (request) => putVariable(acting(s, request), request.params.app_id, request.params.name, request.body.value),
   });
   app.get<{ Params: { app_id: string } }>('/apps/:app_id/variables', {
     schema: { tags, security: adminSecurity, summary: 'List variables', params: appParams, response: { 200: list(variableSchema), ...errors(401, 404, 422) } },
@@ -45,7 +45,7 @@ export function variableRoutes(app: FastifyInstance, s: Services): void {
   app.delete<{ Params: { app_id: string; name: string } }>('/apps/:app_id/variables/:name', {
     schema: { tags, security: adminSecurity, summary: 'Delete a variable', params: variableParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
     handler: async (request, reply) => {
-      await deleteVariable(s, request.params.app_id, request.params.name);
+      await deleteVariable(acting(s, request), request.params.app_id, request.params.name);
       return reply.code(204).send();
     },
   });
@@ -69,7 +69,7 @@ export function fileRoutes(app: FastifyInstance, s: Services, maxUploadBytes: nu
       const { name, mime_type, is_encrypted } = request.query;
       const meta = { name, ...(mime_type !== undefined && { mime_type }), ...(is_encrypted !== undefined && { is_encrypted: parseBoolean('querystring.is_encrypted', is_encrypted)! }) };
       const body = (request.body as Readable | undefined) ?? emptyBody();
-      const file = await uploadFile(s, request.params.app_id, meta, body, maxUploadBytes);
+      const file = await uploadFile(acting(s, request), request.params.app_id, meta, body, maxUploadBytes);
       return reply.code(201).send(file);
     },
   });
@@ -84,7 +84,7 @@ export function fileRoutes(app: FastifyInstance, s: Services, maxUploadBytes: nu
   app.delete<{ Params: { app_id: string; file_id: string } }>('/apps/:app_id/files/:file_id', {
     schema: { tags, security: adminSecurity, summary: 'Delete a file and its content', params: fileParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
     handler: async (request, reply) => {
-      await deleteFile(s, request.params.app_id, request.params.file_id);
+      await deleteFile(acting(s, request), request.params.app_id, request.params.file_id);
       return reply.code(204).send();
     },
   });

@@ -5,6 +5,8 @@ import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileRoutes, variableRoutes } from './content.js';
 import { licenseRoutes } from './licenses.js';
+import { operatorRoutes } from './operators.js';
+import { userRoutes } from './users.js';
 
 export interface AdminOptions extends AdminAuth {
   maxUploadBytes: number;
@@ -13,11 +15,13 @@ export interface AdminOptions extends AdminAuth {
 /** The operators' API under /admin/v1, every route behind an admin token. */
 export async function adminRoutes(app: FastifyInstance, opts: { services: Services } & AdminOptions): Promise<void> {
   const s = opts.services;
-  requireAdmin(app, opts);
+  requireAdmin(app, s, opts);
   appRoutes(app, s);
   licenseRoutes(app, s);
   variableRoutes(app, s);
   banRoutes(app, s);
+  userRoutes(app, s);
+  operatorRoutes(app, s);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createLicenses, deleteLicense, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
 import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
-import { adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -39,7 +39,7 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
       },
       response: { 201: { type: 'object', required: ['licenses'], properties: { licenses: { type: 'array', items: licenseSchema } } }, ...errors(401, 404, 422) },
     },
-    handler: async (request, reply) => reply.code(201).send({ licenses: await createLicenses(s, request.params.app_id, request.body) }),
+    handler: async (request, reply) => reply.code(201).send({ licenses: await createLicenses(acting(s, request), request.params.app_id, request.body) }),
   });
 
   app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; used?: string; q?: string } }>('/apps/:app_id/licenses', {
@@ -69,7 +69,7 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 409, 422) },
     },
     handler: async (request, reply) => {
-      await deleteLicense(s, request.params.app_id, request.params.license_id);
+      await deleteLicense(acting(s, request), request.params.app_id, request.params.license_id);
       return reply.code(204).send();
     },
   });

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import type { AdminTokenRecord } from '../../store/repositories/admin.js';
+import { DomainError } from '../errors.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { digest, digestMatches, newToken } from '../tokens.js';
+import { Checker } from '../validation.js';
+import { audit, type AdminServices } from './audit.js';
+
+export const ENV_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
+
+/**
+ * Who presents this admin token: the environment's token (compared in
+ * constant time) or a live named token (looked up by its digest).
+ */
+export async function authenticateAdmin(s: Services, presented: string | undefined, envDigest: string | null): Promise<string> {
+  if (!presented || presented.length > 512) throw new DomainError('invalid_admin_token');
+  if (envDigest && digestMatches(presented, envDigest)) return ENV_ACTOR;
+  const token = await s.store.admin.findLiveToken(digest(presented));
+  if (!token) throw new DomainError('invalid_admin_token');
+  await s.store.admin.touchToken(token.id, s.clock());
+  return `token:${token.name} (${token.id})`;
+}
+
+export interface AdminTokenView {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const viewToken = (t: AdminTokenRecord): AdminTokenView => ({
+  id: t.id, name: t.name, created_at: iso(t.createdAt),
+  last_used_at: t.lastUsedAt === null ? null : iso(t.lastUsedAt), revoked_at: t.revokedAt === null ? null : iso(t.revokedAt),
+});
+
+async function insertToken(s: Services, name: string): Promise<AdminTokenView & { token: string }> {
+  const check = new Checker();
+  check.text('body.name', name, { min: 1, max: 128 });
+  check.throwIfAny();
+  const token = newToken('admin', s.random);
+  const record: AdminTokenRecord = { id: randomUUID(), name, createdAt: s.clock(), lastUsedAt: null, revokedAt: null };
+  await s.store.admin.insertToken(record, digest(token));
+  return { ...viewToken(record), token };
+}
+
+/** A named token; the token itself is in this answer only. */
+export async function createAdminToken(a: AdminServices, name: string): Promise<AdminTokenView & { token: string }> {
+  const created = await insertToken(a, name);
+  await audit(a, 'admin_token.create', null, created.id, { name });
+  return created;
+}
+
+export async function listAdminTokens(s: Services): Promise<AdminTokenView[]> {
+  return (await s.store.admin.listTokens()).map(viewToken);
+}
+
+export async function revokeAdminToken(a: AdminServices, id: string): Promise<void> {
+  if (!(await a.store.admin.revokeToken(id, a.clock()))) throw new DomainError('not_found', 'Admin token not found or already revoked');
+  await audit(a, 'admin_token.revoke', null, id, {});
+}
+
+/**
+ * First start: no admin token anywhere (none stored, none in the environment)
+ * means nobody could ever administer this server, so create one and hand it
+ * to the operator once. Returns it, or null when one already exists.
+ */
+export async function bootstrapAdminToken(s: Services, envTokenSet: boolean): Promise<string | null> {
+  if (envTokenSet || (await s.store.admin.countTokens()) > 0) return null;
+  const created = await insertToken(s, 'initial');
+  await audit({ ...s, actor: 'system' }, 'admin_token.create', null, created.id, { name: 'initial', reason: 'first start' });
+  return created.token;
+}

@@ -1,0 +1,140 @@
+import type { Cursor } from '../../store/pagination.js';
+import type { Page, UserRecord } from '../../store/records.js';
+import { DomainError, validationError } from '../errors.js';
+import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
+import type { Services } from '../services.js';
+import { Checker } from '../validation.js';
+import { getApp } from './apps.js';
+import { audit, type AdminServices } from './audit.js';
+
+export interface UserSummaryView {
+  id: string;
+  username: string;
+  membership: MembershipView;
+  created_at: string;
+  password_set: boolean;
+  device_count: number;
+}
+
+export interface UserDetailView extends UserSummaryView {
+  devices: { id: string; hardware_id: string; created_at: string; last_seen_at: string }[];
+  ips: { ip: string; first_seen_at: string; last_seen_at: string; count: number }[];
+  activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
+  sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
+  signup_license_id: string | null;
+}
+
+function summary(u: UserRecord, now: number): UserSummaryView {
+  return {
+    id: u.id, username: u.username, membership: viewMembership(u, now), created_at: iso(u.createdAt),
+    password_set: u.passwordHash !== null, device_count: u.deviceCount,
+  };
+}
+
+async function findUser(s: Services, appId: string, userId: string): Promise<UserRecord> {
+  await getApp(s, appId);
+  const user = await s.store.users.findById(appId, userId);
+  if (!user) throw new DomainError('not_found', 'User not found');
+  return user;
+}
+
+export async function listUsers(s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserSummaryView>> {
+  await getApp(s, appId);
+  const now = s.clock();
+  const page = await s.store.users.list(appId, search, cursor, limit);
+  return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor };
+}
+
+export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
+  const user = await findUser(s, appId, userId);
+  const now = s.clock();
+  const [devices, ips, activations, sessions] = await Promise.all([
+    s.store.devices.listFor(user.id), s.store.users.ips(user.id), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
+  ]);
+  return {
+    ...summary(user, now),
+    signup_license_id: user.signupLicenseId,
+    devices: devices.map((d) => ({ id: d.id, hardware_id: d.hardwareId, created_at: iso(d.createdAt), last_seen_at: iso(d.lastSeenAt) })),
+    ips: ips.map((i) => ({ ip: i.ip, first_seen_at: iso(i.firstSeenAt), last_seen_at: iso(i.lastSeenAt), count: i.count })),
+    activations: activations.map((a) => ({
+      id: a.id, license_id: a.licenseId, occurred_at: iso(a.occurredAt), minutes: a.minutes,
+      grants_lifetime_access: a.grantsLifetime, revokes_lifetime_access: a.revokesLifetime,
+    })),
+    sessions: sessions.map((x) => ({ id: x.id, hardware_id: x.hardwareId, ip: x.ip, created_at: iso(x.createdAt), expires_at: iso(x.expiresAt) })),
+  };
+}
+
+export interface UserPatch {
+  extend_minutes?: number;
+  lifetime?: boolean;
+  active_until?: string | null;
+  password?: string;
+}
+
+/**
+ * Operator changes to a user. Minutes extend like a license would
+ * (max(active_until, now) + minutes); lifetime true grants, false revokes;
+ * a new password revokes every session of the user.
+ */
+export async function patchUser(a: AdminServices, appId: string, userId: string, patch: UserPatch): Promise<UserSummaryView> {
+  const app = await getApp(a, appId);
+  const user = await findUser(a, appId, userId);
+  if (patch.password !== undefined) {
+    const check = new Checker();
+    check.password('body.password', patch.password, app.passwordMinLength);
+    check.throwIfAny();
+  }
+  let explicitUntil: number | null | undefined;
+  if (patch.active_until !== undefined) {
+    explicitUntil = patch.active_until === null ? null : Date.parse(patch.active_until);
+    if (explicitUntil !== null && Number.isNaN(explicitUntil)) throw validationError('body.active_until', 'must be an ISO 8601 timestamp or null');
+  }
+  const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
+  const now = a.clock();
+  const before = viewMembership(user, now);
+  await a.store.transaction(async (tx) => {
+    await tx.users.lockRow(user.id, now);
+    const current = (await tx.users.findById(appId, user.id))!;
+    let state = { isLifetime: current.isLifetime, activeUntil: current.activeUntil };
+    if (explicitUntil !== undefined) state.activeUntil = explicitUntil;
+    if (patch.lifetime !== undefined) state = applyLicense(state, { minutes: null, grantsLifetime: patch.lifetime, revokesLifetime: !patch.lifetime }, now);
+    if (patch.extend_minutes !== undefined) state = applyLicense(state, { minutes: patch.extend_minutes, grantsLifetime: false, revokesLifetime: false }, now);
+    await tx.users.setMembership(user.id, state.isLifetime, state.activeUntil, now);
+    if (passwordHash !== undefined) {
+      await tx.users.setPasswordHash(user.id, passwordHash, now);
+      await tx.sessions.deleteForUser(user.id);
+    }
+  });
+  const updated = (await a.store.users.findById(appId, user.id))!;
+  const after = viewMembership(updated, now);
+  await audit(a, 'user.update', appId, user.id, {
+    before: { membership: before }, after: { membership: after, ...(passwordHash !== undefined && { password: 'changed' }) },
+  });
+  return summary(updated, now);
+}
+
+/** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
+export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
+  const user = await findUser(a, appId, userId);
+  const devices = await a.store.devices.listFor(user.id);
+  await a.store.transaction(async (tx) => {
+    await tx.devices.deleteFor(user.id);
+    await tx.users.clearDeviceSlots(user.id);
+    await tx.sessions.deleteForUser(user.id);
+  });
+  await audit(a, 'user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
+}
+
+export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
+  const user = await findUser(a, appId, userId);
+  const revoked = await a.store.sessions.deleteForUser(user.id);
+  await audit(a, 'user.revoke_sessions', appId, user.id, { revoked });
+  return { revoked };
+}
+
+/** Deletes the user and everything that is theirs (sessions, devices, IPs, activations); used licenses stay used. */
+export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
+  const user = await findUser(a, appId, userId);
+  await a.store.users.delete(appId, user.id);
+  await audit(a, 'user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
+}

@@ -1,0 +1,107 @@
+import type { Queryable, Row } from '../db.js';
+import type { Page } from '../records.js';
+
+export interface AdminTokenRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface AuditRecord {
+  id: string;
+  at: number;
+  actor: string;
+  action: string;
+  appId: string | null;
+  targetId: string | null;
+  details: Record<string, unknown>;
+}
+
+export interface AuditFilter {
+  appId?: string;
+  targetId?: string;
+  action?: string;
+  since?: number;
+  until?: number;
+}
+
+const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toToken(r: Row): AdminTokenRecord {
+  return { id: r.id as string, name: r.name as string, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at) };
+}
+
+function toAudit(r: Row): AuditRecord {
+  return {
+    id: r.id as string, at: Number(r.at), actor: r.actor as string, action: r.action as string,
+    appId: (r.app_id as string | null) ?? null, targetId: (r.target_id as string | null) ?? null,
+    details: JSON.parse(r.details as string) as Record<string, unknown>,
+  };
+}
+
+export function adminRepository(q: Queryable) {
+  return {
+    async insertToken(t: AdminTokenRecord, tokenHash: string): Promise<void> {
+      await q.run('INSERT INTO admin_tokens (id, name, token_hash, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, NULL, NULL)', [
+        t.id, t.name, tokenHash, t.createdAt,
+      ]);
+    },
+
+    /** A live (unrevoked) token by the digest of the presented token. */
+    async findLiveToken(tokenHash: string): Promise<AdminTokenRecord | undefined> {
+      const r = await q.one('SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL', [tokenHash]);
+      return r && toToken(r);
+    },
+
+    async touchToken(id: string, now: number): Promise<void> {
+      await q.run('UPDATE admin_tokens SET last_used_at = ? WHERE id = ?', [now, id]);
+    },
+
+    async listTokens(): Promise<AdminTokenRecord[]> {
+      const rows = await q.all('SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens ORDER BY created_at, id');
+      return rows.map(toToken);
+    },
+
+    async countTokens(): Promise<number> {
+      const r = await q.one<{ n: number | string }>('SELECT COUNT(*) AS n FROM admin_tokens');
+      return Number(r?.n ?? 0);
+    },
+
+    async revokeToken(id: string, now: number): Promise<boolean> {
+      return (await q.run('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id])) === 1;
+    },
+
+    async insertAudit(a: AuditRecord): Promise<void> {
+      await q.run('INSERT INTO audit_log (id, at, actor, action, app_id, target_id, details) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        a.id, a.at, a.actor, a.action, a.appId, a.targetId, JSON.stringify(a.details),
+      ]);
+    },
+
+    /** Newest first, keyset-paginated on (at, id) descending. */
+    async listAudit(filter: AuditFilter, cursor: { at: number; id: string } | null, limit: number): Promise<Page<AuditRecord>> {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (cursor) {
+        where.push('(at < ? OR (at = ? AND id < ?))');
+        params.push(cursor.at, cursor.at, cursor.id);
+      }
+      if (filter.appId) where.push('app_id = ?'), params.push(filter.appId);
+      if (filter.targetId) where.push('target_id = ?'), params.push(filter.targetId);
+      if (filter.action) where.push('action = ?'), params.push(filter.action);
+      if (filter.since !== undefined) where.push('at >= ?'), params.push(filter.since);
+      if (filter.until !== undefined) where.push('at < ?'), params.push(filter.until);
+      const rows = await q.all(
+        `SELECT id, at, actor, action, app_id, target_id, details FROM audit_log ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY at DESC, id DESC LIMIT ?`,
+        [...params, limit + 1],
+      );
+      const more = rows.length > limit;
+      const kept = (more ? rows.slice(0, limit) : rows).map(toAudit);
+      const last = kept.at(-1);
+      return { items: kept, nextCursor: more && last ? Buffer.from(`${last.at}:${last.id}`).toString('base64url') : null };
+    },
+  };
+}
+
+export type AdminRepository = ReturnType<typeof adminRepository>;
