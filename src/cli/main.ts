@@ -4,6 +4,11 @@ import { ConfigError, SETTINGS, loadConfig, type Config } from '../config/index.
 import { migrate } from '../store/migrate.js';
 import { openDb } from '../store/open.js';
 import { createTollgate } from '../wiring.js';
+import { appsCommand } from './commands/apps.js';
+import { filesCommand, varsCommand } from './commands/content.js';
+import { licensesCommand } from './commands/licenses.js';
+import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
+import { usersCommand } from './commands/users.js';
 
 type Flags = Partial<Record<keyof Config, string>>;
 
@@ -20,7 +25,11 @@ function configOrExit(flags: Flags): Readonly<Config> {
   }
 }
 
-const program = new Command('tollgate').description('Tollgate: self-hosted access and licensing service');
+const program = new Command('tollgate')
+  .description('Tollgate: self-hosted access and licensing service')
+  .option('--url <url>', 'server to manage [env TOLLGATE_URL, default http://127.0.0.1:8080]')
+  .option('--token <token>', 'admin token [env TOLLGATE_ADMIN_TOKEN]')
+  .option('--json', 'print JSON (for scripts) instead of tables');
 
 const serve = program.command('serve').description('Run the service (creates the database and applies migrations at start)');
 for (const setting of Object.values(SETTINGS)) {
@@ -81,5 +90,14 @@ program
       await db.close();
     }
   });
+
+appsCommand(program);
+licensesCommand(program);
+usersCommand(program);
+varsCommand(program);
+filesCommand(program);
+bansCommand(program);
+tokensCommand(program);
+auditCommand(program);
 
 await program.parseAsync(process.argv);

@@ -6,7 +6,7 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
-import { audit, type AdminServices } from './audit.js';
+import { audit, diff, type AdminServices } from './audit.js';
 
 export const VARIABLE_NAME = { min: 1, max: 128 };
 export const VARIABLE_VALUE_MAX = 65_536;
@@ -106,6 +106,44 @@ export async function uploadFile(s: AdminServices, appId: string, meta: FileMeta
   const view = viewFile(file);
   await audit(s, 'file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
   return view;
+}
+
+/** Replaces a file's content, keeping its id and metadata; the old content is removed once the new one is complete. */
+export async function replaceFileContent(s: AdminServices, appId: string, id: string, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
+  await getApp(s, appId);
+  const before = await s.store.files.findById(appId, id);
+  if (!before) throw new DomainError('not_found', 'File not found');
+  const content = await storeContent(s, appId, body, maxBytes);
+  const oldBlob = await s.store.transaction(async (tx) => {
+    const old = await tx.files.replaceContent(appId, id, content.blobId, content.size, content.sha256, content.chunkSize, s.clock());
+    if (old) await tx.files.deleteBlob(old);
+    return old;
+  });
+  if (!oldBlob) {
+    await s.store.files.deleteBlob(content.blobId); // the file was deleted meanwhile
+    throw new DomainError('not_found', 'File not found');
+  }
+  s.caches.applications.invalidate(appId);
+  const after = (await s.store.files.findById(appId, id))!;
+  await audit(s, 'file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
+  return viewFile(after);
+}
+
+/** Renames a file or changes its media type or encryption flag. */
+export async function updateFile(s: AdminServices, appId: string, id: string, patch: Partial<FileMetaInput>): Promise<FileView> {
+  await getApp(s, appId);
+  const before = await s.store.files.findById(appId, id);
+  if (!before) throw new DomainError('not_found', 'File not found');
+  const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
+  checkMeta(meta);
+  await s.store.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock());
+  s.caches.applications.invalidate(appId);
+  const after = (await s.store.files.findById(appId, id))!;
+  await audit(s, 'file.update', appId, id, diff(
+    { name: before.name, mime_type: before.mimeType, is_encrypted: before.isEncrypted },
+    { name: after.name, mime_type: after.mimeType, is_encrypted: after.isEncrypted },
+  ));
+  return viewFile(after);
 }
 
 export async function getFile(s: Services, appId: string, id: string): Promise<FileView> {

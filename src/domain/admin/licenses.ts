@@ -123,3 +123,37 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
   await s.store.licenses.deleteUnused(appId, id);
   await audit(s, 'license.delete', appId, id, { note: license.note });
 }
+
+const CSV_COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'] as const;
+
+/** RFC 4180 quoting; a note starting with = + - @ is prefixed with ' so spreadsheets do not run it as a formula. */
+function csvCell(value: unknown, column: string): string {
+  if (value === null || value === undefined) return '';
+  let text = String(value);
+  if (column === 'note' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function licensesCsvHeader(): string {
+  return CSV_COLUMNS.join(',') + '\r\n';
+}
+
+export function licenseCsvRow(l: LicenseView): string {
+  return CSV_COLUMNS.map((c) => csvCell(l[c], c)).join(',') + '\r\n';
+}
+
+/** Every license matching the filter as CSV lines, read a page at a time (bounded memory for any count). */
+export async function* exportLicensesCsv(s: Services, appId: string, filter: { used?: boolean; q?: string }): AsyncGenerator<string> {
+  await getApp(s, appId);
+  yield licensesCsvHeader();
+  let cursor: Cursor | null = null;
+  for (;;) {
+    const page = await s.store.licenses.list(appId, { used: filter.used, search: filter.q }, cursor, 500);
+    let chunk = '';
+    for (const l of page.items) chunk += licenseCsvRow(viewLicense(l));
+    if (chunk) yield chunk;
+    const last = page.items.at(-1);
+    if (!page.nextCursor || !last) return;
+    cursor = { at: last.createdAt, id: last.id };
+  }
+}

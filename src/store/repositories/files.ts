@@ -60,6 +60,12 @@ export function filesRepository(q: Queryable) {
       return old.blob_id;
     },
 
+    async updateMeta(appId: string, id: string, name: string, mimeType: string, isEncrypted: boolean, now: number): Promise<boolean> {
+      return (await q.run('UPDATE files SET name = ?, mime_type = ?, is_encrypted = ?, updated_at = ? WHERE id = ? AND app_id = ?', [
+        name, mimeType, isEncrypted, now, id, appId,
+      ])) === 1;
+    },
+
     async findById(appId: string, id: string): Promise<FileRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM files WHERE id = ? AND app_id = ?`, [id, appId]);
       return r && toFile(r);

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import {
-  deleteFile, deleteVariable, getFile, getVariable, listFiles, listVariables, parseBoolean, putVariable, uploadFile,
+  deleteFile, deleteVariable, getFile, getVariable, listFiles, listVariables, parseBoolean, putVariable, replaceFileContent, updateFile, uploadFile,
+  type FileMetaInput,
 } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity } from '../../admin-plugin.js';
@@ -73,6 +74,14 @@ export function fileRoutes(app: FastifyInstance, s: Services, maxUploadBytes: nu
       return reply.code(201).send(file);
     },
   });
+  app.put<{ Params: { app_id: string; file_id: string } }>('/apps/:app_id/files/:file_id/content', {
+    schema: {
+      tags, security: adminSecurity, summary: 'Replace a file’s content, keeping its id (raw body, streamed)', params: fileParams,
+      response: { 200: fileSchema, ...errors(401, 404, 413, 422) },
+    },
+    handler: async (request) =>
+      replaceFileContent(acting(s, request), request.params.app_id, request.params.file_id, (request.body as Readable | undefined) ?? emptyBody(), maxUploadBytes),
+  });
   app.get<{ Params: { app_id: string } }>('/apps/:app_id/files', {
     schema: { tags, security: adminSecurity, summary: 'List files', params: appParams, response: { 200: list(fileSchema), ...errors(401, 404, 422) } },
     handler: async (request) => ({ items: await listFiles(s, request.params.app_id), next_cursor: null }),
@@ -87,6 +96,21 @@ export function fileRoutes(app: FastifyInstance, s: Services, maxUploadBytes: nu
       await deleteFile(acting(s, request), request.params.app_id, request.params.file_id);
       return reply.code(204).send();
     },
+  });
+}
+
+/** File metadata changes are JSON, so they live outside the raw-body scope of uploads. */
+export function fileMetaRoutes(app: FastifyInstance, s: Services): void {
+  app.patch<{ Params: { app_id: string; file_id: string }; Body: Partial<FileMetaInput> }>('/apps/:app_id/files/:file_id', {
+    schema: {
+      tags: ['admin: files'], security: adminSecurity, summary: 'Rename a file or change its media type or encryption flag', params: fileParams,
+      body: {
+        type: 'object', additionalProperties: false, minProperties: 1,
+        properties: { name: { type: 'string' }, mime_type: { type: 'string' }, is_encrypted: { type: 'boolean' } },
+      },
+      response: { 200: fileSchema, ...errors(401, 404, 422) },
+    },
+    handler: async (request) => updateFile(acting(s, request), request.params.app_id, request.params.file_id, request.body),
   });
 }
 

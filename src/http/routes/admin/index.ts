@@ -3,7 +3,7 @@ import type { Services } from '../../../domain/services.js';
 import { requireAdmin, type AdminAuth } from '../../admin-plugin.js';
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
-import { fileRoutes, variableRoutes } from './content.js';
+import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
 import { licenseRoutes } from './licenses.js';
 import { operatorRoutes } from './operators.js';
 import { userRoutes } from './users.js';
@@ -21,6 +21,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   variableRoutes(app, s);
   banRoutes(app, s);
   userRoutes(app, s);
+  fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));

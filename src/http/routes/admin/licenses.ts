@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { createLicenses, deleteLicense, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
+import { Readable } from 'node:stream';
+import { createLicenses, deleteLicense, exportLicensesCsv, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
 import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
@@ -19,6 +20,14 @@ export const licenseSchema = {
 const appParams = { type: 'object', required: ['app_id'], properties: { app_id: uuid } } as const;
 const licenseParams = { type: 'object', required: ['app_id', 'license_id'], properties: { app_id: uuid, license_id: uuid } } as const;
 const tags = ['admin: licenses'];
+
+function licenseFilter(query: { used?: string; q?: string }): { used?: boolean; q?: string } {
+  const filter: { used?: boolean; q?: string } = {};
+  const used = parseBoolean('querystring.used', query.used);
+  if (used !== undefined) filter.used = used;
+  if (query.q) filter.q = query.q;
+  return filter;
+}
 
 export function licenseRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Params: { app_id: string }; Body: CreateLicensesInput }>('/apps/:app_id/licenses', {
@@ -49,12 +58,28 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
       response: { 200: pageSchema(licenseSchema), ...errors(401, 404, 422) },
     },
     handler: async (request) => {
-      const { used, q, cursor, limit } = request.query;
-      const filter: { used?: boolean; q?: string } = {};
-      const usedFilter = parseBoolean('querystring.used', used);
-      if (usedFilter !== undefined) filter.used = usedFilter;
-      if (q) filter.q = q;
-      return page(await listLicenses(s, request.params.app_id, filter, cursorOf(cursor), limit));
+      const { cursor, limit } = request.query;
+      return page(await listLicenses(s, request.params.app_id, licenseFilter(request.query), cursorOf(cursor), limit));
+    },
+  });
+
+  app.get<{ Params: { app_id: string }; Querystring: { used?: string; q?: string } }>('/apps/:app_id/licenses/export', {
+    schema: {
+      tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
+      querystring: { type: 'object', properties: { used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
+      response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
+    },
+    handler: async (request, reply) => {
+      const lines = exportLicensesCsv(s, request.params.app_id, licenseFilter(request.query));
+      const first = await lines.next(); // surfaces a 404 before the 200 header is sent
+      const stream = Readable.from((async function* () {
+        if (!first.done) yield first.value;
+        yield* lines;
+      })());
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="licenses-${request.params.app_id}.csv"`)
+        .send(stream);
     },
   });
 

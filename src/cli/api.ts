@@ -1,0 +1,82 @@
+import { Readable } from 'node:stream';
+
+/** A failed call: the server's `detail` (or the transport error), for a non-zero exit. */
+export class CliError extends Error {
+  constructor(message: string, readonly status?: number) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export interface Connection {
+  url: string;
+  token: string;
+}
+
+/** The admin API over HTTP, as the CLI uses it. */
+export class ApiClient {
+  constructor(private readonly conn: Connection) {}
+
+  private async call(method: string, path: string, init: RequestInit & { duplex?: 'half' } = {}): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.conn.url.endsWith('/') ? this.conn.url : this.conn.url + '/'), {
+        method,
+        ...init,
+        headers: { authorization: `Bearer ${this.conn.token}`, ...(init.headers as Record<string, string> | undefined) },
+      });
+    } catch (err) {
+      throw new CliError(`cannot reach ${this.conn.url}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
+    }
+    if (!res.ok) {
+      const text = await res.text();
+      let detail = text;
+      try {
+        const body = JSON.parse(text) as { detail?: string; errors?: { field: string; message: string }[] };
+        detail = body.detail ?? text;
+        if (body.errors && body.errors.length > 1) detail += '\n' + body.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n');
+      } catch {
+        // not JSON: show the text as it came
+      }
+      throw new CliError(`${res.status}: ${detail}`, res.status);
+    }
+    return res;
+  }
+
+  async json<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.call(method, path, body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  }
+
+  async text(path: string): Promise<string> {
+    return (await this.call('GET', path)).text();
+  }
+
+  /** Streams `body` as the raw request body (uploads). */
+  async upload<T = unknown>(method: string, path: string, body: Readable, size: number): Promise<T> {
+    const res = await this.call(method, path, {
+      body: Readable.toWeb(body) as unknown as BodyInit,
+      duplex: 'half',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+    });
+    return (await res.json()) as T;
+  }
+
+  /** Follows next_cursor until the end (or `max` items). */
+  async all<T>(path: string, max = Infinity): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | null = null;
+    do {
+      const sep = path.includes('?') ? '&' : '?';
+      const page: { items: T[]; next_cursor: string | null } = await this.json('GET', `${path}${sep}limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor && items.length < max);
+    return items.slice(0, max);
+  }
+}
+
+export function query(params: Record<string, string | number | boolean | undefined>): string {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined && v !== '') as [string, string | number | boolean][];
+  return entries.length ? '?' + new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString() : '';
+}

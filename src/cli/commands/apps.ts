@@ -1,0 +1,82 @@
+import type { Command } from 'commander';
+import { CliError } from '../api.js';
+import { int, remote } from '../context.js';
+import { printDone, printObject, printRows } from '../output.js';
+
+const COLUMNS = ['id', 'name', 'api_key', 'device_auth_enabled', 'anonymous_access_allowed', 'max_devices_per_user', 'registration_open'];
+
+function settingOptions(cmd: Command): Command {
+  return cmd
+    .option('--device-auth <on|off>', 'device (hardware ID) authentication')
+    .option('--anonymous <on|off>', 'allow /app_context and downloads without a user')
+    .option('--max-devices <n>', 'devices per user', int)
+    .option('--session-ttl <seconds>', 'session lifetime in seconds', int)
+    .option('--password-min <n>', 'minimum password length on sign-up', int)
+    .option('--registration <open|closed>', 'whether sign-ups are accepted');
+}
+
+function onOff(value: unknown, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on' || value === 'open' || value === 'true') return true;
+  if (value === 'off' || value === 'closed' || value === 'false') return false;
+  throw new CliError(`${name} must be on or off`);
+}
+
+function settings(opts: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    device_auth_enabled: onOff(opts.deviceAuth, '--device-auth'),
+    anonymous_access_allowed: onOff(opts.anonymous, '--anonymous'),
+    max_devices_per_user: opts.maxDevices,
+    session_ttl_seconds: opts.sessionTtl,
+    password_min_length: opts.passwordMin,
+    registration_open: onOff(opts.registration, '--registration'),
+  };
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
+  return out;
+}
+
+export function appsCommand(program: Command): void {
+  const apps = program.command('apps').description('Applications: create, list, change settings, rotate secrets, delete');
+
+  apps.command('list').description('List applications').action(
+    remote(async ({ api, out }) => {
+      const items = await api.all<Record<string, unknown>>('admin/v1/apps');
+      printRows(items, COLUMNS, out);
+    }),
+  );
+
+  settingOptions(apps.command('create').description('Create an application (prints its API key and, once, its secret)').argument('<name>')).action(
+    remote(async ({ api, out, opts }, name) => {
+      const app = await api.json<Record<string, unknown>>('POST', 'admin/v1/apps', { name, ...settings(opts) });
+      printObject(app, out);
+      if (!out.json) process.stdout.write('The API secret is shown only now: store it in your application’s build secrets.\n');
+    }),
+  );
+
+  apps.command('get').description('Show an application').argument('<app_id>').action(
+    remote(async ({ api, out }, id) => printObject(await api.json('GET', `admin/v1/apps/${id}`), out)),
+  );
+
+  settingOptions(apps.command('update').description('Change an application’s name or settings').argument('<app_id>').option('--name <name>')).action(
+    remote(async ({ api, out, opts }, id) => {
+      const body = { ...settings(opts), ...(opts.name !== undefined && { name: opts.name }) };
+      printObject(await api.json('PATCH', `admin/v1/apps/${id}`, body), out);
+    }),
+  );
+
+  apps.command('rotate-secret').description('Issue a new API secret; the old one stops working at once').argument('<app_id>').action(
+    remote(async ({ api, out }, id) => printObject(await api.json('POST', `admin/v1/apps/${id}/secret`), out)),
+  );
+
+  apps
+    .command('delete')
+    .description('Delete an application and everything it owns')
+    .argument('<app_id>')
+    .requiredOption('--confirm <name>', 'the application’s name, to confirm')
+    .action(
+      remote(async ({ api, out, opts }, id) => {
+        await api.json('DELETE', `admin/v1/apps/${id}?confirm=${encodeURIComponent(String(opts.confirm))}`);
+        printDone(`deleted application ${id}`, out);
+      }),
+    );
+}

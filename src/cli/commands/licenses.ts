@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { licenseCsvRow, licensesCsvHeader, type LicenseView } from '../../domain/admin/licenses.js';
+import { query } from '../api.js';
+import { int, remote, requireApp } from '../context.js';
+import { printDone, printObject, printRows } from '../output.js';
+
+const COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'used_at', 'used_by_user_id'];
+
+export function licensesCommand(program: Command): void {
+  const licenses = program.command('licenses').description('License codes: create in batches, list, export, delete');
+
+  licenses
+    .command('create')
+    .description('Create licenses (up to 10,000 in one transaction)')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .option('--count <n>', 'how many', int, 1)
+    .option('--minutes <n>', 'minutes each adds to a membership', int)
+    .option('--lifetime', 'grant lifetime access')
+    .option('--revokes-lifetime', 'revoke lifetime access when activated')
+    .option('--mask <mask>', 'code pattern; X = random symbol (default XXXXX-XXXXX-XXXXX-XXXXX-XXXXX)')
+    .option('--note <text>', 'a note kept with each license')
+    .option('--expires-at <iso>', 'unused codes stop working after this time')
+    .option('--csv', 'print the created licenses as CSV')
+    .action(
+      remote(async (ctx) => {
+        const { opts } = ctx;
+        const body: Record<string, unknown> = { count: opts.count };
+        if (opts.minutes !== undefined) body.minutes = opts.minutes;
+        if (opts.lifetime) body.lifetime = true;
+        if (opts.revokesLifetime) body.revokes_lifetime_access = true;
+        for (const [flag, field] of [['mask', 'mask'], ['note', 'note'], ['expiresAt', 'expires_at']] as const) {
+          if (opts[flag] !== undefined) body[field] = opts[flag];
+        }
+        const res = await ctx.api.json<{ licenses: LicenseView[] }>('POST', `admin/v1/apps/${requireApp(ctx)}/licenses`, body);
+        if (opts.csv) process.stdout.write(licensesCsvHeader() + res.licenses.map(licenseCsvRow).join(''));
+        else printRows(res.licenses as unknown as Record<string, unknown>[], ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access'], ctx.out, res);
+      }),
+    );
+
+  licenses
+    .command('list')
+    .description('List licenses')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .option('--used', 'only used licenses')
+    .option('--unused', 'only unused licenses')
+    .option('--q <text>', 'search code and note')
+    .option('--limit <n>', 'at most this many', int, 100)
+    .option('--csv', 'every matching license as CSV (streamed by the server; ignores --limit)')
+    .action(
+      remote(async (ctx) => {
+        const { opts } = ctx;
+        const filter = query({ used: opts.used ? 'true' : opts.unused ? 'false' : undefined, q: opts.q as string | undefined });
+        const app = requireApp(ctx);
+        if (opts.csv) {
+          process.stdout.write(await ctx.api.text(`admin/v1/apps/${app}/licenses/export${filter}`));
+          return;
+        }
+        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/apps/${app}/licenses${filter}`, opts.limit as number);
+        printRows(items, COLUMNS, ctx.out);
+      }),
+    );
+
+  licenses
+    .command('get')
+    .description('Show a license: who redeemed it and when')
+    .argument('<license_id>')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .action(remote(async (ctx, id) => printObject(await ctx.api.json('GET', `admin/v1/apps/${requireApp(ctx)}/licenses/${id}`), ctx.out)));
+
+  licenses
+    .command('delete')
+    .description('Delete an unused license')
+    .argument('<license_id>')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .action(
+      remote(async (ctx, id) => {
+        await ctx.api.json('DELETE', `admin/v1/apps/${requireApp(ctx)}/licenses/${id}`);
+        printDone(`deleted license ${id}`, ctx.out);
+      }),
+    );
+}

@@ -1,0 +1,85 @@
+import type { Command } from 'commander';
+import { query } from '../api.js';
+import { int, remote, requireApp } from '../context.js';
+import { printDone, printObject, printRows } from '../output.js';
+
+export function bansCommand(program: Command): void {
+  const bans = program.command('bans').description('Bans: IP addresses and ranges, hardware IDs, license codes, users');
+  bans
+    .command('list')
+    .description('List bans')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .option('--type <type>', 'ip, hardware_id, license or user')
+    .action(
+      remote(async (ctx) => {
+        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/apps/${requireApp(ctx)}/bans${query({ type: ctx.opts.type as string | undefined })}`);
+        printRows(items, ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'], ctx.out);
+      }),
+    );
+  bans
+    .command('create')
+    .description('Ban something')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .requiredOption('--type <type>', 'ip, hardware_id, license or user')
+    .requiredOption('--value <value>', 'an IP or CIDR range, a hardware ID, a license code or a user id')
+    .option('--reason <text>', 'why')
+    .option('--expires-at <iso>', 'lift the ban automatically at this time')
+    .action(
+      remote(async (ctx) => {
+        const body: Record<string, unknown> = { type: ctx.opts.type, value: ctx.opts.value };
+        if (ctx.opts.reason !== undefined) body.reason = ctx.opts.reason;
+        if (ctx.opts.expiresAt !== undefined) body.expires_at = ctx.opts.expiresAt;
+        printObject(await ctx.api.json('POST', `admin/v1/apps/${requireApp(ctx)}/bans`, body), ctx.out);
+      }),
+    );
+  bans
+    .command('delete')
+    .description('Lift a ban')
+    .argument('<ban_id>')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .action(
+      remote(async (ctx, id) => {
+        await ctx.api.json('DELETE', `admin/v1/apps/${requireApp(ctx)}/bans/${id}`);
+        printDone(`lifted ban ${id}`, ctx.out);
+      }),
+    );
+}
+
+export function tokensCommand(program: Command): void {
+  const tokens = program.command('tokens').description('Admin tokens');
+  tokens.command('list').description('List admin tokens').action(
+    remote(async ({ api, out }) => {
+      const res = await api.json<{ items: Record<string, unknown>[] }>('GET', 'admin/v1/tokens');
+      printRows(res.items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out, res);
+    }),
+  );
+  tokens.command('create').description('Create a named admin token (shown once)').argument('<name>').action(
+    remote(async ({ api, out }, name) => printObject(await api.json('POST', 'admin/v1/tokens', { name }), out)),
+  );
+  tokens.command('revoke').description('Revoke an admin token').argument('<token_id>').action(
+    remote(async ({ api, out }, id) => {
+      await api.json('DELETE', `admin/v1/tokens/${id}`);
+      printDone(`revoked token ${id}`, out);
+    }),
+  );
+}
+
+export function auditCommand(program: Command): void {
+  program
+    .command('audit')
+    .description('Read the audit log of admin writes (newest first)')
+    .option('--app <app_id>', 'only this application')
+    .option('--target <id>', 'only this object')
+    .option('--action <action>', 'only this action, e.g. ban.create')
+    .option('--since <iso>', 'from this time')
+    .option('--until <iso>', 'before this time')
+    .option('--limit <n>', 'at most this many', int, 50)
+    .action(
+      remote(async (ctx) => {
+        const o = ctx.opts as Record<string, string | undefined>;
+        const q = query({ app_id: o.app, target_id: o.target, action: o.action, since: o.since, until: o.until });
+        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/audit${q}`, ctx.opts.limit as number);
+        printRows(items, ['at', 'actor', 'action', 'app_id', 'target_id', 'details'], ctx.out);
+      }),
+    );
+}

@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { query } from '../api.js';
+import { int, remote, requireApp, type CliContext } from '../context.js';
+import { printDone, printObject, printRows } from '../output.js';
+
+type Row = Record<string, unknown> & { membership: { is_active: boolean; is_lifetime: boolean; active_until: string | null } };
+
+const flat = (u: Row) => ({ ...u, active: u.membership.is_active, lifetime: u.membership.is_lifetime, active_until: u.membership.active_until });
+
+function userCmd(parent: Command, name: string, description: string): Command {
+  return parent.command(name).description(description).argument('<user_id>').option('--app <app_id>', 'application (or TOLLGATE_APP)');
+}
+
+const path = (ctx: CliContext, id: string, rest = '') => `admin/v1/apps/${requireApp(ctx)}/users/${id}${rest}`;
+
+export function usersCommand(program: Command): void {
+  const users = program.command('users').description('Users: search, inspect, extend, lifetime, password, devices, sessions, delete');
+
+  users
+    .command('list')
+    .description('Search users (by username or id)')
+    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+    .option('--q <text>', 'search')
+    .option('--limit <n>', 'at most this many', int, 100)
+    .action(
+      remote(async (ctx) => {
+        const items = await ctx.api.all<Row>(`admin/v1/apps/${requireApp(ctx)}/users${query({ q: ctx.opts.q as string | undefined })}`, ctx.opts.limit as number);
+        printRows(items.map(flat), ['id', 'username', 'active', 'lifetime', 'active_until', 'device_count', 'created_at'], ctx.out, items);
+      }),
+    );
+
+  userCmd(users, 'get', 'Show a user with membership, devices, IPs, activations and sessions').action(
+    remote(async (ctx, id) => printObject(await ctx.api.json('GET', path(ctx, id)), ctx.out)),
+  );
+
+  userCmd(users, 'extend', 'Add minutes to the membership').requiredOption('--minutes <n>', 'minutes to add', int).action(
+    remote(async (ctx, id) => printObject(await ctx.api.json('PATCH', path(ctx, id), { extend_minutes: ctx.opts.minutes }), ctx.out)),
+  );
+
+  userCmd(users, 'lifetime', 'Grant (or with --revoke, revoke) lifetime access').option('--revoke', 'revoke instead of grant').action(
+    remote(async (ctx, id) => printObject(await ctx.api.json('PATCH', path(ctx, id), { lifetime: !ctx.opts.revoke }), ctx.out)),
+  );
+
+  userCmd(users, 'set-password', 'Set a new password (ends every session of the user)').requiredOption('--password <password>').action(
+    remote(async (ctx, id) => printObject(await ctx.api.json('PATCH', path(ctx, id), { password: ctx.opts.password }), ctx.out)),
+  );
+
+  userCmd(users, 'reset-devices', 'Forget the user’s devices').action(
+    remote(async (ctx, id) => {
+      await ctx.api.json('POST', path(ctx, id, '/reset-devices'));
+      printDone(`devices reset for ${id}`, ctx.out);
+    }),
+  );
+
+  userCmd(users, 'revoke-sessions', 'End every session of the user').action(
+    remote(async (ctx, id) => {
+      const res = await ctx.api.json<{ revoked: number }>('POST', path(ctx, id, '/revoke-sessions'));
+      printDone(`revoked ${res.revoked} session(s)`, ctx.out, res);
+    }),
+  );
+
+  userCmd(users, 'delete', 'Delete the user').action(
+    remote(async (ctx, id) => {
+      await ctx.api.json('DELETE', path(ctx, id));
+      printDone(`deleted user ${id}`, ctx.out);
+    }),
+  );
+}

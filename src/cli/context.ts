@@ -1,0 +1,50 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { ApiClient, CliError } from './api.js';
+import type { OutputOptions } from './output.js';
+
+export interface CliContext {
+  api: ApiClient;
+  out: OutputOptions;
+  /** The sub-command's own options. */
+  opts: Record<string, unknown>;
+}
+
+/**
+ * Wraps an admin sub-command: resolves --url/--token (or TOLLGATE_URL /
+ * TOLLGATE_ADMIN_TOKEN) and --json from the global options, and turns a
+ * failure into the server's detail on stderr with exit code 1.
+ */
+export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>) {
+  return async function (this: Command, ...args: unknown[]): Promise<void> {
+    const all = this.optsWithGlobals<{ url?: string; token?: string; json?: boolean }>();
+    const url = all.url ?? process.env.TOLLGATE_URL ?? 'http://127.0.0.1:8080';
+    const token = all.token ?? process.env.TOLLGATE_ADMIN_TOKEN;
+    if (!token) {
+      process.stderr.write('tollgate: no admin token: pass --token or set TOLLGATE_ADMIN_TOKEN\n');
+      process.exitCode = 1;
+      return;
+    }
+    const positional = args.slice(0, this.registeredArguments.length) as string[];
+    try {
+      await fn({ api: new ApiClient({ url, token }), out: { json: all.json === true }, opts: this.opts() }, ...positional);
+    } catch (err) {
+      if (err instanceof CliError) {
+        process.stderr.write(`tollgate: ${err.message}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      throw err;
+    }
+  };
+}
+
+export function requireApp(ctx: CliContext): string {
+  const app = (ctx.opts.app as string | undefined) ?? process.env.TOLLGATE_APP;
+  if (!app) throw new CliError('no application: pass --app <app_id> or set TOLLGATE_APP');
+  return app;
+}
+
+export const int = (value: string): number => {
+  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('must be an integer');
+  return Number(value);
+};
