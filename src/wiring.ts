@@ -7,7 +7,7 @@ import { createServices, type Services } from './domain/services.js';
 import { buildServer } from './http/server.js';
 import { createStore } from './store/index.js';
 import { migrate } from './store/migrate.js';
-import { openDb } from './store/open.js';
+import { cacheTtlFor, openDb } from './store/open.js';
 
 export interface Overrides {
   clock?: Clock;
@@ -25,7 +25,7 @@ export interface Tollgate {
 
 /** The one place that builds the store, the services and the server from a config. */
 export async function createTollgate(config: Readonly<Config>, overrides: Overrides = {}): Promise<Tollgate> {
-  const db = await openDb(config.databaseUrl);
+  const db = await openDb(config.databaseUrl, config);
   try {
     await migrate(db);
     const services = await createServices({
@@ -33,6 +33,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       clock: overrides.clock ?? systemClock,
       random: overrides.random ?? cryptoRandom,
       hasher: overrides.hasher ?? argon2Hasher(),
+      cacheTtlMs: cacheTtlFor(db),
     });
     const server = await buildServer({
       services,

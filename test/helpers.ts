@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { argon2Hasher } from '../src/domain/password.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
@@ -68,12 +71,39 @@ export interface Harness {
 
 export const PASSWORD = 'correct horse battery';
 
-/** A fresh Tollgate on its own SQLite file, driven in-process; no state is shared between harnesses. */
+/** Which store this test project runs on (vitest.config.ts sets TEST_STORE per project). */
+export const STORE = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * A database of its own for one harness: a SQLite file in a temporary
+ * directory, or a fresh schema in this run's PostgreSQL database.
+ */
+async function freshDatabase(dir: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (STORE === 'sqlite') return { url: `sqlite:${join(dir, 'tollgate.db')}`, drop: async () => undefined };
+  const base = inject('pgUrl');
+  if (!base) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
+  const schema = `h_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+/** A fresh Tollgate on its own database, driven in-process; no state is shared between harnesses. */
 export async function harness(options: { clock?: TestClock; env?: Record<string, string> } = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const dbPath = join(dir, 'tollgate.db');
+  const database = await freshDatabase(dir);
   const clock = options.clock ?? new TestClock();
-  const config = loadConfig({ DATABASE_URL: `sqlite:${dbPath}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
+  const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
   const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher });
   await tollgate.server.ready();
 
@@ -122,6 +152,7 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
     },
     async close() {
       await tollgate.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

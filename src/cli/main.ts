@@ -82,7 +82,7 @@ program
   .option('--database-url <url>', 'sqlite:<path> or postgres://… [env DATABASE_URL]')
   .action(async (options: { databaseUrl?: string }) => {
     const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
-    const db = await openDb(config.databaseUrl);
+    const db = await openDb(config.databaseUrl, config);
     try {
       const applied = await migrate(db);
       process.stdout.write(applied.length ? `applied migrations: ${applied.join(', ')}\n` : 'database is up to date\n');

@@ -15,6 +15,11 @@ export interface Config {
   redisUrl: string | null;
   rateLimit: boolean;
   maxUploadBytes: number;
+  pgPoolSize: number;
+  pgStatementTimeoutMs: number;
+  pgSsl: 'off' | 'on' | 'no-verify';
+  /** When set, GET /metrics serves Prometheus metrics to `Authorization: Bearer <this>`; unset, /metrics does not exist. */
+  metricsToken: string | null;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -87,6 +92,22 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'maxUploadBytes', env: 'MAX_UPLOAD_BYTES', flag: '--max-upload-bytes', description: 'largest file upload in bytes (default 1073741824)',
     parse: (raw) => (/^\d{1,15}$/.test(raw) && Number(raw) > 0 ? Number(raw) : fail('must be a positive integer number of bytes')),
   },
+  pgPoolSize: {
+    key: 'pgPoolSize', env: 'PG_POOL_SIZE', flag: '--pg-pool-size', description: 'PostgreSQL connections per node (default 10)',
+    parse: (raw) => (/^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 1000 ? Number(raw) : fail('must be an integer from 1 to 1000')),
+  },
+  pgStatementTimeoutMs: {
+    key: 'pgStatementTimeoutMs', env: 'PG_STATEMENT_TIMEOUT_MS', flag: '--pg-statement-timeout-ms', description: 'PostgreSQL statement timeout in ms, 0 for none (default 10000)',
+    parse: (raw) => (/^\d{1,9}$/.test(raw) ? Number(raw) : fail('must be a non-negative integer number of milliseconds')),
+  },
+  pgSsl: {
+    key: 'pgSsl', env: 'PG_SSL', flag: '--pg-ssl', description: 'PostgreSQL TLS: off (default), on (verify the certificate) or no-verify',
+    parse: (raw) => (raw === 'off' || raw === 'on' || raw === 'no-verify' ? raw : fail('must be off, on or no-verify')),
+  },
+  metricsToken: {
+    key: 'metricsToken', env: 'METRICS_TOKEN', flag: '--metrics-token', description: 'enables GET /metrics for this Bearer token (default: no /metrics)',
+    parse: (raw) => (raw.length >= 16 && raw.length <= 256 && !/\s/.test(raw) ? raw : fail('must be 16 to 256 characters without whitespace')),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -99,6 +120,10 @@ export const DEFAULTS: Config = {
   redisUrl: null,
   rateLimit: true,
   maxUploadBytes: 1024 ** 3,
+  pgPoolSize: 10,
+  pgStatementTimeoutMs: 10_000,
+  pgSsl: 'off',
+  metricsToken: null,
 };
 
 /**

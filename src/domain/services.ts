@@ -18,12 +18,22 @@ export interface Services {
   caches: Caches;
 }
 
+/** What changed, so every node drops exactly what depends on it. */
+export interface Change {
+  /** The app's settings, secret or existence: everything cached about it. */
+  app?: { id: string; apiKey: string };
+  /** The bans of this app. */
+  bans?: string;
+  /** The variables or files of this app. */
+  content?: string;
+}
+
 export interface Caches {
   appsByKey: InvalidatingCache<AppRecord | null>;
   bans: InvalidatingCache<BanSet>;
   applications: InvalidatingCache<ApplicationView>;
-  /** Forget everything cached about an app (after any admin write to it). */
-  invalidateApp(app: { id: string; apiKey: string }): void;
+  /** Drops what a write made stale, here at once and on every other node through the bus. */
+  changed(change: Change): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -31,9 +41,11 @@ export interface ServiceOptions {
   clock: Clock;
   random: RandomSource;
   hasher: PasswordHasher;
-  /** Upper bound on how long any cached value may be served (cross-node fallback). */
+  /** Upper bound on how long any cached value may be served (the fallback if a cross-node message is lost). */
   cacheTtlMs?: number;
 }
+
+const CHANNEL = 'tollgate_changes';
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
   const { store, clock, cacheTtlMs } = opts;
@@ -44,14 +56,40 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   );
   const bans = banCache(store, clock, cacheTtlMs);
   const applications = applicationCache(store, clock, cacheTtlMs);
+
+  const drop = (change: Change) => {
+    if (change.app) {
+      appsByKey.invalidate(change.app.apiKey);
+      bans.invalidate(change.app.id);
+      applications.invalidate(change.app.id);
+    }
+    if (change.bans) bans.invalidate(change.bans);
+    if (change.content) applications.invalidate(change.content);
+  };
+  const bus = store.db.bus;
+  if (bus) {
+    await bus.subscribe(CHANNEL, (payload) => {
+      try {
+        drop(JSON.parse(payload) as Change);
+      } catch {
+        clearAll();
+      }
+    });
+    bus.onGap(() => clearAll());
+  }
+  function clearAll() {
+    appsByKey.clear();
+    bans.clear();
+    applications.clear();
+  }
+
   const caches: Caches = {
     appsByKey,
     bans,
     applications,
-    invalidateApp(app) {
-      appsByKey.invalidate(app.apiKey);
-      bans.invalidate(app.id);
-      applications.invalidate(app.id);
+    async changed(change) {
+      drop(change);
+      await bus?.publish(CHANNEL, JSON.stringify(change));
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));

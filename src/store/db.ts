@@ -22,6 +22,13 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a multi-statement script with no parameters (migrations only). */
   script(sql: string): Promise<void>;
+  /** Runs `fn` holding a lock shared by every node on this database (migrations at start). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Cross-node messages (PostgreSQL LISTEN/NOTIFY). Absent where one process
+   * owns the database (SQLite), since there is nobody else to tell.
+   */
+  readonly bus?: MessageBus;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -33,4 +40,11 @@ export class UniqueViolation extends Error {
     super(`unique constraint: ${constraint}`);
     this.name = 'UniqueViolation';
   }
+}
+
+export interface MessageBus {
+  subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
+  publish(channel: string, payload: string): Promise<void>;
+  /** Called when delivery may have had a gap (the listening connection dropped). */
+  onGap(handler: () => void): void;
 }

@@ -7,6 +7,11 @@ import { dialectTypes, migrations } from './migrations/index.js';
  * Returns the versions applied.
  */
 export async function migrate(db: Db, now: number = Date.now()): Promise<number[]> {
+  // Several nodes may start at once: one migrates while the others wait, then find nothing to do.
+  return db.exclusive(() => applyPending(db, now));
+}
+
+async function applyPending(db: Db, now: number): Promise<number[]> {
   const types = dialectTypes(db.dialect);
   await db.script(
     `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${types.ts} NOT NULL)`,

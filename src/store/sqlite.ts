@@ -120,6 +120,10 @@ export class SqliteDb implements Db {
     }
   }
 
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn(); // one process owns the file
+  }
+
   /** Online backup to `destination` (SQLite's backup API; the service keeps serving). */
   async backup(destination: string): Promise<void> {
     await this.raw.backup(destination);

@@ -102,7 +102,7 @@ export async function listApps(s: Services, cursor: Cursor | null, limit: number
 export async function updateApp(s: AdminServices, id: string, input: AppSettingsInput): Promise<AppView> {
   const app = await getApp(s, id);
   await s.store.apps.update(id, toSettings(input), s.clock());
-  s.caches.invalidateApp(app);
+  await s.caches.changed({ app });
   const after = viewApp(await getApp(s, id));
   await audit(s, 'app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
   return after;
@@ -117,7 +117,7 @@ export async function rotateSecret(s: AdminServices, id: string): Promise<{ api_
   const app = await getApp(s, id);
   const secret = newToken('secret', s.random);
   await s.store.apps.setSecretHash(id, digest(secret), s.clock());
-  s.caches.invalidateApp(app);
+  await s.caches.changed({ app });
   await audit(s, 'app.rotate_secret', id, id, {});
   return { api_secret: secret };
 }
@@ -131,6 +131,6 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     ]);
   }
   await s.store.apps.delete(id);
-  s.caches.invalidateApp(app);
+  await s.caches.changed({ app });
   await audit(s, 'app.delete', id, id, { before: settingsOf(viewApp(app)) });
 }

@@ -69,7 +69,7 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
   }
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
   await s.store.bans.insert(ban);
-  s.caches.bans.invalidate(app.id);
+  await s.caches.changed({ bans: app.id });
   const view = viewBan(ban);
   await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: view.value, reason: view.reason, expires_at: view.expires_at } });
   return view;
@@ -84,6 +84,6 @@ export async function listBans(s: Services, appId: string, cursor: Cursor | null
 export async function deleteBan(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
   if (!(await s.store.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
-  s.caches.bans.invalidate(appId);
+  await s.caches.changed({ bans: appId });
   await audit(s, 'ban.delete', appId, id, {});
 }

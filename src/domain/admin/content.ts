@@ -27,7 +27,7 @@ export async function putVariable(s: AdminServices, appId: string, name: string,
   check.throwIfAny();
   const before = await s.store.variables.get(appId, name);
   await s.store.variables.put(appId, name, value, s.clock());
-  s.caches.applications.invalidate(app.id);
+  await s.caches.changed({ content: app.id });
   await audit(s, 'variable.put', appId, name, { name, before: before ? summarise(before.value) : null, after: summarise(value) });
   return viewVariable((await s.store.variables.get(appId, name))!);
 }
@@ -48,7 +48,7 @@ export async function deleteVariable(s: AdminServices, appId: string, name: stri
   await getApp(s, appId);
   const before = await s.store.variables.get(appId, name);
   if (!before || !(await s.store.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
-  s.caches.applications.invalidate(appId);
+  await s.caches.changed({ content: appId });
   await audit(s, 'variable.delete', appId, name, { name, before: summarise(before.value) });
 }
 
@@ -102,7 +102,7 @@ export async function uploadFile(s: AdminServices, appId: string, meta: FileMeta
     blobId: content.blobId, size: content.size, sha256: content.sha256, chunkSize: content.chunkSize, createdAt: now, updatedAt: now,
   };
   await s.store.files.insert(file);
-  s.caches.applications.invalidate(appId);
+  await s.caches.changed({ content: appId });
   const view = viewFile(file);
   await audit(s, 'file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
   return view;
@@ -123,7 +123,7 @@ export async function replaceFileContent(s: AdminServices, appId: string, id: st
     await s.store.files.deleteBlob(content.blobId); // the file was deleted meanwhile
     throw new DomainError('not_found', 'File not found');
   }
-  s.caches.applications.invalidate(appId);
+  await s.caches.changed({ content: appId });
   const after = (await s.store.files.findById(appId, id))!;
   await audit(s, 'file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
   return viewFile(after);
@@ -137,7 +137,7 @@ export async function updateFile(s: AdminServices, appId: string, id: string, pa
   const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
   checkMeta(meta);
   await s.store.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock());
-  s.caches.applications.invalidate(appId);
+  await s.caches.changed({ content: appId });
   const after = (await s.store.files.findById(appId, id))!;
   await audit(s, 'file.update', appId, id, diff(
     { name: before.name, mime_type: before.mimeType, is_encrypted: before.isEncrypted },
@@ -167,7 +167,7 @@ export async function deleteFile(s: AdminServices, appId: string, id: string): P
     return blob;
   });
   if (!blobId) throw new DomainError('not_found', 'File not found');
-  s.caches.applications.invalidate(appId);
+  await s.caches.changed({ content: appId });
   await audit(s, 'file.delete', appId, id, { before: before ? { name: before.name, size: before.size, sha256: before.sha256 } : null });
 }
 

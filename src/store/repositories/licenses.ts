@@ -73,8 +73,9 @@ export function licensesRepository(q: Queryable) {
       if (filter.used === true) where += ' AND used_at IS NOT NULL';
       if (filter.used === false) where += ' AND used_at IS NULL';
       if (filter.search) {
-        where += " AND (code LIKE ? ESCAPE '\\' OR note LIKE ? ESCAPE '\\')";
-        const like = '%' + filter.search.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+        // LOWER on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; search the same way on both.
+        where += " AND (LOWER(code) LIKE ? ESCAPE '\\' OR LOWER(note) LIKE ? ESCAPE '\\')";
+        const like = '%' + filter.search.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
         params.push(like, like);
       }
       const rows = await q.all(`SELECT ${COLUMNS} FROM licenses WHERE ${where} ORDER BY created_at, id LIMIT ?`, [...params, limit + 1]);
