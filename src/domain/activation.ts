@@ -4,7 +4,7 @@ import { userByPassword } from './login.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { requireHardwareId } from './signup.js';
-import { Checker, LICENSE_CODE, PASSWORD_MAX_BYTES } from './validation.js';
+import { Checker, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from './validation.js';
 
 export interface ActivationInput {
   code: string;
@@ -28,7 +28,7 @@ export interface ActivationView {
 export async function activateLicense(s: Services, ctx: RequestContext, input: ActivationInput): Promise<ActivationView> {
   const check = new Checker();
   check.text('body.code', input.code, LICENSE_CODE);
-  if ([...input.username].length > 256) check.add('body.username', 'is too long');
+  check.text('body.username', input.username, USERNAME);
   if (Buffer.byteLength(input.password) > PASSWORD_MAX_BYTES) check.add('body.password', 'is too long');
   requireHardwareId(check, ctx.app, input.hardware_id);
   check.throwIfAny();

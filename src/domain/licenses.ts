@@ -6,21 +6,32 @@ import { DomainError } from './errors.js';
 import { applyLicense } from './membership.js';
 import type { Services } from './services.js';
 
+// Field errors name the code for the 422 of license sign-up; a 401 (activation) carries none.
+const invalidLicense = (detail?: string) => new DomainError('invalid_license', detail, [{ field: 'body.code', message: detail ? 'has expired' : 'is not a valid license code' }]);
+const licenseUsed = () => new DomainError('license_used', undefined, [{ field: 'body.code', message: 'has already been used' }]);
+
 /** A code that exists in this app, has not expired unused, and has not been used: else invalid_license / license_used. */
 export async function findRedeemableLicense(s: Services, ctx: RequestContext, code: string): Promise<LicenseRecord> {
   const license = await s.store.licenses.findByCode(ctx.app.id, code);
-  if (!license) throw new DomainError('invalid_license');
-  if (license.usedAt !== null) throw new DomainError('license_used');
-  if (license.expiresAt !== null && license.expiresAt <= ctx.now) throw new DomainError('invalid_license', 'This license code has expired');
+  if (!license) throw invalidLicense();
+  if (license.usedAt !== null) throw licenseUsed();
+  if (license.expiresAt !== null && license.expiresAt <= ctx.now) throw invalidLicense('This license code has expired');
   return license;
 }
 
-/**
- * Inside a transaction: claims the license (only one caller can), then applies
- * it to the user's membership read under a row lock, and records the activation.
- */
+/** Inside a transaction, first: claims the license for `userId`. Only one caller can; the others get license_used. */
+export async function claim(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<void> {
+  if (!(await tx.licenses.markUsed(license.id, userId, ctx.now))) throw licenseUsed();
+}
+
+/** Inside a transaction: claims the license, then applies it to the user's membership and records the activation. */
 export async function redeem(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
-  if (!(await tx.licenses.markUsed(license.id, userId, ctx.now))) throw new DomainError('license_used');
+  await claim(tx, ctx, userId, license);
+  return applyClaimed(tx, ctx, userId, license);
+}
+
+/** Applies a license already claimed in this transaction, reading the membership under a row lock. */
+export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
   await tx.users.lockRow(userId, ctx.now);
   const user = await tx.users.findById(ctx.app.id, userId);
   if (!user) throw new DomainError('invalid_credentials');

@@ -23,8 +23,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   } else if (passwordForm) {
     check.required('body.credentials.username', username);
     check.required('body.credentials.password', password);
-    // Lengths only bound the work; a password of the wrong length simply fails to match.
-    if (username !== undefined && [...username].length > 4 * USERNAME.max) check.add('body.credentials.username', 'is too long');
+    check.text('body.credentials.username', username, USERNAME);
     if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) check.add('body.credentials.password', 'is too long');
   } else if (code === undefined) {
     check.add('body.credentials', 'must be either {username, password} or {code}');

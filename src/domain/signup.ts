@@ -4,7 +4,7 @@ import type { Repositories } from '../store/index.js';
 import type { AppRecord, LicenseRecord } from '../store/records.js';
 import { checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
-import { findRedeemableLicense, redeem } from './licenses.js';
+import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
 import type { Services } from './services.js';
 import { viewUser, type UserView } from './users.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
@@ -27,7 +27,7 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
 
   const key = usernameKey(input.username);
-  if (await s.store.users.existsByUsernameKey(ctx.app.id, key)) throw new DomainError('username_taken');
+  if (await s.store.users.existsByUsernameKey(ctx.app.id, key)) throw usernameTaken();
   const passwordHash = await s.hasher.hash(input.password);
 
   const id = randomUUID();
@@ -38,13 +38,15 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
       await tx.users.trackIp(id, ctx.ip, ctx.now);
     });
   } catch (err) {
-    if (err instanceof UniqueViolation) throw new DomainError('username_taken'); // lost a race for the name
+    if (err instanceof UniqueViolation) throw usernameTaken(); // lost a race for the name
     throw err;
   }
   const user = await s.store.users.findById(ctx.app.id, id);
   if (!user) throw new Error('user vanished after sign-up');
   return viewUser(user, ctx.now);
 }
+
+const usernameTaken = () => new DomainError('username_taken', undefined, [{ field: 'body.username', message: 'is already taken' }]);
 
 export interface LicenseSignUpInput {
   code: string;
@@ -64,8 +66,11 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');
 
   const id = await s.store.transaction(async (tx) => {
-    const userId = await insertGeneratedUser(s, tx, ctx, license);
-    await redeem(tx, ctx, userId, license);
+    // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
+    const userId = randomUUID();
+    await claim(tx, ctx, userId, license);
+    await insertGeneratedUser(s, tx, ctx, userId, license);
+    await applyClaimed(tx, ctx, userId, license);
     await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
     return userId;
@@ -100,10 +105,8 @@ export function generatedUsername(random: (n: number) => Buffer): string {
   return name;
 }
 
-async function insertGeneratedUser(s: Services, tx: Repositories, ctx: RequestContext, license: LicenseRecord): Promise<string> {
-  const id = randomUUID();
+async function insertGeneratedUser(s: Services, tx: Repositories, ctx: RequestContext, id: string, license: LicenseRecord): Promise<void> {
   const username = generatedUsername(s.random);
   // A collision at 60 bits is all but impossible; if it happens the unique index refuses it and the request fails cleanly.
   await tx.users.insert({ id, appId: ctx.app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId: license.id, createdAt: ctx.now });
-  return id;
 }

@@ -5,7 +5,7 @@ import {
 import { DomainError } from './errors.js';
 import { userByCode, userByPassword } from './login.js';
 import type { Services } from './services.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES } from './validation.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from './validation.js';
 
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
 export interface UserCredentials {
@@ -33,6 +33,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   if (method === 'code') check.text('header.x-api-license-code', creds.licenseCode, LICENSE_CODE);
   if (method === 'password') {
     check.required('header.x-api-username', creds.username);
+    check.text('header.x-api-username', creds.username, USERNAME);
     check.required('header.x-api-password', creds.password);
     if (creds.password !== undefined && Buffer.byteLength(creds.password) > PASSWORD_MAX_BYTES) check.add('header.x-api-password', 'is too long');
   }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateApp, type RequestContext } from '../domain/access.js';
+import { DomainError } from '../domain/errors.js';
 import { normaliseIp } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
@@ -29,8 +30,9 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: CLIENT_BODY_LIMIT }, (_req, body, done) => {
     try {
       done(null, body === '' ? undefined : JSON.parse(body as string, rejectPrototypeKeys));
-    } catch (err) {
-      done(err as Error, undefined);
+    } catch {
+      // Syntax errors, forbidden keys, and nesting deep enough to exhaust the stack alike: the body is not acceptable JSON.
+      done(new DomainError('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]), undefined);
     }
   });
 }

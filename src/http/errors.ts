@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { UniqueViolation } from '../store/db.js';
 
 /** Every error code: its HTTP status and the sentence sent when the domain gave none. */
 export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; detail: string }> = {
@@ -88,11 +89,17 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
   return null;
 }
 
-export function handleError(err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): void {
+export function handleError(err: FastifyError | DomainError | UniqueViolation, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof DomainError) {
     const overrides = (request.routeOptions.config as RouteErrorConfig | undefined)?.statusOverrides;
     const status = overrides?.[err.code] ?? ERRORS[err.code].status;
-    void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, err.fieldErrors));
+    // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
+    void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
+    return;
+  }
+  if (err instanceof UniqueViolation) {
+    // A uniqueness race the domain did not anticipate: the write was refused, nothing half-done.
+    void reply.code(409).send(errorBody('conflict'));
     return;
   }
   if (err.validation) {

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
 import swagger from '@fastify/swagger';
@@ -53,6 +53,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     routerOptions: { maxParamLength: 200 },
+    // Errors the router raises before any route runs (an over-long or malformed path parameter): our shape, never Fastify's.
+    frameworkErrors: (_error, _request, reply: FastifyReply) => {
+      void reply.code(422).send(errorBody('validation_error', 'Invalid request: a path parameter is malformed or too long', [{ field: 'params', message: 'is malformed or too long' }]));
+    },
   });
   app.setValidatorCompiler(validators());
   app.setErrorHandler(handleError);

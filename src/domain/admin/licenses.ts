@@ -5,6 +5,7 @@ import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
+import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
 import { audit, type AdminServices } from './audit.js';
 
@@ -69,7 +70,9 @@ export function viewLicense(l: LicenseRecord): LicenseView {
 export async function createLicenses(s: AdminServices, appId: string, input: CreateLicensesInput): Promise<LicenseView[]> {
   await getApp(s, appId);
   const mask = input.mask ?? DEFAULT_MASK;
-  if (mask.length > 128) throw validationError('body.mask', 'must be at most 128 characters');
+  const check = new Checker();
+  check.text('body.mask', mask, { min: 1, max: 128 });
+  check.throwIfAny();
   if (maskBits(mask) < MIN_MASK_BITS) throw validationError('body.mask', `must carry at least ${MIN_MASK_BITS} random bits (13 or more X)`);
   const lifetime = input.lifetime === true;
   if (lifetime && input.minutes !== undefined) throw validationError('body.minutes', 'cannot be combined with lifetime');
