@@ -40,6 +40,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       adminToken: config.adminToken,
       trustProxy: config.trustProxy,
       maxUploadBytes: config.maxUploadBytes,
+      metricsToken: config.metricsToken,
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     server.addHook('onClose', async () => db.close());

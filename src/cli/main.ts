@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { ConfigError, SETTINGS, loadConfig, type Config } from '../config/index.js';
 import { migrate } from '../store/migrate.js';
 import { openDb } from '../store/open.js';
+import type { SqliteDb } from '../store/sqlite.js';
 import { createTollgate } from '../wiring.js';
 import { appsCommand } from './commands/apps.js';
 import { filesCommand, varsCommand } from './commands/content.js';
@@ -40,8 +41,13 @@ serve.action(async (options: Record<string, string>) => {
   for (const [key, value] of Object.entries(options)) flags[key as keyof Config] = value;
   const config = configOrExit(flags);
   const tollgate = await createTollgate(config);
+  // Graceful: stop accepting, let in-flight requests finish (new ones get 503), close the pools; give up after 10 s.
   const stop = async (signal: string) => {
     tollgate.server.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    setTimeout(() => {
+      tollgate.server.log.error('shutdown took over 10 s: exiting with requests still open');
+      process.exit(1);
+    }, 10_000).unref();
     await tollgate.close();
     process.exit(0);
   };
@@ -75,6 +81,26 @@ function printFirstStart(url: string, token: string): void {
     ].join('\n'),
   );
 }
+
+program
+  .command('backup')
+  .description('Copy a live SQLite database to a file, consistently, while the service runs (PostgreSQL: use pg_dump)')
+  .argument('<destination>', 'file to write')
+  .option('--database-url <url>', 'sqlite:<path> [env DATABASE_URL]')
+  .action(async (destination: string, options: { databaseUrl?: string }) => {
+    const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
+    if (!config.databaseUrl.startsWith('sqlite:')) {
+      process.stderr.write('tollgate: backup copies SQLite databases; for PostgreSQL run: pg_dump --format=custom --file=tollgate.dump "$DATABASE_URL"\n');
+      process.exit(2);
+    }
+    const db = await openDb(config.databaseUrl, config);
+    try {
+      await (db as SqliteDb).backup(destination);
+      process.stdout.write(`backed up ${config.databaseUrl} to ${destination}\n`);
+    } finally {
+      await db.close();
+    }
+  });
 
 program
   .command('migrate')

@@ -9,6 +9,7 @@ import { errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { clientRoutes } from './routes/client/index.js';
 import { metaRoutes } from './routes/meta.js';
+import { registerMetrics } from './metrics.js';
 
 export const CLIENT_API_VERSION = '1.9.11';
 
@@ -18,6 +19,7 @@ export interface ServerOptions {
   trustProxy: string[] | null;
   maxUploadBytes: number;
   logger: LoggerOptions | false;
+  metricsToken?: string | null;
 }
 
 /** Never logged, whatever the level: every credential a request can carry. */
@@ -90,6 +92,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   metaRoutes(app, opts.services);
+  if (opts.metricsToken) registerMetrics(app, opts.services.store.db, opts.metricsToken);
   await app.register(async (scope) => clientRoutes(scope, opts.services));
   await app.register(adminRoutes, {
     prefix: '/admin/v1',

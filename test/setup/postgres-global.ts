@@ -28,6 +28,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     await admin.connect();
   } catch (err) {
+    if (process.env.REQUIRE_POSTGRES === '1') {
+      throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${serverUrl.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`);
+    }
     banner([
       'PostgreSQL IS NOT REACHABLE: every PostgreSQL test of this run is SKIPPED, not passed.',
       `Tried ${serverUrl.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error).message}`,
