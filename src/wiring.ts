@@ -8,6 +8,8 @@ import { buildServer } from './http/server.js';
 import { createStore } from './store/index.js';
 import { migrate } from './store/migrate.js';
 import { cacheTtlFor, openDb } from './store/open.js';
+import { DatabaseCounters, MemoryCounters, RedisCounters, type Counters } from './store/counters.js';
+import type { Db } from './store/db.js';
 
 export interface Overrides {
   clock?: Clock;
@@ -26,6 +28,7 @@ export interface Tollgate {
 /** The one place that builds the store, the services and the server from a config. */
 export async function createTollgate(config: Readonly<Config>, overrides: Overrides = {}): Promise<Tollgate> {
   const db = await openDb(config.databaseUrl, config);
+  const counters = config.rateLimit ? rateLimitCounters(config, db) : null;
   try {
     await migrate(db);
     const services = await createServices({
@@ -34,6 +37,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       random: overrides.random ?? cryptoRandom,
       hasher: overrides.hasher ?? argon2Hasher(),
       cacheTtlMs: cacheTtlFor(db),
+      counters,
     });
     const server = await buildServer({
       services,
@@ -43,11 +47,21 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       metricsToken: config.metricsToken,
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
-    server.addHook('onClose', async () => db.close());
+    server.addHook('onClose', async () => {
+      await counters?.close();
+      await db.close();
+    });
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
     return { server, services, initialAdminToken, close: () => server.close() };
   } catch (err) {
+    await counters?.close();
     await db.close();
     throw err;
   }
+}
+
+/** Redis when configured (shared by every node), else the database for PostgreSQL (shared), else memory (SQLite: one process). */
+function rateLimitCounters(config: Readonly<Config>, db: Db): Counters {
+  if (config.redisUrl) return new RedisCounters(config.redisUrl);
+  return db.dialect === 'postgres' ? new DatabaseCounters(db) : new MemoryCounters();
 }

@@ -103,7 +103,8 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
   const dbPath = join(dir, 'tollgate.db');
   const database = await freshDatabase(dir);
   const clock = options.clock ?? new TestClock();
-  const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
+  // Rate limits are off unless a test turns them on: most tests make many failed attempts from one address on purpose.
+  const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...options.env });
   const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher });
   await tollgate.server.ready();
 

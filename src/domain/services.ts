@@ -6,6 +6,8 @@ import { InvalidatingCache } from './cache.js';
 import type { ApplicationView } from './context.js';
 import { applicationCache } from './context.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
+import type { Counters } from '../store/counters.js';
+import { Limiter } from './limits.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -16,6 +18,7 @@ export interface Services {
   /** A hash of a random password: verified against when the user does not exist, so timing does not tell. */
   dummyHash: string;
   caches: Caches;
+  limits: Limiter;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -43,6 +46,8 @@ export interface ServiceOptions {
   hasher: PasswordHasher;
   /** Upper bound on how long any cached value may be served (the fallback if a cross-node message is lost). */
   cacheTtlMs?: number;
+  /** Where rate-limit counters live; null turns every limit off. */
+  counters: Counters | null;
 }
 
 const CHANNEL = 'tollgate_changes';
@@ -93,5 +98,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  return { ...opts, dummyHash, caches };
+  const { counters, ...rest } = opts;
+  return { ...rest, dummyHash, caches, limits: new Limiter(counters) };
 }

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateApp, type RequestContext } from '../domain/access.js';
 import { DomainError } from '../domain/errors.js';
+import { FAILURE_CODES, type Identity, type LimitedAction } from '../domain/limits.js';
+import { handleError } from './errors.js';
 import { normaliseIp } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
@@ -8,6 +10,8 @@ import type { UserCredentials } from '../domain/user-auth.js';
 declare module 'fastify' {
   interface FastifyRequest {
     ctx: RequestContext;
+    /** The username or code a rate-limited request named, for counting its failure. */
+    identity: Identity | null;
   }
 }
 
@@ -20,10 +24,27 @@ export const CLIENT_BODY_LIMIT = 64 * 1024;
  */
 export function requireApp(app: FastifyInstance, s: Services): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
+  app.decorateRequest('identity', null);
   app.addHook('onRequest', async (request) => {
     const now = s.clock();
     const found = await authenticateApp(s, header(request, 'x-api-key'), header(request, 'x-api-secret'));
     request.ctx = { app: found, ip: normaliseIp(request.ip), now };
+  });
+  // Step 2, before the shape is validated: rate limits of the endpoints that count them.
+  app.addHook('preValidation', async (request) => {
+    const action = request.routeOptions.config.limited;
+    if (!action || !s.limits.enabled) return;
+    const who = identityOf(action, request);
+    if (!who) return; // a Bearer token: not a guessable credential, not counted
+    request.identity = who;
+    await s.limits.check(request.ctx, action, who);
+  });
+  // A failed credential attempt counts against the IP and the username or code it named, then answers as usual.
+  app.setErrorHandler(async (err: Error, request, reply) => {
+    if (err instanceof DomainError && FAILURE_CODES.has(err.code) && request.identity && request.ctx) {
+      await s.limits.failed(request.ctx, request.identity).catch((e: unknown) => request.log.error({ err: e }, 'rate-limit counter failed'));
+    }
+    handleError(err as FastifyError, request, reply);
   });
   // Clients send JSON whatever Content-Type they declare (or none): parse it as JSON, or fail with a 422.
   app.removeAllContentTypeParsers();
@@ -41,6 +62,29 @@ export function requireApp(app: FastifyInstance, s: Services): void {
 function rejectPrototypeKeys(key: string, value: unknown): unknown {
   if (key === '__proto__') throw new SyntaxError('forbidden key');
   return value;
+}
+
+/** The identity a counted request names, read defensively (step 2 runs before the shape is checked). */
+function identityOf(action: LimitedAction, request: FastifyRequest): Identity | null {
+  const body = (request.body && typeof request.body === 'object' ? request.body : {}) as Record<string, unknown>;
+  switch (action) {
+    case 'signup':
+      return {};
+    case 'license_signup':
+      return { code: body.code };
+    case 'activation':
+      return { username: body.username, code: body.code };
+    case 'login': {
+      const credentials = (body.credentials && typeof body.credentials === 'object' ? body.credentials : {}) as Record<string, unknown>;
+      return { username: credentials.username, code: credentials.code };
+    }
+    case 'legacy_auth': {
+      if (header(request, 'authorization') !== undefined) return null;
+      const username = utf8Header(request, 'x-api-username');
+      const code = utf8Header(request, 'x-api-license-code');
+      return username === undefined && code === undefined ? null : { username, code };
+    }
+  }
 }
 
 export function header(request: FastifyRequest, name: string): string | undefined {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
 import { UniqueViolation } from '../store/db.js';
+import { RateLimited, type LimitedAction } from '../domain/limits.js';
 
 /** Every error code: its HTTP status and the sentence sent when the domain gave none. */
 export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; detail: string }> = {
@@ -37,6 +38,8 @@ export interface ErrorBody {
 /** Per-route exceptions to the table, declared where the route is (e.g. license sign-up answers invalid_license with 422). */
 export interface RouteErrorConfig {
   statusOverrides?: Partial<Record<ErrorCode, number>>;
+  /** The rate limits this route counts against (DECISIONS step 2). */
+  limited?: LimitedAction;
 }
 
 declare module 'fastify' {
@@ -90,6 +93,13 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
 }
 
 export function handleError(err: FastifyError | DomainError | UniqueViolation, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof RateLimited) {
+    // RFC 9110 Retry-After and the IETF RateLimit header fields.
+    reply.header('retry-after', String(err.retryAfterSeconds))
+      .header('ratelimit-limit', String(err.limit))
+      .header('ratelimit-remaining', '0')
+      .header('ratelimit-reset', String(err.retryAfterSeconds));
+  }
   if (err instanceof DomainError) {
     const overrides = (request.routeOptions.config as RouteErrorConfig | undefined)?.statusOverrides;
     const status = overrides?.[err.code] ?? ERRORS[err.code].status;

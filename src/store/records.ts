@@ -6,6 +6,15 @@ export interface AppSettings {
   sessionTtlSeconds: number;
   passwordMinLength: number;
   registrationOpen: boolean;
+  rateFailuresPerIdentity: number;
+  rateFailuresPerIdentityWindowSeconds: number;
+  rateFailuresPerIp: number;
+  rateFailuresPerIpWindowSeconds: number;
+  rateSignupsPerIp: number;
+  rateSignupsPerIpWindowSeconds: number;
+  /** 0: no app-wide cap. */
+  rateSignupsPerApp: number;
+  rateSignupsPerAppWindowSeconds: number;
 }
 
 export interface AppRecord extends AppSettings {

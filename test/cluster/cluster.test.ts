@@ -15,8 +15,11 @@ describe.skipIf(!pgUrl)('three nodes on one PostgreSQL database', () => {
   const node = (i: number) => nodes[i % nodes.length]!.url;
 
   beforeAll(async () => {
-    nodes = await Promise.all([0, 1, 2].map(() => startNode(pgUrl!)));
-    const created = await admin(node(0), 'POST', '/apps', { name: 'Cluster app', max_devices_per_user: 3 });
+    nodes = await Promise.all([0, 1, 2].map(() => startNode(pgUrl!, { RATE_LIMIT: 'on' })));
+    // Every request comes from 127.0.0.1: lift the per-IP limits of this app (the rate-limit test uses an app with defaults).
+    const created = await admin(node(0), 'POST', '/apps', {
+      name: 'Cluster app', max_devices_per_user: 3, rate_failures_per_ip: 1_000_000, rate_signups_per_ip: 1_000_000, rate_failures_per_identity: 1_000_000,
+    });
     expect(created.status).toBe(201);
     appId = created.body.id;
     appHeaders = { 'x-api-key': created.body.api_key, 'x-api-secret': created.body.api_secret };
@@ -143,6 +146,18 @@ describe.skipIf(!pgUrl)('three nodes on one PostgreSQL database', () => {
     for (const i of [0, 1]) {
       const res = await client(i, 'GET', '/app_context', undefined, bearer);
       expect(res.status).toBe(401);
+    }
+  });
+
+  it('rate-limit counters are shared: failures spread over the nodes add up, and the limit holds on every node', async () => {
+    const created = await admin(node(0), 'POST', '/apps', { name: 'Limited', rate_failures_per_ip: 1_000_000 });
+    const headers = { 'x-api-key': created.body.api_key, 'x-api-secret': created.body.api_secret };
+    const attempt = (i: number) => call(node(i), 'POST', '/auth/login', { body: { credentials: { username: 'target', password: `wrong-${i}` } }, headers });
+    for (let i = 0; i < 10; i++) expect((await attempt(i)).status).toBe(401);
+    for (const i of [0, 1, 2]) {
+      const res = await attempt(i);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
     }
   });
 

@@ -8,59 +8,55 @@ import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { audit, diff, type AdminServices } from './audit.js';
 
-export interface AppView {
-  id: string;
-  name: string;
-  api_key: string;
-  device_auth_enabled: boolean;
-  anonymous_access_allowed: boolean;
-  max_devices_per_user: number;
-  session_ttl_seconds: number;
-  password_min_length: number;
-  registration_open: boolean;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * Every app setting: its API name, its record field and its default, in one
+ * table, so the view, the input mapping and the defaults cannot drift apart.
+ */
+export const APP_SETTINGS = [
+  ['device_auth_enabled', 'deviceAuthEnabled', false],
+  ['anonymous_access_allowed', 'anonymousAccessAllowed', false],
+  ['max_devices_per_user', 'maxDevicesPerUser', 1],
+  ['session_ttl_seconds', 'sessionTtlSeconds', 86400],
+  ['password_min_length', 'passwordMinLength', 8],
+  ['registration_open', 'registrationOpen', true],
+  ['rate_failures_per_identity', 'rateFailuresPerIdentity', 10],
+  ['rate_failures_per_identity_window_seconds', 'rateFailuresPerIdentityWindowSeconds', 900],
+  ['rate_failures_per_ip', 'rateFailuresPerIp', 30],
+  ['rate_failures_per_ip_window_seconds', 'rateFailuresPerIpWindowSeconds', 300],
+  ['rate_signups_per_ip', 'rateSignupsPerIp', 20],
+  ['rate_signups_per_ip_window_seconds', 'rateSignupsPerIpWindowSeconds', 3600],
+  ['rate_signups_per_app', 'rateSignupsPerApp', 0],
+  ['rate_signups_per_app_window_seconds', 'rateSignupsPerAppWindowSeconds', 3600],
+] as const satisfies readonly (readonly [string, keyof AppSettings, boolean | number])[];
 
-export interface AppSettingsInput {
-  name?: string;
-  device_auth_enabled?: boolean;
-  anonymous_access_allowed?: boolean;
-  max_devices_per_user?: number;
-  session_ttl_seconds?: number;
-  password_min_length?: number;
-  registration_open?: boolean;
-}
+type SettingName = (typeof APP_SETTINGS)[number][0];
+
+export type AppSettingsInput = { name?: string } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
+
+export type AppView = { id: string; name: string; api_key: string; created_at: string; updated_at: string } & Required<Omit<AppSettingsInput, 'name'>>;
 
 export function viewApp(app: AppRecord): AppView {
-  return {
-    id: app.id,
-    name: app.name,
-    api_key: app.apiKey,
-    device_auth_enabled: app.deviceAuthEnabled,
-    anonymous_access_allowed: app.anonymousAccessAllowed,
-    max_devices_per_user: app.maxDevicesPerUser,
-    session_ttl_seconds: app.sessionTtlSeconds,
-    password_min_length: app.passwordMinLength,
-    registration_open: app.registrationOpen,
-    created_at: iso(app.createdAt),
-    updated_at: iso(app.updatedAt),
-  };
+  const view: Record<string, unknown> = { id: app.id, name: app.name, api_key: app.apiKey };
+  for (const [name, field] of APP_SETTINGS) view[name] = app[field];
+  view.created_at = iso(app.createdAt);
+  view.updated_at = iso(app.updatedAt);
+  return view as AppView;
 }
 
 function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: string } {
   const check = new Checker();
   if (input.name !== undefined) check.text('body.name', input.name, { min: 1, max: 128 });
   check.throwIfAny();
-  const out: Partial<AppSettings> & { name?: string } = {};
+  const out: Record<string, unknown> = {};
   if (input.name !== undefined) out.name = input.name;
-  if (input.device_auth_enabled !== undefined) out.deviceAuthEnabled = input.device_auth_enabled;
-  if (input.anonymous_access_allowed !== undefined) out.anonymousAccessAllowed = input.anonymous_access_allowed;
-  if (input.max_devices_per_user !== undefined) out.maxDevicesPerUser = input.max_devices_per_user;
-  if (input.session_ttl_seconds !== undefined) out.sessionTtlSeconds = input.session_ttl_seconds;
-  if (input.password_min_length !== undefined) out.passwordMinLength = input.password_min_length;
-  if (input.registration_open !== undefined) out.registrationOpen = input.registration_open;
-  return out;
+  for (const [name, field] of APP_SETTINGS) if (input[name] !== undefined) out[field] = input[name];
+  return out as Partial<AppSettings> & { name?: string };
+}
+
+function defaults(): AppSettings {
+  const out: Record<string, unknown> = {};
+  for (const [, field, value] of APP_SETTINGS) out[field] = value;
+  return out as unknown as AppSettings;
 }
 
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
@@ -73,12 +69,8 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     name: input.name,
     apiKey: newToken('key', s.random),
     apiSecretHash: digest(secret),
-    deviceAuthEnabled: settings.deviceAuthEnabled ?? false,
-    anonymousAccessAllowed: settings.anonymousAccessAllowed ?? false,
-    maxDevicesPerUser: settings.maxDevicesPerUser ?? 1,
-    sessionTtlSeconds: settings.sessionTtlSeconds ?? 86400,
-    passwordMinLength: settings.passwordMinLength ?? 8,
-    registrationOpen: settings.registrationOpen ?? true,
+    ...defaults(),
+    ...settings,
     createdAt: now,
     updatedAt: now,
   };

@@ -2,26 +2,6 @@ import type { Queryable, Row } from '../db.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { AppRecord, AppSettings, Page } from '../records.js';
 
-const COLUMNS =
-  'id, name, api_key, api_secret_hash, device_auth_enabled, anonymous_access_allowed, max_devices_per_user, session_ttl_seconds, password_min_length, registration_open, created_at, updated_at';
-
-export function toApp(r: Row): AppRecord {
-  return {
-    id: r.id as string,
-    name: r.name as string,
-    apiKey: r.api_key as string,
-    apiSecretHash: r.api_secret_hash as string,
-    deviceAuthEnabled: Number(r.device_auth_enabled) === 1,
-    anonymousAccessAllowed: Number(r.anonymous_access_allowed) === 1,
-    maxDevicesPerUser: Number(r.max_devices_per_user),
-    sessionTtlSeconds: Number(r.session_ttl_seconds),
-    passwordMinLength: Number(r.password_min_length),
-    registrationOpen: Number(r.registration_open) === 1,
-    createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
-  };
-}
-
 const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   deviceAuthEnabled: 'device_auth_enabled',
   anonymousAccessAllowed: 'anonymous_access_allowed',
@@ -29,19 +9,39 @@ const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   sessionTtlSeconds: 'session_ttl_seconds',
   passwordMinLength: 'password_min_length',
   registrationOpen: 'registration_open',
+  rateFailuresPerIdentity: 'rate_failures_per_identity',
+  rateFailuresPerIdentityWindowSeconds: 'rate_failures_per_identity_window_seconds',
+  rateFailuresPerIp: 'rate_failures_per_ip',
+  rateFailuresPerIpWindowSeconds: 'rate_failures_per_ip_window_seconds',
+  rateSignupsPerIp: 'rate_signups_per_ip',
+  rateSignupsPerIpWindowSeconds: 'rate_signups_per_ip_window_seconds',
+  rateSignupsPerApp: 'rate_signups_per_app',
+  rateSignupsPerAppWindowSeconds: 'rate_signups_per_app_window_seconds',
 };
+const BOOLEAN_SETTINGS = new Set<keyof AppSettings>(['deviceAuthEnabled', 'anonymousAccessAllowed', 'registrationOpen']);
+const SETTINGS = Object.entries(SETTING_COLUMNS) as [keyof AppSettings, string][];
+
+const COLUMNS = `id, name, api_key, api_secret_hash, ${SETTINGS.map(([, c]) => c).join(', ')}, created_at, updated_at`;
+
+export function toApp(r: Row): AppRecord {
+  const settings = {} as Record<keyof AppSettings, number | boolean>;
+  for (const [key, column] of SETTINGS) settings[key] = BOOLEAN_SETTINGS.has(key) ? Number(r[column]) === 1 : Number(r[column]);
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    apiKey: r.api_key as string,
+    apiSecretHash: r.api_secret_hash as string,
+    ...(settings as unknown as AppSettings),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
 
 export function appsRepository(q: Queryable) {
   return {
     async insert(app: AppRecord): Promise<void> {
-      await q.run(
-        `INSERT INTO apps (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          app.id, app.name, app.apiKey, app.apiSecretHash, app.deviceAuthEnabled, app.anonymousAccessAllowed,
-          app.maxDevicesPerUser, app.sessionTtlSeconds, app.passwordMinLength, app.registrationOpen,
-          app.createdAt, app.updatedAt,
-        ],
-      );
+      const values = [app.id, app.name, app.apiKey, app.apiSecretHash, ...SETTINGS.map(([key]) => app[key]), app.createdAt, app.updatedAt];
+      await q.run(`INSERT INTO apps (${COLUMNS}) VALUES (${values.map(() => '?').join(', ')})`, values);
     },
 
     async findById(id: string): Promise<AppRecord | undefined> {
@@ -70,7 +70,7 @@ export function appsRepository(q: Queryable) {
         sets.push('name = ?');
         params.push(changes.name);
       }
-      for (const [key, column] of Object.entries(SETTING_COLUMNS) as [keyof AppSettings, string][]) {
+      for (const [key, column] of SETTINGS) {
         const value = changes[key];
         if (value !== undefined) {
           sets.push(`${column} = ?`);

@@ -11,6 +11,14 @@ const settings = {
   session_ttl_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000 },
   password_min_length: { type: 'integer', minimum: 1, maximum: 1024 },
   registration_open: { type: 'boolean' },
+  rate_failures_per_identity: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per username or license code per window' },
+  rate_failures_per_identity_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_failures_per_ip: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per client IP per window' },
+  rate_failures_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_signups_per_ip: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Sign-ups per client IP per window' },
+  rate_signups_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_signups_per_app: { type: 'integer', minimum: 0, maximum: 100_000_000, description: 'Sign-ups per app per window; 0 for no app-wide cap' },
+  rate_signups_per_app_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
 } as const;
 
 export const appSchema = {

@@ -10,6 +10,7 @@ const hardwareId = { type: 'string', description: 'Required when device authenti
 /** POST /sign_up, /sign_up_with_license_code, /activate_license: credentials in the body (SPEC 4.1, 4.2, 4.7). */
 export function accountRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Body: SignUpInput }>('/sign_up', {
+    config: { limited: 'signup' },
     schema: {
       tags: ['client'],
       summary: 'Create a user with a username and password',
@@ -24,7 +25,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     handler: (request) => signUp(s, request.ctx, request.body),
   });
 
-  const licenseSignUpErrors: RouteErrorConfig = { statusOverrides: { invalid_license: 422, license_used: 422 } };
+  const licenseSignUpErrors: RouteErrorConfig = { statusOverrides: { invalid_license: 422, license_used: 422 }, limited: 'license_signup' };
   app.post<{ Body: LicenseSignUpInput }>('/sign_up_with_license_code', {
     config: licenseSignUpErrors,
     schema: {
@@ -38,6 +39,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
   });
 
   app.post<{ Body: ActivationInput }>('/activate_license', {
+    config: { limited: 'activation' },
     schema: {
       tags: ['client'],
       summary: "Activate a license code on an existing user's membership",

@@ -7,6 +7,7 @@ import { applicationSchema, errors, timestamp, userAuthHeaders, userSchema } fro
 /** GET /app_context (SPEC 4.5). */
 export function contextRoutes(app: FastifyInstance, s: Services): void {
   app.get('/app_context', {
+    config: { limited: 'legacy_auth' },
     schema: {
       tags: ['client'],
       summary: 'The application (variables, files) and the current user',

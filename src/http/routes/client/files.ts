@@ -10,6 +10,7 @@ import { errors, userAuthHeaders, uuid } from '../../schemas.js';
 export function fileRoutes(app: FastifyInstance, s: Services): void {
   app.get<{ Params: { file_id: string } }>('/files/:file_id/download', {
     exposeHeadRoute: false,
+    config: { limited: 'legacy_auth' },
     schema: {
       tags: ['client'],
       summary: 'Download a file of the application',

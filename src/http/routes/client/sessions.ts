@@ -7,6 +7,7 @@ import { appHeaders, errors } from '../../schemas.js';
 /** POST /auth/login (SPEC 4.3) and POST /auth/logout (DECISIONS). */
 export function sessionRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Body: LoginInput }>('/auth/login', {
+    config: { limited: 'login' },
     schema: {
       tags: ['client'],
       summary: 'Create a session; returns a session token',
