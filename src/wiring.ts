@@ -15,6 +15,7 @@ export interface Overrides {
   clock?: Clock;
   random?: RandomSource;
   hasher?: PasswordHasher;
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface Tollgate {
@@ -45,6 +46,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       trustProxy: config.trustProxy,
       maxUploadBytes: config.maxUploadBytes,
       metricsToken: config.metricsToken,
+      corsOrigins: config.corsOrigins,
+      ...(overrides.logStream && { logStream: overrides.logStream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     server.addHook('onClose', async () => {

@@ -20,6 +20,8 @@ export interface Config {
   pgSsl: 'off' | 'on' | 'no-verify';
   /** When set, GET /metrics serves Prometheus metrics to `Authorization: Bearer <this>`; unset, /metrics does not exist. */
   metricsToken: string | null;
+  /** Browser origins allowed to call the client interface (CORS); null: CORS off. */
+  corsOrigins: string[] | null;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -108,6 +110,24 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'metricsToken', env: 'METRICS_TOKEN', flag: '--metrics-token', description: 'enables GET /metrics for this Bearer token (default: no /metrics)',
     parse: (raw) => (raw.length >= 16 && raw.length <= 256 && !/\s/.test(raw) ? raw : fail('must be 16 to 256 characters without whitespace')),
   },
+  corsOrigins: {
+    key: 'corsOrigins', env: 'CORS_ORIGINS', flag: '--cors-origins', description: 'comma-separated origins (https://app.example.com) allowed to call the client API from a browser; default none',
+    parse: (raw) => {
+      const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+      if (origins.length === 0) return fail('must list at least one origin');
+      for (const o of origins) {
+        let ok = false;
+        try {
+          const u = new URL(o);
+          ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o;
+        } catch {
+          ok = false;
+        }
+        if (!ok) fail(`"${o}" is not an origin like https://app.example.com (scheme, host, optional port; no path)`);
+      }
+      return origins;
+    },
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -124,6 +144,7 @@ export const DEFAULTS: Config = {
   pgStatementTimeoutMs: 10_000,
   pgSsl: 'off',
   metricsToken: null,
+  corsOrigins: null,
 };
 
 /**

@@ -50,6 +50,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
       digest(token),
     );
     await tx.users.trackIp(user.id, ctx.ip, ctx.now);
+    if (ctx.app.maxSessionsPerUser > 0) await tx.sessions.trim(user.id, ctx.app.maxSessionsPerUser, ctx.now);
   });
   return { session_token: token };
 }

@@ -26,6 +26,7 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
   app.decorateRequest('identity', null);
   app.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS') return; // a CORS preflight carries no credentials; the CORS plugin answers it
     const now = s.clock();
     const found = await authenticateApp(s, header(request, 'x-api-key'), header(request, 'x-api-secret'));
     request.ctx = { app: found, ip: normaliseIp(request.ip), now };

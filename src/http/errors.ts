@@ -62,8 +62,9 @@ function fieldOf(part: string, path: string, missing?: string): string {
 function fromValidation(err: FastifyError): ErrorBody {
   const part = err.validationContext ?? 'body';
   const errors: FieldError[] = (err.validation ?? []).map((v) => {
-    const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: string }).missingProperty ?? '') : undefined;
-    const message = v.keyword === 'required' ? 'is required' : (v.message ?? 'is invalid');
+    const params = v.params as { missingProperty?: string; additionalProperty?: string };
+    const missing = v.keyword === 'required' ? params.missingProperty : v.keyword === 'additionalProperties' ? params.additionalProperty : undefined;
+    const message = v.keyword === 'required' ? 'is required' : v.keyword === 'additionalProperties' ? 'is not a known property' : (v.message ?? 'is invalid');
     return { field: fieldOf(part, v.instancePath, missing || undefined), message };
   });
   const first = errors[0];

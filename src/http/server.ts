@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { LoggerOptions } from 'pino';
@@ -19,7 +20,10 @@ export interface ServerOptions {
   trustProxy: string[] | null;
   maxUploadBytes: number;
   logger: LoggerOptions | false;
+  /** Where logs go (default stdout); tests capture them to prove what is redacted. */
+  logStream?: NodeJS.WritableStream;
   metricsToken?: string | null;
+  corsOrigins?: string[] | null;
 }
 
 /** Never logged, whatever the level: every credential a request can carry. */
@@ -48,7 +52,7 @@ function validators() {
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : { ...opts.logger, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    logger: opts.logger === false ? false : { ...opts.logger, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, ...(opts.logStream && { stream: opts.logStream }) },
     trustProxy: opts.trustProxy ?? false,
     bodyLimit: 1024 * 1024,
     // Per-request lines cost throughput on the hot paths; the onResponse hook below logs them at debug.
@@ -93,7 +97,19 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   metaRoutes(app, opts.services);
   if (opts.metricsToken) registerMetrics(app, opts.services.store.db, opts.metricsToken);
-  await app.register(async (scope) => clientRoutes(scope, opts.services));
+  await app.register(async (scope) => {
+    // CORS is off unless origins are configured, and never on the admin API: admin tokens do not belong in browsers.
+    if (opts.corsOrigins) {
+      await scope.register(cors, {
+        origin: opts.corsOrigins,
+        methods: ['GET', 'POST'],
+        allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-api-secret', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id', 'range', 'if-range'],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+        maxAge: 600,
+      });
+    }
+    await clientRoutes(scope, opts.services);
+  });
   await app.register(adminRoutes, {
     prefix: '/admin/v1',
     services: opts.services,

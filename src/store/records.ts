@@ -6,6 +6,8 @@ export interface AppSettings {
   sessionTtlSeconds: number;
   passwordMinLength: number;
   registrationOpen: boolean;
+  /** 0: no cap on live sessions per user; else a new login ends the oldest beyond it. */
+  maxSessionsPerUser: number;
   rateFailuresPerIdentity: number;
   rateFailuresPerIdentityWindowSeconds: number;
   rateFailuresPerIp: number;

@@ -19,6 +19,7 @@ export const APP_SETTINGS = [
   ['session_ttl_seconds', 'sessionTtlSeconds', 86400],
   ['password_min_length', 'passwordMinLength', 8],
   ['registration_open', 'registrationOpen', true],
+  ['max_sessions_per_user', 'maxSessionsPerUser', 0],
   ['rate_failures_per_identity', 'rateFailuresPerIdentity', 10],
   ['rate_failures_per_identity_window_seconds', 'rateFailuresPerIdentityWindowSeconds', 900],
   ['rate_failures_per_ip', 'rateFailuresPerIp', 30],

@@ -2,6 +2,7 @@ import type { Dialect } from '../db.js';
 import { migration as m0001 } from './0001_initial.js';
 import { migration as m0002 } from './0002_admin_tokens_audit.js';
 import { migration as m0003 } from './0003_rate_limits.js';
+import { migration as m0004 } from './0004_session_limit.js';
 
 /** Column types that differ by dialect; everything else in a migration is shared SQL. */
 export interface DialectTypes {
@@ -16,7 +17,7 @@ export interface Migration {
 }
 
 /** Numbered, forward-only, never edited after they land. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004];
 
 export function dialectTypes(dialect: Dialect): DialectTypes {
   return dialect === 'sqlite' ? { ts: 'INTEGER', blob: 'BLOB' } : { ts: 'BIGINT', blob: 'BYTEA' };

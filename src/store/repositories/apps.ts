@@ -9,6 +9,7 @@ const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   sessionTtlSeconds: 'session_ttl_seconds',
   passwordMinLength: 'password_min_length',
   registrationOpen: 'registration_open',
+  maxSessionsPerUser: 'max_sessions_per_user',
   rateFailuresPerIdentity: 'rate_failures_per_identity',
   rateFailuresPerIdentityWindowSeconds: 'rate_failures_per_identity_window_seconds',
   rateFailuresPerIp: 'rate_failures_per_ip',

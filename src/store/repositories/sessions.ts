@@ -37,6 +37,15 @@ export function sessionsRepository(q: Queryable) {
       return q.run('DELETE FROM sessions WHERE user_id = ?', [userId]);
     },
 
+    /** Keeps the `keep` newest sessions of the user and deletes the rest, and any that expired. */
+    async trim(userId: string, keep: number, now: number): Promise<void> {
+      await q.run(
+        `DELETE FROM sessions WHERE user_id = ? AND (expires_at <= ? OR id NOT IN (
+           SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?))`,
+        [userId, now, userId, keep],
+      );
+    },
+
     async listLive(userId: string, now: number): Promise<SessionRecord[]> {
       const rows = await q.all(`SELECT ${COLUMNS} FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY created_at`, [userId, now]);
       return rows.map(toSession);

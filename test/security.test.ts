@@ -1,0 +1,113 @@
+import { PassThrough } from 'node:stream';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
+import { createTollgate } from '../src/wiring.js';
+import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness } from './helpers.js';
+
+describe('no leaks, headers, CORS, session cap', () => {
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  it.skipIf(STORE !== 'sqlite')('secrets, passwords, tokens and license codes never reach the logs, even at trace level', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-logs-'));
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    stream.on('data', (d: Buffer) => lines.push(d.toString()));
+    const t = await createTollgate(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'trace', RATE_LIMIT: 'off' }), { hasher: fastHasher, logStream: stream });
+    try {
+      const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const app = (await t.server.inject({ method: 'POST', url: '/admin/v1/apps', headers: adminHeaders, payload: { name: 'Logged' } })).json();
+      const headers = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
+      const code = (await t.server.inject({ method: 'POST', url: `/admin/v1/apps/${app.id}/licenses`, headers: adminHeaders, payload: { count: 1, minutes: 60 } })).json().licenses[0].code;
+      await t.server.inject({ method: 'POST', url: '/sign_up', headers, payload: { username: 'logme', password: PASSWORD } });
+      await t.server.inject({ method: 'POST', url: '/activate_license', headers, payload: { username: 'logme', password: PASSWORD, code } });
+      const token = (await t.server.inject({ method: 'POST', url: '/auth/login', headers, payload: { credentials: { username: 'logme', password: PASSWORD } } })).json().session_token;
+      await t.server.inject({ method: 'GET', url: '/app_context', headers: { ...headers, authorization: `Bearer ${token}` } });
+      await t.server.inject({ method: 'GET', url: '/app_context', headers: { ...headers, 'x-api-username': 'logme', 'x-api-password': PASSWORD } });
+      await t.server.inject({ method: 'GET', url: '/app_context', headers: { ...headers, 'x-api-license-code': code } });
+      await t.server.inject({ method: 'POST', url: '/auth/login', headers, payload: { credentials: { username: 'logme', password: 'wrong password' } } });
+      await new Promise((r) => setImmediate(r));
+      const log = lines.join('');
+      expect(log.length).toBeGreaterThan(0); // something was logged at trace level
+      for (const secret of [ADMIN_TOKEN, app.api_secret, PASSWORD, 'wrong password', token, code]) expect(log).not.toContain(secret);
+    } finally {
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an internal failure answers a plain 500 in the error shape: no stack trace, no SQL, no driver message', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    await h.tollgate.services.store.db.close(); // the database goes away under the server
+    const res = await h.client(app, 'POST', '/sign_up', { username: 'someone', password: PASSWORD });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ detail: 'Internal server error', code: 'internal_error' });
+    expect(res.body).not.toMatch(/at |sqlite|SELECT|INSERT|Error:/i);
+    h = await harness(); // afterEach closes a fresh one
+  });
+
+  it('every response carries the security headers', async () => {
+    h = await harness();
+    for (const url of ['/healthz', '/app_context', '/admin/v1/apps', '/nope']) {
+      const res = await h.inject({ method: 'GET', url });
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+    }
+  });
+
+  it('CORS is off unless configured: no Access-Control-Allow-Origin for any origin', async () => {
+    h = await harness();
+    const app = await h.createApp({ anonymous_access_allowed: true });
+    const res = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, origin: 'https://evil.example' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('with CORS_ORIGINS, listed origins get CORS on the client API (preflight included), others and the admin API do not', async () => {
+    h = await harness({ env: { CORS_ORIGINS: 'https://app.example.com' } });
+    const app = await h.createApp({ anonymous_access_allowed: true });
+    const ok = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, origin: 'https://app.example.com' } });
+    expect(ok.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    const preflight = await h.inject({
+      method: 'OPTIONS', url: '/auth/login',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,x-api-secret,content-type' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(String(preflight.headers['access-control-allow-headers'])).toContain('x-api-secret');
+    const other = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, origin: 'https://evil.example' } });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    const adminRes = await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, origin: 'https://app.example.com' } });
+    expect(adminRes.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('max_sessions_per_user: a new login ends the oldest session beyond the cap', async () => {
+    h = await harness();
+    const app = await h.createApp({ max_sessions_per_user: 2 } as never);
+    await h.activeUser(app, 'seated');
+    const tokens: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      tokens.push(await h.login(app, 'seated'));
+      h.clock.advance(1000);
+    }
+    const ctx = (token: string) => h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${token}` });
+    expect((await ctx(tokens[0]!)).statusCode).toBe(401);
+    expect(errorOf(await ctx(tokens[0]!)).code).toBe('invalid_credentials');
+    expect((await ctx(tokens[1]!)).statusCode).toBe(200);
+    expect((await ctx(tokens[2]!)).statusCode).toBe(200);
+  });
+
+  it('max_sessions_per_user defaults to 0: no cap', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    expect((await h.admin('GET', `/apps/${app.id}`)).json().max_sessions_per_user).toBe(0);
+    await h.activeUser(app, 'many');
+    const tokens = [];
+    for (let i = 0; i < 5; i++) tokens.push(await h.login(app, 'many'));
+    for (const token of tokens) expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${token}` })).statusCode).toBe(200);
+  });
+});
