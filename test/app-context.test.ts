@@ -486,3 +486,64 @@ describe('GET /app_context, application authentication', () => {
     expect(res.statusCode).toBe(200);
   });
 });
+
+describe('legacy username/password: verified-credential cache', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+  });
+  afterEach(async () => h.close());
+
+  /** Counts argon2 verifications by wrapping the harness's hasher. */
+  function countVerifications(): { count: number } {
+    const counter = { count: 0 };
+    const hasher = h.tollgate.services.hasher;
+    const original = hasher.verify.bind(hasher);
+    hasher.verify = async (hash, password) => {
+      counter.count++;
+      return original(hash, password);
+    };
+    return counter;
+  }
+
+  it('a repeated legacy password is verified with argon2 once, not on every request', async () => {
+    const app = await h.createApp();
+    await h.activeUser(app, 'cached');
+    const verifications = countVerifications();
+    const headers = { 'x-api-username': 'cached', 'x-api-password': PASSWORD };
+    for (let i = 0; i < 5; i++) expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(200);
+    expect(verifications.count).toBe(1);
+  });
+
+  it('a wrong password is never answered from the cache', async () => {
+    const app = await h.createApp();
+    await h.activeUser(app, 'cached2');
+    await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'cached2', 'x-api-password': PASSWORD });
+    const res = await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'cached2', 'x-api-password': PASSWORD + 'x' });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('a password change invalidates the cached verification at once', async () => {
+    const app = await h.createApp();
+    const id = await h.activeUser(app, 'cached3');
+    const headers = { 'x-api-username': 'cached3', 'x-api-password': PASSWORD };
+    expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(200);
+    expect((await h.admin('PATCH', `/apps/${app.id}/users/${id}`, { password: 'a brand new password' })).statusCode).toBe(200);
+    expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(401);
+    expect((await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'cached3', 'x-api-password': 'a brand new password' })).statusCode).toBe(200);
+  });
+
+  it('a ban, a deletion and an expired membership apply at once despite a cached verification', async () => {
+    const app = await h.createApp();
+    const id = await h.activeUser(app, 'cached4');
+    const headers = { 'x-api-username': 'cached4', 'x-api-password': PASSWORD };
+    expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(200);
+    const ban = await h.ban(app, 'user', id);
+    expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(403);
+    await h.admin('DELETE', `/apps/${app.id}/bans/${ban}`);
+    h.clock.minutes(61);
+    expect(errorOf(await h.client(app, 'GET', '/app_context', undefined, headers)).code).toBe('membership_inactive');
+    await h.admin('DELETE', `/apps/${app.id}/users/${id}`);
+    expect((await h.client(app, 'GET', '/app_context', undefined, headers)).statusCode).toBe(401);
+  });
+});

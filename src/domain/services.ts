@@ -8,6 +8,7 @@ import { applicationCache } from './context.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
 import type { Counters } from '../store/counters.js';
 import { Limiter } from './limits.js';
+import { CredentialCache } from './credential-cache.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -19,6 +20,8 @@ export interface Services {
   dummyHash: string;
   caches: Caches;
   limits: Limiter;
+  /** Legacy username/password pairs recently verified (see credential-cache.ts). */
+  credentials: CredentialCache;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -99,5 +102,5 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   const { counters, ...rest } = opts;
-  return { ...rest, dummyHash, caches, limits: new Limiter(counters) };
+  return { ...rest, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
 }

@@ -1,9 +1,10 @@
 import type { UserRecord } from '../store/records.js';
 import {
-  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, type RequestContext,
+  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
 } from './access.js';
 import { DomainError } from './errors.js';
-import { userByCode, userByPassword } from './login.js';
+import { userByCode } from './login.js';
+import { usernameKey } from './validation.js';
 import type { Services } from './services.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from './validation.js';
 
@@ -14,6 +15,20 @@ export interface UserCredentials {
   username?: string | undefined;
   password?: string | undefined;
   hardwareId?: string | undefined;
+}
+
+/**
+ * Legacy headers repeat the password on every request: verify it with argon2
+ * once, then trust the cached verification while the stored hash is unchanged.
+ */
+async function userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
+  const nameKey = usernameKey(username);
+  const user = await s.store.users.findByUsernameKey(ctx.app.id, nameKey);
+  const key = s.credentials.key(ctx.app.id, nameKey, password);
+  if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
+  const verified = await verifyPassword(s, user, password);
+  s.credentials.remember(key, verified.id, verified.passwordHash!);
+  return verified;
 }
 
 export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
@@ -60,7 +75,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   } else if (method === 'code') {
     user = await userByCode(s, ctx, creds.licenseCode!);
   } else {
-    user = await userByPassword(s, ctx, creds.username!, creds.password!);
+    user = await userByCachedPassword(s, ctx, creds.username!, creds.password!);
   }
 
   // 6. User and license bans.

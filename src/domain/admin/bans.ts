@@ -69,6 +69,7 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
   }
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
   await s.store.bans.insert(ban);
+  if (ban.type === 'user') s.credentials.forgetUser(ban.value);
   await s.caches.changed({ bans: app.id });
   const view = viewBan(ban);
   await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: view.value, reason: view.reason, expires_at: view.expires_at } });

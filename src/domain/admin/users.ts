@@ -105,6 +105,7 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
       await tx.sessions.deleteForUser(user.id);
     }
   });
+  if (passwordHash !== undefined) a.credentials.forgetUser(user.id);
   const updated = (await a.store.users.findById(appId, user.id))!;
   const after = viewMembership(updated, now);
   await audit(a, 'user.update', appId, user.id, {
@@ -122,6 +123,7 @@ export async function resetDevices(a: AdminServices, appId: string, userId: stri
     await tx.users.clearDeviceSlots(user.id);
     await tx.sessions.deleteForUser(user.id);
   });
+  a.credentials.forgetUser(user.id);
   await audit(a, 'user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
 }
 
@@ -136,5 +138,6 @@ export async function revokeSessions(a: AdminServices, appId: string, userId: st
 export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
   await a.store.users.delete(appId, user.id);
+  a.credentials.forgetUser(user.id);
   await audit(a, 'user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
 }
