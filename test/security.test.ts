@@ -110,4 +110,57 @@ describe('no leaks, headers, CORS, session cap', () => {
     for (let i = 0; i < 5; i++) tokens.push(await h.login(app, 'many'));
     for (const token of tokens) expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${token}` })).statusCode).toBe(200);
   });
+
+  it('X-Forwarded-For is ignored unless TRUST_PROXY names the proxy: a client cannot dodge an IP ban by sending it', async () => {
+    h = await harness();
+    const app = await h.createApp({ anonymous_access_allowed: true });
+    await h.ban(app, 'ip', '203.0.113.9');
+    const spoofed = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-forwarded-for': '198.51.100.1' }, remoteAddress: '203.0.113.9' });
+    expect(spoofed.statusCode).toBe(403);
+    const framed = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-forwarded-for': '203.0.113.9' }, remoteAddress: '198.51.100.1' });
+    expect(framed.statusCode).toBe(200);
+  });
+
+  it('with TRUST_PROXY, the client address comes from X-Forwarded-For sent by that proxy only', async () => {
+    h = await harness({ env: { TRUST_PROXY: '10.0.0.1' } });
+    const app = await h.createApp({ anonymous_access_allowed: true });
+    await h.ban(app, 'ip', '203.0.113.9');
+    const viaProxy = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-forwarded-for': '203.0.113.9' }, remoteAddress: '10.0.0.1' });
+    expect(viaProxy.statusCode).toBe(403);
+    const notProxy = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-forwarded-for': '198.51.100.1' }, remoteAddress: '203.0.113.9' });
+    expect(notProxy.statusCode).toBe(403);
+  });
+
+  it('API secrets, session tokens, admin tokens and passwords are stored only as digests or argon2id hashes', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    const userId = await h.activeUser(app, 'stored');
+    const token = await h.login(app, 'stored');
+    const adminToken = (await h.admin('POST', '/tokens', { name: 'ops' })).json().token as string;
+    const db = h.tollgate.services.store.db;
+    const dump = JSON.stringify([
+      await db.all('SELECT * FROM apps'), await db.all('SELECT * FROM sessions'), await db.all('SELECT * FROM admin_tokens'),
+      await db.all('SELECT id, username, password_hash FROM users'), await db.all('SELECT * FROM audit_log'),
+    ]);
+    for (const secret of [app.apiSecret, token, adminToken, PASSWORD]) expect(dump).not.toContain(secret);
+    const user = await db.one<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = ?', [userId]);
+    expect(user?.password_hash).toMatch(/^\$argon2id\$/);
+  });
+
+  it('a login for an unknown user costs the same argon2 verification as a wrong password', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    await h.activeUser(app, 'known');
+    const hasher = h.tollgate.services.hasher;
+    const original = hasher.verify.bind(hasher);
+    const verified: string[] = [];
+    hasher.verify = async (hash, password) => {
+      verified.push(hash);
+      return original(hash, password);
+    };
+    expect((await h.client(app, 'POST', '/auth/login', { credentials: { username: 'known', password: 'wrong password' } })).statusCode).toBe(401);
+    expect((await h.client(app, 'POST', '/auth/login', { credentials: { username: 'unknown', password: 'wrong password' } })).statusCode).toBe(401);
+    expect(verified).toHaveLength(2);
+    expect(verified[1]).toMatch(/^\$argon2id\$/); // the dummy hash: real work, same parameters
+  });
 });
