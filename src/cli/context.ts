@@ -48,3 +48,9 @@ export const int = (value: string): number => {
   if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('must be an integer');
   return Number(value);
 };
+
+export const positiveInt = (value: string): number => {
+  const n = int(value);
+  if (n < 1) throw new InvalidArgumentError('must be at least 1');
+  return n;
+};

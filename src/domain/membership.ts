@@ -1,3 +1,5 @@
+import { MAX_TIME } from './validation.js';
+
 /** Membership arithmetic of DECISIONS.md; pure, so the clock is always the caller's. */
 export interface MembershipState {
   isLifetime: boolean;
@@ -29,7 +31,8 @@ export function applyLicense(m: MembershipState, effect: LicenseEffect, now: num
     activeUntil = null;
   }
   if (effect.minutes !== null && !isLifetime) {
-    activeUntil = Math.max(activeUntil ?? now, now) + effect.minutes * 60_000;
+    // Capped at the last representable instant: ten thousand years of stacked licenses is still "active".
+    activeUntil = Math.min(Math.max(activeUntil ?? now, now) + effect.minutes * 60_000, MAX_TIME);
   }
   return { isLifetime, activeUntil };
 }

@@ -67,3 +67,23 @@ export class Checker {
 export function usernameKey(username: string): string {
   return username.normalize('NFKC').toLowerCase();
 }
+
+/** The latest instant Tollgate stores: 9999-12-31T23:59:59.999Z (beyond it ISO 8601 needs a sign and clients break). */
+export const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A strict ISO 8601 timestamp with a zone (`2027-03-05T12:00:00Z`), within
+ * years 1970–9999; null otherwise. Date.parse alone accepts "12" or
+ * "March 5" and rolls 30 February over into March.
+ */
+export function parseTimestamp(raw: string): number | null {
+  const m = ISO_8601.exec(raw);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+  const probe = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s ?? 0));
+  if (probe.getUTCMonth() !== mo! - 1 || probe.getUTCDate() !== d! || h! > 23 || mi! > 59 || (s ?? 0) > 59) return null;
+  const ms = Date.parse(raw);
+  return Number.isNaN(ms) || ms < 0 || ms > MAX_TIME ? null : ms;
+}

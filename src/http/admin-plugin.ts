@@ -28,6 +28,33 @@ export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth)
   });
 }
 
+/**
+ * NUL is refused in every admin string (body and query): PostgreSQL text
+ * cannot hold it, SQLite would truncate it in places, and no name, value,
+ * note or search term needs it.
+ */
+export function refuseNul(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const found = findNul(request.params, 'params') ?? findNul(request.query, 'querystring') ?? (isPlainJson(request.body) ? findNul(request.body, 'body') : null);
+    if (found) throw new DomainError('validation_error', `Invalid request: ${found} must not contain NUL characters`, [{ field: found, message: 'must not contain NUL characters' }]);
+  });
+}
+
+function isPlainJson(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && typeof (body as { pipe?: unknown }).pipe !== 'function';
+}
+
+function findNul(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path : null;
+  if (value === null || typeof value !== 'object' || depth > 32) return null;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.includes('\0')) return path;
+    const hit = findNul(inner, `${path}.${key}`, depth + 1);
+    if (hit) return hit;
+  }
+  return null;
+}
+
 /** The services for one admin request, carrying who acts (for the audit log). */
 export function acting(s: Services, request: FastifyRequest): AdminServices {
   return { ...s, actor: request.actor };

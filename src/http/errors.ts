@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
-import { UniqueViolation } from '../store/db.js';
+import { UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 
 /** Every error code: its HTTP status and the sentence sent when the domain gave none. */
@@ -93,7 +93,7 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
   return null;
 }
 
-export function handleError(err: FastifyError | DomainError | UniqueViolation, request: FastifyRequest, reply: FastifyReply): void {
+export function handleError(err: FastifyError | DomainError | UniqueViolation | UnstorableValue, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof RateLimited) {
     // RFC 9110 Retry-After and the IETF RateLimit header fields.
     reply.header('retry-after', String(err.retryAfterSeconds))
@@ -106,6 +106,10 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation, r
     const status = overrides?.[err.code] ?? ERRORS[err.code].status;
     // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
     void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
+    return;
+  }
+  if (err instanceof UnstorableValue) {
+    void reply.code(422).send(errorBody('validation_error', 'Invalid request: a value contains characters that cannot be stored', [{ field: 'body', message: 'contains characters that cannot be stored' }]));
     return;
   }
   if (err instanceof UniqueViolation) {

@@ -34,6 +34,14 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** Thrown by a dialect when the database cannot hold a value (PostgreSQL text cannot contain NUL). */
+export class UnstorableValue extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnstorableValue';
+  }
+}
+
 /** Thrown by a dialect when a unique constraint rejects a write. */
 export class UniqueViolation extends Error {
   constructor(readonly constraint: string) {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
-import { UniqueViolation } from './db.js';
+import { UniqueViolation, UnstorableValue } from './db.js';
 
 export interface PostgresOptions {
   url: string;
@@ -38,10 +38,13 @@ function bind(params: readonly Param[]): unknown[] {
   return params.map((p) => (p === undefined ? null : typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }
 
+/** 22021 character_not_in_repertoire, 22P05 untranslatable_character: e.g. a NUL in a text value. */
+const UNSTORABLE = new Set(['22021', '22P05']);
+
 function mapError(err: unknown): unknown {
-  if (err && typeof err === 'object' && 'code' in err && (err as { code: string }).code === '23505') {
-    return new UniqueViolation((err as { constraint?: string }).constraint ?? 'unique');
-  }
+  const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
+  if (code === '23505') return new UniqueViolation((err as { constraint?: string }).constraint ?? 'unique');
+  if (UNSTORABLE.has(code)) return new UnstorableValue((err as Error).message);
   return err;
 }
 

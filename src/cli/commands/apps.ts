@@ -57,7 +57,7 @@ export function appsCommand(program: Command): void {
     remote(async ({ api, out }, id) => printObject(await api.json('GET', `admin/v1/apps/${id}`), out)),
   );
 
-  settingOptions(apps.command('update').description('Change an application’s name or settings').argument('<app_id>').option('--name <name>')).action(
+  settingOptions(apps.command('update').description('Change an application’s name or settings').argument('<app_id>').option('--name <name>', 'new application name')).action(
     remote(async ({ api, out, opts }, id) => {
       const body = { ...settings(opts), ...(opts.name !== undefined && { name: opts.name }) };
       printObject(await api.json('PATCH', `admin/v1/apps/${id}`, body), out);

@@ -16,7 +16,7 @@ export function varsCommand(program: Command): void {
   withApp(vars.command('list').description('List variables')).action(
     remote(async (ctx) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/variables`);
-      printRows(res.items, ['name', 'value', 'updated_at'], ctx.out, res);
+      printRows(res.items, ['name', 'value', 'updated_at'], ctx.out);
     }),
   );
   withApp(vars.command('get').description('Show a variable').argument('<name>')).action(
@@ -65,7 +65,7 @@ export function filesCommand(program: Command): void {
   withApp(files.command('list').description('List files')).action(
     remote(async (ctx) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/files`);
-      printRows(res.items, ['id', 'name', 'mime_type', 'is_encrypted', 'size', 'sha256'], ctx.out, res);
+      printRows(res.items, ['id', 'name', 'mime_type', 'is_encrypted', 'size', 'sha256'], ctx.out);
     }),
   );
   withApp(

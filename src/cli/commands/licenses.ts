@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { licenseCsvRow, licensesCsvHeader, type LicenseView } from '../../domain/admin/licenses.js';
-import { query } from '../api.js';
-import { int, remote, requireApp } from '../context.js';
+import { CliError, query } from '../api.js';
+import { int, positiveInt, remote, requireApp } from '../context.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'used_at', 'used_by_user_id'];
@@ -44,11 +44,12 @@ export function licensesCommand(program: Command): void {
     .option('--used', 'only used licenses')
     .option('--unused', 'only unused licenses')
     .option('--q <text>', 'search code and note')
-    .option('--limit <n>', 'at most this many', int, 100)
+    .option('--limit <n>', 'at most this many', positiveInt, 100)
     .option('--csv', 'every matching license as CSV (streamed by the server; ignores --limit)')
     .action(
       remote(async (ctx) => {
         const { opts } = ctx;
+        if (opts.used && opts.unused) throw new CliError('--used and --unused exclude each other');
         const filter = query({ used: opts.used ? 'true' : opts.unused ? 'false' : undefined, q: opts.q as string | undefined });
         const app = requireApp(ctx);
         if (opts.csv) {

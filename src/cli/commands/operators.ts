@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { query } from '../api.js';
-import { int, remote, requireApp } from '../context.js';
+import { positiveInt, remote, requireApp } from '../context.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 export function bansCommand(program: Command): void {
@@ -49,8 +49,8 @@ export function tokensCommand(program: Command): void {
   const tokens = program.command('tokens').description('Admin tokens');
   tokens.command('list').description('List admin tokens').action(
     remote(async ({ api, out }) => {
-      const res = await api.json<{ items: Record<string, unknown>[] }>('GET', 'admin/v1/tokens');
-      printRows(res.items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out, res);
+      const items = await api.all<Record<string, unknown>>('admin/v1/tokens');
+      printRows(items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out);
     }),
   );
   tokens.command('create').description('Create a named admin token (shown once)').argument('<name>').action(
@@ -73,7 +73,7 @@ export function auditCommand(program: Command): void {
     .option('--action <action>', 'only this action, e.g. ban.create')
     .option('--since <iso>', 'from this time')
     .option('--until <iso>', 'before this time')
-    .option('--limit <n>', 'at most this many', int, 50)
+    .option('--limit <n>', 'at most this many', positiveInt, 50)
     .action(
       remote(async (ctx) => {
         const o = ctx.opts as Record<string, string | undefined>;

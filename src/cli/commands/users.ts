@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { query } from '../api.js';
-import { int, remote, requireApp, type CliContext } from '../context.js';
+import { int, positiveInt, remote, requireApp, type CliContext } from '../context.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 type Row = Record<string, unknown> & { membership: { is_active: boolean; is_lifetime: boolean; active_until: string | null } };
@@ -21,7 +21,7 @@ export function usersCommand(program: Command): void {
     .description('Search users (by username or id)')
     .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .option('--q <text>', 'search')
-    .option('--limit <n>', 'at most this many', int, 100)
+    .option('--limit <n>', 'at most this many', positiveInt, 100)
     .action(
       remote(async (ctx) => {
         const items = await ctx.api.all<Row>(`admin/v1/apps/${requireApp(ctx)}/users${query({ q: ctx.opts.q as string | undefined })}`, ctx.opts.limit as number);
@@ -41,7 +41,7 @@ export function usersCommand(program: Command): void {
     remote(async (ctx, id) => printObject(await ctx.api.json('PATCH', path(ctx, id), { lifetime: !ctx.opts.revoke }), ctx.out)),
   );
 
-  userCmd(users, 'set-password', 'Set a new password (ends every session of the user)').requiredOption('--password <password>').action(
+  userCmd(users, 'set-password', 'Set a new password (ends every session of the user)').requiredOption('--password <password>', 'the new password').action(
     remote(async (ctx, id) => printObject(await ctx.api.json('PATCH', path(ctx, id), { password: ctx.opts.password }), ctx.out)),
   );
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../ids.js';
 import type { AuditFilter, AuditRecord } from '../../store/repositories/admin.js';
 import type { Page } from '../../store/records.js';
 import type { Repositories } from '../../store/index.js';
@@ -14,7 +14,8 @@ export interface AdminServices extends Services {
 export async function audit(
   a: AdminServices, action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>, tx?: Repositories,
 ): Promise<void> {
-  await (tx ?? a.store).admin.insertAudit({ id: randomUUID(), at: a.clock(), actor: a.actor, action, appId, targetId, details });
+  // Time-ordered ids keep write order among entries of the same millisecond (the log lists newest first by (at, id)).
+  await (tx ?? a.store).admin.insertAudit({ id: uuidv7(), at: a.clock(), actor: a.actor, action, appId, targetId, details });
 }
 
 /** Only the fields that changed, before and after. */

@@ -5,7 +5,7 @@ import { DomainError, validationError } from '../errors.js';
 import { parseIpRange } from '../ip.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE } from '../validation.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp } from '../validation.js';
 import { getApp } from './apps.js';
 import { audit, type AdminServices } from './audit.js';
 
@@ -64,15 +64,17 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
   if (input.reason !== undefined && [...input.reason].length > 512) throw validationError('body.reason', 'must be at most 512 characters');
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
-    expiresAt = Date.parse(input.expires_at);
-    if (Number.isNaN(expiresAt)) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp');
+    expiresAt = parseTimestamp(input.expires_at);
+    if (expiresAt === null) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
   }
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
   await s.store.bans.insert(ban);
   if (ban.type === 'user') s.credentials.forgetUser(ban.value);
   await s.caches.changed({ bans: app.id });
   const view = viewBan(ban);
-  await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: view.value, reason: view.reason, expires_at: view.expires_at } });
+  // A banned license code may be unbanned and used again: keep it out of the audit log like every code.
+  const logged = view.type === 'license' ? `…${view.value.slice(-4)}` : view.value;
+  await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: logged, reason: view.reason, expires_at: view.expires_at } });
   return view;
 }
 

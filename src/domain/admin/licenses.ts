@@ -5,7 +5,7 @@ import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker } from '../validation.js';
+import { Checker, parseTimestamp } from '../validation.js';
 import { getApp } from './apps.js';
 import { audit, type AdminServices } from './audit.js';
 
@@ -81,8 +81,8 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
   }
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
-    expiresAt = Date.parse(input.expires_at);
-    if (Number.isNaN(expiresAt)) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp');
+    expiresAt = parseTimestamp(input.expires_at);
+    if (expiresAt === null) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
   }
   const now = s.clock();
   const created: LicenseRecord[] = [];

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AdminTokenRecord } from '../../store/repositories/admin.js';
+import type { Cursor } from '../../store/pagination.js';
+import type { Page } from '../../store/records.js';
 import { DomainError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
@@ -52,8 +54,9 @@ export async function createAdminToken(a: AdminServices, name: string): Promise<
   return created;
 }
 
-export async function listAdminTokens(s: Services): Promise<AdminTokenView[]> {
-  return (await s.store.admin.listTokens()).map(viewToken);
+export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AdminTokenView>> {
+  const page = await s.store.admin.listTokens(cursor, limit);
+  return { items: page.items.map(viewToken), nextCursor: page.nextCursor };
 }
 
 export async function revokeAdminToken(a: AdminServices, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker } from '../validation.js';
+import { Checker, parseTimestamp } from '../validation.js';
 import { getApp } from './apps.js';
 import { audit, type AdminServices } from './audit.js';
 
@@ -86,8 +86,8 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   }
   let explicitUntil: number | null | undefined;
   if (patch.active_until !== undefined) {
-    explicitUntil = patch.active_until === null ? null : Date.parse(patch.active_until);
-    if (explicitUntil !== null && Number.isNaN(explicitUntil)) throw validationError('body.active_until', 'must be an ISO 8601 timestamp or null');
+    explicitUntil = patch.active_until === null ? null : parseTimestamp(patch.active_until);
+    if (patch.active_until !== null && explicitUntil === null) throw validationError('body.active_until', 'must be an ISO 8601 timestamp (2027-03-05T12:00:00Z) or null');
   }
   const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
   const now = a.clock();
@@ -129,7 +129,8 @@ export async function resetDevices(a: AdminServices, appId: string, userId: stri
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
   const user = await findUser(a, appId, userId);
-  const revoked = await a.store.sessions.deleteForUser(user.id);
+  const revoked = (await a.store.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
+  await a.store.sessions.deleteForUser(user.id);
   await audit(a, 'user.revoke_sessions', appId, user.id, { revoked });
   return { revoked };
 }

@@ -9,10 +9,16 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
     handler: async () => ({ status: 'ok' }),
   });
   app.get('/readyz', {
-    schema: { tags: ['meta'], summary: 'Readiness: the database answers', response: { 200: status, 503: { ...status, description: 'The database does not answer' } } },
+    schema: {
+      tags: ['meta'], summary: 'Readiness: the database answers',
+      response: {
+        200: status,
+        503: { ...status, description: 'The database does not answer', required: ['status', 'detail', 'code'], properties: { ...status.properties, detail: { type: 'string' }, code: { type: 'string' } } },
+      },
+    },
     handler: async (_request, reply) => {
-      const ok = await s.store.db.ping();
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable' });
+      if (await s.store.db.ping()) return { status: 'ok' };
+      return reply.code(503).send({ status: 'unavailable', detail: 'The database does not answer', code: 'not_ready' });
     },
   });
 }

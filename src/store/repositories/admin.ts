@@ -1,5 +1,7 @@
 import type { Queryable, Row } from '../db.js';
+import { nullableNumber } from '../rows.js';
 import type { Page } from '../records.js';
+import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 
 export interface AdminTokenRecord {
   id: string;
@@ -27,7 +29,6 @@ export interface AuditFilter {
   until?: number;
 }
 
-const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 function toToken(r: Row): AdminTokenRecord {
   return { id: r.id as string, name: r.name as string, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at) };
@@ -59,9 +60,12 @@ export function adminRepository(q: Queryable) {
       await q.run('UPDATE admin_tokens SET last_used_at = ? WHERE id = ?', [now, id]);
     },
 
-    async listTokens(): Promise<AdminTokenRecord[]> {
-      const rows = await q.all('SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens ORDER BY created_at, id');
-      return rows.map(toToken);
+    async listTokens(cursor: Cursor | null, limit: number): Promise<Page<AdminTokenRecord>> {
+      const rows = await q.all(
+        `SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens WHERE ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        [...cursorParams(cursor), limit + 1],
+      );
+      return toPage(rows, limit, toToken, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
 
     async countTokens(): Promise<number> {

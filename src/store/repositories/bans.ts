@@ -1,4 +1,5 @@
 import type { Queryable, Row } from '../db.js';
+import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { BanRecord, BanType, Page } from '../records.js';
 
@@ -11,7 +12,7 @@ function toBan(r: Row): BanRecord {
     type: r.type as BanType,
     value: r.value as string,
     reason: (r.reason as string | null) ?? null,
-    expiresAt: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at),
+    expiresAt: nullableNumber(r.expires_at),
     createdAt: Number(r.created_at),
   };
 }

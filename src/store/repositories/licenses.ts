@@ -1,11 +1,11 @@
 import type { Queryable, Row } from '../db.js';
+import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { ActivationRecord, LicenseRecord, Page } from '../records.js';
 
 const COLUMNS =
   'id, app_id, code, minutes, grants_lifetime_access, revokes_lifetime_access, note, expires_at, created_at, used_at, used_by_user_id';
 
-const nullableNumber = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 function toLicense(r: Row): LicenseRecord {
   return {

@@ -1,4 +1,5 @@
 import type { Queryable, Row } from '../db.js';
+import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { Page, UserIpRecord, UserRecord } from '../records.js';
 
@@ -13,7 +14,7 @@ function toUser(r: Row): UserRecord {
     passwordHash: (r.password_hash as string | null) ?? null,
     signupLicenseId: (r.signup_license_id as string | null) ?? null,
     isLifetime: Number(r.is_lifetime) === 1,
-    activeUntil: r.active_until === null || r.active_until === undefined ? null : Number(r.active_until),
+    activeUntil: nullableNumber(r.active_until),
     deviceCount: Number(r.device_count),
     createdAt: Number(r.created_at),
   };

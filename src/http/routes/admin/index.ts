@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../domain/services.js';
-import { requireAdmin, type AdminAuth } from '../../admin-plugin.js';
+import { refuseNul, requireAdmin, type AdminAuth } from '../../admin-plugin.js';
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
@@ -16,6 +16,7 @@ export interface AdminOptions extends AdminAuth {
 export async function adminRoutes(app: FastifyInstance, opts: { services: Services } & AdminOptions): Promise<void> {
   const s = opts.services;
   requireAdmin(app, s, opts);
+  refuseNul(app);
   appRoutes(app, s);
   licenseRoutes(app, s);
   variableRoutes(app, s);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { listAudit } from '../../../domain/admin/audit.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from '../../../domain/admin/tokens.js';
 import { validationError } from '../../../domain/errors.js';
+import { parseTimestamp } from '../../../domain/validation.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
@@ -21,8 +22,8 @@ const auditSchema = {
 
 function time(field: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const ms = Date.parse(raw);
-  if (Number.isNaN(ms)) throw validationError(field, 'must be an ISO 8601 timestamp');
+  const ms = parseTimestamp(raw);
+  if (ms === null) throw validationError(field, 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
   return ms;
 }
 
@@ -36,12 +37,13 @@ export function operatorRoutes(app: FastifyInstance, s: Services): void {
     },
     handler: async (request, reply) => reply.code(201).send(await createAdminToken(acting(s, request), request.body.name)),
   });
-  app.get('/tokens', {
+  app.get<{ Querystring: { limit: number; cursor?: string } }>('/tokens', {
     schema: {
       tags: ['admin: tokens'], security: adminSecurity, summary: 'List admin tokens (never the tokens themselves)',
-      response: { 200: { type: 'object', required: ['items', 'next_cursor'], properties: { items: { type: 'array', items: tokenSchema }, next_cursor: { type: 'null' } } }, ...errors(401) },
+      querystring: { type: 'object', properties: pageQuery },
+      response: { 200: pageSchema(tokenSchema), ...errors(401, 422) },
     },
-    handler: async () => ({ items: await listAdminTokens(s), next_cursor: null }),
+    handler: async (request) => page(await listAdminTokens(s, cursorOf(request.query.cursor), request.query.limit)),
   });
   app.delete<{ Params: { token_id: string } }>('/tokens/:token_id', {
     schema: {

@@ -37,7 +37,7 @@ export function sessionRoutes(app: FastifyInstance, s: Services): void {
       tags: ['client'],
       summary: 'Revoke the Bearer session token',
       headers: { type: 'object', properties: { ...appHeaders.properties, authorization: { type: 'string', description: 'Bearer <session_token>' } } },
-      response: { 204: { type: 'null', description: 'Session revoked' }, ...errors(401) },
+      response: { 204: { type: 'null', description: 'Session revoked' }, ...errors(401, 413, 422) },
     },
     handler: async (request, reply) => {
       await logout(s, request.ctx, userCredentials(request).bearer);
