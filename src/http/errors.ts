@@ -78,8 +78,9 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
       return { status: 413, body: errorBody('payload_too_large') };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 422, body: errorBody('validation_error', 'Invalid request: the body must be a JSON object', [{ field: 'body', message: 'is required' }]) };
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 422, body: errorBody('validation_error', 'Invalid request: the Content-Type header is malformed or not accepted here', [{ field: 'header.content-type', message: 'is malformed or not accepted' }]) };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
   }
