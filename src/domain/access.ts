@@ -35,13 +35,9 @@ export async function checkRequestBans(s: Services, ctx: RequestContext, hardwar
  * Step 6: the user, and the license code the request presents or the user was
  * created from (for a license-only account the code is its identity).
  */
-export async function checkUserBans(s: Services, bans: BanSet, user: UserRecord, presentedCode?: string): Promise<void> {
+export function checkUserBans(bans: BanSet, user: UserRecord, presentedCode?: string): void {
   if (bans.user(user.id)) throw new DomainError('banned', 'This user is banned');
-  if (bans.license(presentedCode)) throw new DomainError('banned', 'This license is banned');
-  if (user.signupLicenseId) {
-    const signup = await s.store.licenses.findById(user.appId, user.signupLicenseId);
-    if (signup && signup.code !== presentedCode && bans.license(signup.code)) throw new DomainError('banned', 'This license is banned');
-  }
+  if (bans.license(presentedCode) || bans.license(user.signupCode)) throw new DomainError('banned', 'This license is banned');
 }
 
 /**
@@ -81,7 +77,12 @@ export function checkMembership(user: UserRecord, now: number): void {
 /** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
 export async function findSession(s: Services, token: string): Promise<SessionRecord | undefined> {
   if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
-  return s.store.sessions.findByHash(digest(token));
+  return (await s.caches.sessions.get(digest(token))) ?? undefined;
+}
+
+/** A user of this app by id, through the cache the hot paths share. */
+export async function cachedUser(s: Services, appId: string, userId: string): Promise<UserRecord | undefined> {
+  return (await s.caches.users.get(`${appId}\0${userId}`)) ?? undefined;
 }
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */

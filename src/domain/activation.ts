@@ -36,10 +36,11 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   const bans = await checkRequestBans(s, ctx, input.hardware_id);
   const user = await userByPassword(s, ctx, input.username, input.password);
   const license = await findRedeemableLicense(s, ctx, input.code);
-  await checkUserBans(s, bans, user, license.code);
+  checkUserBans(bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
   const activation = await s.store.transaction((tx) => redeem(tx, ctx, user.id, license));
+  await s.caches.changed({ user: user.id }); // the membership changed
   return {
     id: activation.id,
     occurred_at: iso(activation.occurredAt),

@@ -61,6 +61,6 @@ export function banCache(store: Store, clock: () => number, ttlMs?: number): Inv
       return { value: new BanSet(bans), validUntil };
     },
     clock,
-    ttlMs,
+    { ttlMs },
   );
 }

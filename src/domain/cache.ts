@@ -1,58 +1,121 @@
 /**
- * A per-key cache that never serves what an invalidation has superseded:
- * each key has a generation, bumped by invalidate(); a load that started
- * before the bump is returned to its caller but not kept. Entries also expire
+ * A per-key cache that never serves what an invalidation has superseded. A
+ * load still in flight when its key (or its tag, or everything) is
+ * invalidated is returned to its caller but not kept. Entries also expire
  * after `ttlMs` (the bounded fallback when invalidations may be missed, as
- * across nodes) and when their value says so (`validUntil`, e.g. a ban's expiry).
+ * across nodes) and when their value says so (`validUntil`: a ban's or a
+ * session's expiry; a loader answers `validUntil: 0` for what must not be
+ * kept, such as "not found"). At most `maxEntries` are kept, oldest out first.
  */
 export interface CacheEntry<T> {
   value: T;
   validUntil: number; // ms since epoch; Infinity for no natural expiry
+  /** Invalidating this tag drops the entry (e.g. every cached thing of one user). */
+  tag?: string;
+}
+
+interface Load<T> {
+  promise: Promise<CacheEntry<T>>;
+  stale: boolean;
+}
+
+export interface CacheOptions {
+  ttlMs?: number;
+  maxEntries?: number;
 }
 
 export class InvalidatingCache<T> {
-  private readonly entries = new Map<string, { entry: CacheEntry<T>; expires: number }>();
-  private readonly generations = new Map<string, number>();
-  private readonly inflight = new Map<string, Promise<CacheEntry<T>>>();
+  private readonly entries = new Map<string, { value: T; expires: number; tag: string | undefined }>();
+  private readonly tagged = new Map<string, Set<string>>();
+  private readonly inflight = new Map<string, Load<T>>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
 
   constructor(
     private readonly load: (key: string) => Promise<CacheEntry<T>>,
     private readonly clock: () => number,
-    private readonly ttlMs: number = Infinity,
-  ) {}
+    options: CacheOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? Infinity;
+    this.maxEntries = options.maxEntries ?? 100_000;
+  }
 
   async get(key: string): Promise<T> {
     const now = this.clock();
     const hit = this.entries.get(key);
-    if (hit && hit.expires > now) return hit.entry.value;
+    if (hit !== undefined) {
+      if (hit.expires > now) return hit.value;
+      this.drop(key);
+    }
     let pending = this.inflight.get(key);
     if (!pending) {
-      const generation = this.generations.get(key) ?? 0;
-      pending = this.load(key).then(
+      const load: Load<T> = { stale: false, promise: undefined as unknown as Promise<CacheEntry<T>> };
+      load.promise = this.load(key).then(
         (entry) => {
-          this.inflight.delete(key);
-          if ((this.generations.get(key) ?? 0) === generation) {
-            this.entries.set(key, { entry, expires: Math.min(entry.validUntil, now + this.ttlMs) });
-          }
+          if (this.inflight.get(key) === load) this.inflight.delete(key);
+          if (!load.stale) this.store(key, entry, now);
           return entry;
         },
         (err: unknown) => {
-          this.inflight.delete(key);
+          if (this.inflight.get(key) === load) this.inflight.delete(key);
           throw err;
         },
       );
-      this.inflight.set(key, pending);
+      this.inflight.set(key, load);
+      pending = load;
     }
-    return (await pending).value;
+    return (await pending.promise).value;
+  }
+
+  private store(key: string, entry: CacheEntry<T>, loadedAt: number): void {
+    const expires = Math.min(entry.validUntil, loadedAt + this.ttlMs);
+    if (expires <= this.clock()) return;
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.drop(oldest.value);
+    }
+    this.entries.set(key, { value: entry.value, expires, tag: entry.tag });
+    if (entry.tag !== undefined) {
+      let keys = this.tagged.get(entry.tag);
+      if (!keys) this.tagged.set(entry.tag, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    if (entry.tag !== undefined) {
+      const keys = this.tagged.get(entry.tag);
+      keys?.delete(key);
+      if (keys?.size === 0) this.tagged.delete(entry.tag);
+    }
   }
 
   invalidate(key: string): void {
-    this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
-    this.entries.delete(key);
-    this.inflight.delete(key);
+    this.drop(key);
+    const load = this.inflight.get(key);
+    if (load) {
+      load.stale = true;
+      this.inflight.delete(key);
+    }
+  }
+
+  /** Drops every entry carrying this tag; loads in flight are not kept (their tag is not known yet). */
+  invalidateTag(tag: string): void {
+    for (const key of this.tagged.get(tag) ?? []) this.drop(key);
+    this.staleInflight();
   }
 
   clear(): void {
-    for (const key of new Set([...this.entries.keys(), ...this.inflight.keys()])) this.invalidate(key);
+    this.entries.clear();
+    this.tagged.clear();
+    this.staleInflight();
+  }
+
+  private staleInflight(): void {
+    for (const load of this.inflight.values()) load.stale = true;
+    this.inflight.clear();
   }
 }

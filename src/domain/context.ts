@@ -24,6 +24,6 @@ export function applicationCache(store: Store, clock: () => number, ttlMs?: numb
       return { value: { ...view, json: JSON.stringify(view) }, validUntil: Infinity };
     },
     clock,
-    ttlMs,
+    { ttlMs },
   );
 }

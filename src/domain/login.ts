@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { UserRecord } from '../store/records.js';
 import {
-  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
+  cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
 } from './access.js';
 import { DomainError } from './errors.js';
 import type { Services } from './services.js';
@@ -36,7 +36,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
 
   const bans = await checkRequestBans(s, ctx, input.hardware_id);
   const user = code !== undefined ? await userByCode(s, ctx, code) : await userByPassword(s, ctx, username!, password!);
-  await checkUserBans(s, bans, user, code);
+  checkUserBans(bans, user, code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
   checkMembership(user, ctx.now);
 
@@ -52,13 +52,14 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
     await tx.users.trackIp(user.id, ctx.ip, ctx.now);
     if (ctx.app.maxSessionsPerUser > 0) await tx.sessions.trim(user.id, ctx.app.maxSessionsPerUser, ctx.now);
   });
+  if (ctx.app.maxSessionsPerUser > 0) await s.caches.changed({ user: user.id }); // older sessions may have ended
   return { session_token: token };
 }
 
 /** The account a license-code sign-up created with this code; any other code is not a credential. */
 export async function userByCode(s: Services, ctx: RequestContext, code: string): Promise<UserRecord> {
-  const license = await s.store.licenses.findByCode(ctx.app.id, code);
-  const user = license && (await s.store.users.findBySignupLicense(ctx.app.id, license.id));
+  const userId = await s.caches.userIdsByCode.get(`${ctx.app.id}\0${code}`);
+  const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;
 }
@@ -73,4 +74,5 @@ export async function logout(s: Services, ctx: RequestContext, token: string | u
   if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
   const session = judgeSession(ctx, await findSession(s, token));
   await s.store.sessions.delete(session.id);
+  await s.caches.changed({ session: digest(token) });
 }

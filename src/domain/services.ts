@@ -1,14 +1,14 @@
 import type { Store } from '../store/index.js';
-import type { AppRecord } from '../store/records.js';
+import type { Counters } from '../store/counters.js';
+import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
 import { banCache } from './bans.js';
 import { InvalidatingCache } from './cache.js';
 import type { ApplicationView } from './context.js';
 import { applicationCache } from './context.js';
-import type { Clock, PasswordHasher, RandomSource } from './deps.js';
-import type { Counters } from '../store/counters.js';
-import { Limiter } from './limits.js';
 import { CredentialCache } from './credential-cache.js';
+import type { Clock, PasswordHasher, RandomSource } from './deps.js';
+import { Limiter } from './limits.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -26,18 +26,38 @@ export interface Services {
 
 /** What changed, so every node drops exactly what depends on it. */
 export interface Change {
-  /** The app's settings, secret or existence: everything cached about it. */
+  /** The app's settings, secret or existence: everything cached about it (and its users, if it was deleted). */
   app?: { id: string; apiKey: string };
   /** The bans of this app. */
   bans?: string;
   /** The variables or files of this app. */
   content?: string;
+  /** A user's membership, password, sessions or existence: the user and every session of theirs. */
+  user?: string;
+  /** One session (logout), by the digest of its token. */
+  session?: string;
+  /** Every cached user and session (an app and all its users were deleted). */
+  allUsers?: boolean;
 }
 
+/**
+ * The hot paths (/app_context, downloads) read only caches. Each is dropped
+ * by the write that makes it stale, here at once and on other nodes through
+ * the bus (PostgreSQL NOTIFY), and never served longer than the TTL.
+ * "Not found" is never cached.
+ */
 export interface Caches {
   appsByKey: InvalidatingCache<AppRecord | null>;
   bans: InvalidatingCache<BanSet>;
   applications: InvalidatingCache<ApplicationView>;
+  /** Sessions by token digest, tagged with their user. */
+  sessions: InvalidatingCache<SessionRecord | null>;
+  /** `appId \0 user id` → the user, tagged with the user id. */
+  users: InvalidatingCache<UserRecord | null>;
+  /** `appId \0 username key` → user id, tagged with the user (a deleted user's name can be taken again). */
+  userIdsByName: InvalidatingCache<string | null>;
+  /** `appId \0 license code` → id of the user created from it (immutable once used; tagged with the user). */
+  userIdsByCode: InvalidatingCache<string | null>;
   /** Drops what a write made stale, here at once and on every other node through the bus. */
   changed(change: Change): Promise<void>;
 }
@@ -54,17 +74,42 @@ export interface ServiceOptions {
 }
 
 const CHANNEL = 'tollgate_changes';
+const NOT_KEPT = 0;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs } = opts;
-  const appsByKey = new InvalidatingCache<AppRecord | null>(
-    async (key) => ({ value: (await store.apps.findByKey(key)) ?? null, validUntil: Infinity }),
-    clock,
-    cacheTtlMs,
-  );
+  const { store, clock, cacheTtlMs, counters, ...rest } = opts;
+  const options = { ttlMs: cacheTtlMs };
+  const appsByKey = new InvalidatingCache<AppRecord | null>(async (key) => {
+    const app = (await store.apps.findByKey(key)) ?? null;
+    return { value: app, validUntil: app ? Infinity : NOT_KEPT };
+  }, clock, options);
   const bans = banCache(store, clock, cacheTtlMs);
   const applications = applicationCache(store, clock, cacheTtlMs);
+  const sessions = new InvalidatingCache<SessionRecord | null>(async (digest) => {
+    const session = (await store.sessions.findByHash(digest)) ?? null;
+    return session ? { value: session, validUntil: session.expiresAt, tag: session.userId } : { value: null, validUntil: NOT_KEPT };
+  }, clock, options);
+  const users = new InvalidatingCache<UserRecord | null>(async (key) => {
+    const [appId, id] = key.split('\0') as [string, string];
+    const user = (await store.users.findById(appId, id)) ?? null;
+    return { value: user, validUntil: user ? Infinity : NOT_KEPT, tag: id };
+  }, clock, options);
+  const userIdsByName = new InvalidatingCache<string | null>(async (key) => {
+    const [appId, nameKey] = key.split('\0') as [string, string];
+    const user = await store.users.findByUsernameKey(appId, nameKey);
+    return user ? { value: user.id, validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
+  }, clock, options);
+  const userIdsByCode = new InvalidatingCache<string | null>(async (key) => {
+    const [appId, code] = key.split('\0') as [string, string];
+    const license = await store.licenses.findByCode(appId, code);
+    const user = license && (await store.users.findBySignupLicense(appId, license.id));
+    return user ? { value: user.id, validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
+  }, clock, options);
+  const userCaches = [sessions, users, userIdsByName, userIdsByCode];
 
+  function clearAll() {
+    for (const cache of [appsByKey, bans, applications, ...userCaches]) (cache as InvalidatingCache<unknown>).clear();
+  }
   const drop = (change: Change) => {
     if (change.app) {
       appsByKey.invalidate(change.app.apiKey);
@@ -73,6 +118,9 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     }
     if (change.bans) bans.invalidate(change.bans);
     if (change.content) applications.invalidate(change.content);
+    if (change.user) for (const cache of userCaches) (cache as InvalidatingCache<unknown>).invalidateTag(change.user);
+    if (change.session) sessions.invalidate(change.session);
+    if (change.allUsers) for (const cache of userCaches) (cache as InvalidatingCache<unknown>).clear();
   };
   const bus = store.db.bus;
   if (bus) {
@@ -85,22 +133,14 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     });
     bus.onGap(() => clearAll());
   }
-  function clearAll() {
-    appsByKey.clear();
-    bans.clear();
-    applications.clear();
-  }
 
   const caches: Caches = {
-    appsByKey,
-    bans,
-    applications,
+    appsByKey, bans, applications, sessions, users, userIdsByName, userIdsByCode,
     async changed(change) {
       drop(change);
       await bus?.publish(CHANNEL, JSON.stringify(change));
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  const { counters, ...rest } = opts;
-  return { ...rest, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
+  return { ...rest, store, clock, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
 }

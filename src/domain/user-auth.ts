@@ -1,6 +1,6 @@
 import type { UserRecord } from '../store/records.js';
 import {
-  checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
+  cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
 } from './access.js';
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
@@ -23,7 +23,8 @@ export interface UserCredentials {
  */
 async function userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
   const nameKey = usernameKey(username);
-  const user = await s.store.users.findByUsernameKey(ctx.app.id, nameKey);
+  const userId = await s.caches.userIdsByName.get(`${ctx.app.id}\0${nameKey}`);
+  const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
   const verified = await verifyPassword(s, user, password);
@@ -70,7 +71,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   let user: UserRecord | undefined;
   if (method === 'token') {
     const live = judgeSession(ctx, session);
-    user = await s.store.users.findById(ctx.app.id, live.userId);
+    user = await cachedUser(s, ctx.app.id, live.userId);
     if (!user) throw new DomainError('invalid_credentials');
   } else if (method === 'code') {
     user = await userByCode(s, ctx, creds.licenseCode!);
@@ -79,7 +80,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   }
 
   // 6. User and license bans.
-  await checkUserBans(s, bans, user, method === 'code' ? creds.licenseCode : undefined);
+  checkUserBans(bans, user, method === 'code' ? creds.licenseCode : undefined);
 
   // 7. Device.
   if (method === 'token') {

@@ -34,6 +34,8 @@ export interface UserRecord {
   username: string;
   passwordHash: string | null;
   signupLicenseId: string | null;
+  /** The code of the license this account was created from (license sign-up), for license bans. */
+  signupCode: string | null;
   isLifetime: boolean;
   activeUntil: number | null;
   deviceCount: number;

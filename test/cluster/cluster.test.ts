@@ -100,7 +100,7 @@ describe.skipIf(!pgUrl)('three nodes on one PostgreSQL database', () => {
     }
   });
 
-  it('a membership change through one node is seen by the others at once', async () => {
+  it('a membership change through one node is seen by the others within 1 s', async () => {
     const user = await activeUser(0);
     const legacy = { 'x-api-username': user.username, 'x-api-password': user.password };
     const patched = await admin(node(0), 'PATCH', `/apps/${appId}/users/${user.id}`, { lifetime: true });
@@ -136,17 +136,16 @@ describe.skipIf(!pgUrl)('three nodes on one PostgreSQL database', () => {
     }
   });
 
-  it('a session token issued by one node works on the others; logout on one is honoured by all at once', async () => {
+  it('a session token issued by one node works on the others; logout on one is honoured by all within 1 s', async () => {
     const user = await activeUser(0);
     const login = await client(0, 'POST', '/auth/login', { credentials: { username: user.username, password: user.password } });
     expect(login.status).toBe(200);
     const bearer = { authorization: `Bearer ${login.body.session_token}` };
     for (const i of [1, 2]) expect((await client(i, 'GET', '/app_context', undefined, bearer)).status).toBe(200);
     expect((await client(2, 'POST', '/auth/logout', undefined, bearer)).status).toBe(204);
-    for (const i of [0, 1]) {
-      const res = await client(i, 'GET', '/app_context', undefined, bearer);
-      expect(res.status).toBe(401);
-    }
+    // At once on the node that logged out; within 1 s on the others, which had the session cached.
+    expect((await client(2, 'GET', '/app_context', undefined, bearer)).status).toBe(401);
+    for (const i of [0, 1]) await within(1000, async () => (await client(i, 'GET', '/app_context', undefined, bearer)).status === 401);
   });
 
   it('rate-limit counters are shared: failures spread over the nodes add up, and the limit holds on every node', async () => {

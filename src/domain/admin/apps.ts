@@ -124,6 +124,6 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     ]);
   }
   await s.store.apps.delete(id);
-  await s.caches.changed({ app });
+  await s.caches.changed({ app, allUsers: true });
   await audit(s, 'app.delete', id, id, { before: settingsOf(viewApp(app)) });
 }

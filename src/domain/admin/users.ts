@@ -106,6 +106,7 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
     }
   });
   if (passwordHash !== undefined) a.credentials.forgetUser(user.id);
+  await a.caches.changed({ user: user.id });
   const updated = (await a.store.users.findById(appId, user.id))!;
   const after = viewMembership(updated, now);
   await audit(a, 'user.update', appId, user.id, {
@@ -124,6 +125,7 @@ export async function resetDevices(a: AdminServices, appId: string, userId: stri
     await tx.sessions.deleteForUser(user.id);
   });
   a.credentials.forgetUser(user.id);
+  await a.caches.changed({ user: user.id });
   await audit(a, 'user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
 }
 
@@ -131,6 +133,7 @@ export async function revokeSessions(a: AdminServices, appId: string, userId: st
   const user = await findUser(a, appId, userId);
   const revoked = (await a.store.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
   await a.store.sessions.deleteForUser(user.id);
+  await a.caches.changed({ user: user.id });
   await audit(a, 'user.revoke_sessions', appId, user.id, { revoked });
   return { revoked };
 }
@@ -140,5 +143,6 @@ export async function deleteUser(a: AdminServices, appId: string, userId: string
   const user = await findUser(a, appId, userId);
   await a.store.users.delete(appId, user.id);
   a.credentials.forgetUser(user.id);
+  await a.caches.changed({ user: user.id });
   await audit(a, 'user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
 }

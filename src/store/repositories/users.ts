@@ -1,10 +1,12 @@
 import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
-import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
+import { cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { Page, UserIpRecord, UserRecord } from '../records.js';
 
 const COLUMNS =
-  'id, app_id, username, password_hash, signup_license_id, is_lifetime, active_until, device_count, created_at';
+  'u.id, u.app_id, u.username, u.password_hash, u.signup_license_id, u.is_lifetime, u.active_until, u.device_count, u.created_at, l.code AS signup_code';
+/** Users with the code of their sign-up license, if any (license bans apply to license-only accounts). */
+const FROM = 'users u LEFT JOIN licenses l ON l.id = u.signup_license_id';
 
 function toUser(r: Row): UserRecord {
   return {
@@ -13,6 +15,7 @@ function toUser(r: Row): UserRecord {
     username: r.username as string,
     passwordHash: (r.password_hash as string | null) ?? null,
     signupLicenseId: (r.signup_license_id as string | null) ?? null,
+    signupCode: (r.signup_code as string | null) ?? null,
     isLifetime: Number(r.is_lifetime) === 1,
     activeUntil: nullableNumber(r.active_until),
     deviceCount: Number(r.device_count),
@@ -42,12 +45,12 @@ export function usersRepository(q: Queryable) {
     },
 
     async findById(appId: string, id: string): Promise<UserRecord | undefined> {
-      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE id = ? AND app_id = ?`, [id, appId]);
+      const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.id = ? AND u.app_id = ?`, [id, appId]);
       return r && toUser(r);
     },
 
     async findByUsernameKey(appId: string, key: string): Promise<UserRecord | undefined> {
-      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE app_id = ? AND username_key = ?`, [appId, key]);
+      const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.app_id = ? AND u.username_key = ?`, [appId, key]);
       return r && toUser(r);
     },
 
@@ -56,7 +59,7 @@ export function usersRepository(q: Queryable) {
     },
 
     async findBySignupLicense(appId: string, licenseId: string): Promise<UserRecord | undefined> {
-      const r = await q.one(`SELECT ${COLUMNS} FROM users WHERE signup_license_id = ? AND app_id = ?`, [licenseId, appId]);
+      const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.signup_license_id = ? AND u.app_id = ?`, [licenseId, appId]);
       return r && toUser(r);
     },
 
@@ -89,10 +92,10 @@ export function usersRepository(q: Queryable) {
     },
 
     async list(appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserRecord>> {
-      const filter = search ? ' AND (username_key LIKE ? ESCAPE \'\\\' OR id = ?)' : '';
+      const filter = search ? " AND (u.username_key LIKE ? ESCAPE '\\' OR u.id = ?)" : '';
       const like = search ? ['%' + search.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%', search] : [];
       const rows = await q.all(
-        `SELECT ${COLUMNS} FROM users WHERE app_id = ? AND ${AFTER_CURSOR}${filter} ORDER BY created_at, id LIMIT ?`,
+        `SELECT ${COLUMNS} FROM ${FROM} WHERE u.app_id = ? AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?))${filter} ORDER BY u.created_at, u.id LIMIT ?`,
         [appId, ...cursorParams(cursor), ...like, limit + 1],
       );
       return toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
