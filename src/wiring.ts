@@ -55,7 +55,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       await db.close();
     });
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
-    return { server, services, initialAdminToken, close: () => server.close() };
+    return { server, services, initialAdminToken, close: () => closeGracefully(server) };
   } catch (err) {
     await counters?.close();
     await db.close();
@@ -67,4 +67,18 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
 function rateLimitCounters(config: Readonly<Config>, db: Db): Counters {
   if (config.redisUrl) return new RedisCounters(config.redisUrl);
   return db.dialect === 'postgres' ? new DatabaseCounters(db) : new MemoryCounters();
+}
+
+/**
+ * Stops accepting, lets requests in flight finish, then closes the pools.
+ * Keep-alive connections that were busy when closing began turn idle only
+ * later; close them as they do, or the server would wait for their timeout.
+ */
+async function closeGracefully(server: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
+  try {
+    await server.close();
+  } finally {
+    clearInterval(sweep);
+  }
 }

@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { errorOf, harness, type Harness } from './helpers.js';
+
+const METRICS_TOKEN = 'metrics-token-0123456789';
+
+describe('GET /metrics (Prometheus)', () => {
+  let h: Harness;
+  afterEach(async () => h.close());
+
+  it('does not exist unless METRICS_TOKEN is set', async () => {
+    h = await harness();
+    const res = await h.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(404);
+    expect(errorOf(res).code).toBe('not_found');
+  });
+
+  it('needs the metrics token, then serves request counts and latencies per route pattern and status, and process metrics', async () => {
+    h = await harness({ env: { METRICS_TOKEN } });
+    const app = await h.createApp({ anonymous_access_allowed: true });
+    await h.client(app, 'GET', '/app_context');
+    await h.inject({ method: 'GET', url: '/files/00000000-0000-4000-8000-000000000000/download', headers: app.headers });
+    expect((await h.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401);
+    expect((await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token-0123456789' } })).statusCode).toBe(401);
+    const res = await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toMatch(/tollgate_http_requests_total\{method="GET",route="\/app_context",status="200"\} 1/);
+    // The route pattern, never the raw URL with its id.
+    expect(res.body).toMatch(/route="\/files\/:file_id\/download",status="404"/);
+    expect(res.body).not.toContain('00000000-0000-4000-8000-000000000000');
+    expect(res.body).toContain('tollgate_http_request_duration_seconds_bucket');
+    expect(res.body).toContain('tollgate_process_cpu_user_seconds_total');
+  });
+});
