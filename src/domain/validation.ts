@@ -3,6 +3,7 @@ import { DomainError, type FieldError } from './errors.js';
 /** Cc, Cf, Zl, Zp: control, format (incl. zero-width and bidi tricks), line and paragraph separators. */
 const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const WHITESPACE = /[\s\p{Z}]/u;
+const VISIBLE_ASCII = /^[\x21-\x7e]*$/;
 
 export function codePoints(value: string): number {
   let n = 0;
@@ -27,6 +28,11 @@ export class Checker {
 
   text(field: string, value: string | undefined, rule: TextRule): void {
     if (value === undefined) return;
+    // Fast path for the common case: visible ASCII is already NFKC, printable and free of whitespace.
+    if (VISIBLE_ASCII.test(value)) {
+      if (value.length < rule.min || value.length > rule.max) this.add(field, `must be ${rule.min} to ${rule.max} characters long`);
+      return;
+    }
     const normalised = value.normalize('NFKC');
     const length = codePoints(normalised);
     if (length < rule.min || length > rule.max) {
