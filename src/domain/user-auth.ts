@@ -4,9 +4,8 @@ import {
 } from './access.js';
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
-import { usernameKey } from './validation.js';
 import type { Services } from './services.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from './validation.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME, usernameKey } from './validation.js';
 
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
 export interface UserCredentials {
