@@ -1,0 +1,55 @@
+// The ceilings: a bare node:http server with none of Tollgate's work.
+//   GET /json          a fixed JSON body of --json-bytes bytes (the size of /app_context's answer)
+//   GET /file/<name>   fs.createReadStream of <dir>/<name>, the raw download rate
+// Usage: node bench/ceiling-server.mjs --port P --json-bytes N --dir D
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: { port: { type: 'string' }, 'json-bytes': { type: 'string' }, dir: { type: 'string' } },
+});
+const port = Number(values.port);
+const jsonBytes = Number(values['json-bytes'] ?? 512);
+
+/** A valid JSON object of exactly `size` bytes. */
+function jsonOfSize(size) {
+  const skeleton = JSON.stringify({ application: { id: '00000000-0000-4000-8000-000000000000' }, padding: '' });
+  const pad = Math.max(0, size - Buffer.byteLength(skeleton));
+  return Buffer.from(JSON.stringify({ application: { id: '00000000-0000-4000-8000-000000000000' }, padding: 'x'.repeat(pad) }));
+}
+const json = jsonOfSize(jsonBytes);
+
+const files = new Map();
+if (values.dir) {
+  for (const name of readdirSync(values.dir)) {
+    const path = join(values.dir, name);
+    const st = statSync(path);
+    if (st.isFile()) files.set(name, { path, size: st.size });
+  }
+}
+
+const server = createServer((req, res) => {
+  if (req.url === '/json') {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': json.length });
+    res.end(json);
+    return;
+  }
+  if (req.url === '/healthz') {
+    res.end('ok');
+    return;
+  }
+  const file = req.url?.startsWith('/file/') ? files.get(decodeURIComponent(req.url.slice('/file/'.length))) : undefined;
+  if (!file) {
+    res.statusCode = 404;
+    res.end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.size });
+  pipeline(createReadStream(file.path), res, () => undefined);
+});
+server.keepAliveTimeout = 72_000;
+server.listen(port, '127.0.0.1');
+process.once('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());

@@ -1,0 +1,751 @@
+#!/usr/bin/env node
+// Tollgate benchmark harness: `npm run bench [-- options]`. See docs/performance.md.
+//
+// Starts the real server (node dist/cli/main.js serve) on a fresh SQLite file
+// seeded with --users users, the bare ceilings (node:http JSON, fs stream
+// server, argon2id hash rate), runs every scenario with autocannon over
+// loopback for --duration seconds, samples the server's RSS every 100 ms, then
+// the same /app_context scenarios on PostgreSQL when one answers. Prints a
+// table and writes bench/results/bench-<users>-users-<time>.json.
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpus, freemem, loadavg, release, tmpdir, totalmem, availableParallelism } from 'node:os';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { cleanEnv, freePort, killAllChildren, logPath, rssSampler, runNode, startChild, stopChild } from './lib/proc.mjs';
+import { createCodes, PASSWORD, seedUsers, setUpApp, tollgateClient, USER_PREFIX } from './lib/tollgate.mjs';
+import { formatSummary, summarise } from './profile-summary.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const MiB = 1024 * 1024;
+
+const HELP = `Usage: npm run bench -- [options]
+
+  --users N                 users seeded into the store (default 10000)
+  --duration S              seconds per scenario (default 10)
+  --warmup S                unmeasured seconds before each scenario (default 1)
+  --connections N           connections for the JSON routes (default 50)
+  --argon2-connections N    connections for the password routes, and the hash concurrency of their ceiling (default 8)
+  --download-connections N  connections for the 1 MiB and 100 MiB downloads (default 10 and 4: "a,b" or one number)
+  --only a,b                run only these scenarios (names as in the table; ceilings they need run too)
+  --no-postgres             skip the PostgreSQL scenarios
+  --profile                 instead of the table: run the server under node --cpu-prof on /app_context (Bearer)
+                            for --duration seconds and print where the CPU time goes
+  --profile-scenario NAME   profile another scenario instead (e.g. sign_up, login)
+  --profile-db DB           sqlite (default) or postgres
+  --max-minutes M           hard stop for the whole run (default 15)
+  --keep                    keep the temporary directory (database, files, server logs)
+
+  Environment: BENCH_DATABASE_URL=postgres://user@host:port/db names the PostgreSQL server to use
+  (default postgres://postgres@127.0.0.1:5432/postgres); a fresh database is created there and dropped after.
+
+  Scale: run once with the default --users and once with --users 1000000; each run writes its JSON with
+  the user count in the file name and prints the p50 of /sign_up, /activate_license and /app_context
+  next to the latest run at another user count.`;
+
+const { values: argv } = parseArgs({
+  options: {
+    users: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    'argon2-connections': { type: 'string', default: '8' },
+    'download-connections': { type: 'string', default: '10,4' },
+    only: { type: 'string' },
+    'no-postgres': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'profile-scenario': { type: 'string', default: 'app_context_bearer' },
+    'profile-db': { type: 'string', default: 'sqlite' },
+    'max-minutes': { type: 'string', default: '15' },
+    keep: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (argv.help) {
+  process.stdout.write(HELP + '\n');
+  process.exit(0);
+}
+const positive = (name, v, { integer = true } = {}) => {
+  const n = Number(v);
+  if (!(n > 0) || (integer && !Number.isInteger(n))) {
+    process.stderr.write(`bench: --${name} must be a positive ${integer ? 'integer' : 'number'}, got "${v}"\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const opt = {
+  users: positive('users', argv.users),
+  duration: positive('duration', argv.duration, { integer: false }),
+  warmup: argv.warmup === '0' ? 0 : positive('warmup', argv.warmup, { integer: false }),
+  connections: positive('connections', argv.connections),
+  argon2Connections: positive('argon2-connections', argv['argon2-connections']),
+  downloadConnections: argv['download-connections'].split(',').map((v) => positive('download-connections', v)),
+  only: argv.only ? new Set(argv.only.split(',').map((s) => s.trim())) : null,
+  postgres: !argv['no-postgres'],
+  profile: argv.profile,
+  profileScenario: argv['profile-scenario'],
+  profileDb: ['sqlite', 'postgres'].includes(argv['profile-db']) ? argv['profile-db'] : (process.stderr.write('bench: --profile-db must be sqlite or postgres\n'), process.exit(2)),
+  maxMinutes: positive('max-minutes', argv['max-minutes'], { integer: false }),
+  keep: argv.keep,
+};
+const [dl1Connections, dl100Connections = dl1Connections] = opt.downloadConnections;
+
+if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
+  process.stderr.write('bench: dist/cli/main.js is missing; run `npm run build` first (npm run bench does)\n');
+  process.exit(2);
+}
+
+// ---------------------------------------------------------------- run bounds
+
+const startedAt = Date.now();
+// A private copy of dist/ for the whole run: others may rebuild dist/ meanwhile, and every number of
+// one run (and its build fingerprint) must come from one build. Inside bench/ so that the copy still
+// resolves its packages from the project's node_modules.
+const DIST = join(ROOT, 'bench', `.dist-${process.pid}`);
+cpSync(join(ROOT, 'dist'), DIST, { recursive: true, filter: (src) => !src.endsWith('.map') });
+// Other work on the machine skews every number: recorded with the results, and warned about when high.
+const startLoad = loadavg().map((l) => Math.round(l * 100) / 100);
+const work = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+let cleanedUp = false;
+function cleanup() {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  killAllChildren();
+  rmSync(DIST, { recursive: true, force: true });
+  if (!opt.keep) rmSync(work, { recursive: true, force: true });
+}
+const deadline = setTimeout(() => {
+  process.stderr.write(`\nbench: --max-minutes ${opt.maxMinutes} exceeded; stopping everything\n`);
+  cleanup();
+  process.exit(1);
+}, opt.maxMinutes * 60_000);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    process.stderr.write(`\nbench: ${sig}: stopping\n`);
+    cleanup();
+    process.exit(130);
+  });
+}
+process.once('exit', cleanup);
+
+const say = (msg) => process.stderr.write(`[${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)} s] ${msg}\n`);
+
+// ---------------------------------------------------------------- load
+
+let specCounter = 0;
+
+/**
+ * Warm-up (unmeasured), then the measured run, by autocannon in a fresh child
+ * process (bench/lib/load-worker.mjs), sampling `pid`'s RSS every 100 ms
+ * throughout (the baseline is read before the first request).
+ */
+async function measure(pid, spec) {
+  const file = join(work, `load-${++specCounter}.json`);
+  writeFileSync(file, JSON.stringify({ ...spec, duration: opt.duration, warmup: opt.warmup }));
+  const sampler = rssSampler(pid, 100);
+  let out;
+  let rss;
+  try {
+    out = await runNode([join(ROOT, 'bench', 'lib', 'load-worker.mjs'), file], {
+      cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup + 90) * 1000,
+    });
+  } finally {
+    rss = sampler.stop();
+  }
+  return { connections: spec.connections, ...JSON.parse(out.trim().split('\n').at(-1)), rss };
+}
+
+// ---------------------------------------------------------------- servers
+
+const ADMIN_TOKEN = `tg_bench_${randomBytes(24).toString('hex')}`;
+
+async function startTollgate(name, databaseUrl, nodeFlags = []) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = await startChild({
+    name: `tollgate (${name})`,
+    args: [...nodeFlags, join(DIST, 'cli', 'main.js'), 'serve'],
+    cwd: work,
+    env: cleanEnv({
+      PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      RATE_LIMIT: 'off', LOG_LEVEL: 'warn',
+    }),
+    logFile: logPath(work, `tollgate-${name}`),
+    ready: async () => (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1000) })).ok,
+  });
+  return { child, base, port, client: tollgateClient(base, ADMIN_TOKEN) };
+}
+
+async function startCeilingServer(jsonBytes, filesDir, nodeFlags = []) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = await startChild({
+    name: 'ceiling server',
+    args: [...nodeFlags, join(ROOT, 'bench', 'ceiling-server.mjs'), '--port', String(port), '--json-bytes', String(jsonBytes), '--dir', filesDir],
+    cwd: work,
+    env: cleanEnv({}),
+    logFile: logPath(work, 'ceiling'),
+    ready: async () => (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) })).ok,
+  });
+  return { child, base };
+}
+
+// ---------------------------------------------------------------- fixtures
+
+/** Content files in a directory of their own (the ceiling server serves that directory). */
+function writeFiles() {
+  const dir = join(work, 'files');
+  mkdirSync(dir);
+  const write = (name, size) => {
+    const path = join(dir, name);
+    const fd = openSync(path, 'w');
+    const block = randomBytes(MiB);
+    for (let done = 0; done < size; done += MiB) writeSync(fd, block, 0, Math.min(MiB, size - done));
+    closeSync(fd);
+    return { path, name, size };
+  };
+  return { dir, small: write('small-1mib.bin', MiB), large: write('large-100mib.bin', 100 * MiB) };
+}
+
+/** One argon2id hash with the production parameters, reused for every seeded user. */
+async function passwordHash() {
+  const { argon2Hasher, OWASP_ARGON2 } = await import(pathToFileURL(join(DIST, 'domain', 'password.js')).href);
+  return { hash: await argon2Hasher(OWASP_ARGON2).hash(PASSWORD), params: OWASP_ARGON2 };
+}
+
+/** The app, files, users, a license-code user and a session: everything the scenarios need. */
+async function prepareStore(server, databaseUrl, files, hash, label) {
+  const { client } = server;
+  say(`${label}: creating the app, its variables and files (upload of ${(files.large.size / MiB).toFixed(0)} MiB)`);
+  const app = await setUpApp(client, { small: files.small, large: files.large });
+  const t = Date.now();
+  await seedUsers(DIST, databaseUrl, app.id, opt.users, hash, (n) => say(`${label}: seeded ${n} users…`));
+  const seedSeconds = (Date.now() - t) / 1000;
+  say(`${label}: seeded ${opt.users} users in ${seedSeconds.toFixed(1)} s`);
+  const [code] = await createCodes(client, app.id, 1);
+  await client.call('POST', '/sign_up_with_license_code', { body: { code }, headers: app.appHeaders });
+  const { session_token: token } = await client.call('POST', '/auth/login', {
+    body: { credentials: { username: `${USER_PREFIX}0`, password: PASSWORD } },
+    headers: app.appHeaders,
+  });
+  const ctx = await client.call('GET', '/app_context', { headers: { ...app.appHeaders, authorization: `Bearer ${token}` }, raw: true });
+  return { ...app, licenseCode: code, token, appContextBytes: ctx.bytes, seedSeconds };
+}
+
+// ---------------------------------------------------------------- scenarios
+
+const signupTag = randomBytes(3).toString('hex');
+
+/**
+ * Each scenario: what it loads, its ceiling and its target. `ceiling` names a
+ * ceiling measurement; `target` is { ratio } (of the ceiling's req/s) or { rssGrowthMiB }.
+ */
+function scenarios(server, app, db, codes = []) {
+  const url = server.base;
+  const h = app.appHeaders;
+  const bearer = { ...h, authorization: `Bearer ${app.token}` };
+  const users = { users: opt.users, prefix: USER_PREFIX, password: PASSWORD };
+  const codesFile = join(work, `codes-${db}.json`);
+  const list = [
+    {
+      name: 'app_context_bearer', route: 'GET /app_context (Bearer)', ceiling: 'json', target: { ratio: db === 'postgres' ? 0.35 : 0.6 },
+      options: { url: `${url}/app_context`, headers: bearer, connections: opt.connections },
+    },
+    {
+      name: 'app_context_license_code', route: 'GET /app_context (x-api-license-code)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
+      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-license-code': app.licenseCode }, connections: opt.connections },
+    },
+  ];
+  if (db === 'postgres') return list;
+  list.push(
+    {
+      name: 'download_1mib', route: 'GET /files/:id/download (1 MiB)', ceiling: 'stream_1mib', target: { ratio: 0.8 }, metric: 'bytes',
+      options: { url: `${url}/files/${app.fileIds.small}/download`, headers: bearer, connections: dl1Connections, timeout: 120 },
+    },
+    {
+      name: 'download_100mib', route: 'GET /files/:id/download (100 MiB)', ceiling: 'stream_100mib', target: { ratio: 0.8 }, metric: 'bytes',
+      options: { url: `${url}/files/${app.fileIds.large}/download`, headers: bearer, connections: dl100Connections, timeout: 120 },
+    },
+    {
+      name: 'download_100mib_x20', route: '100 MiB download, 20 clients at once', ceiling: 'stream_100mib_x20', target: { rssGrowthMiB: 64 }, metric: 'bytes',
+      options: { url: `${url}/files/${app.fileIds.large}/download`, headers: bearer, connections: 20, timeout: 120 },
+    },
+    {
+      name: 'app_context_password', route: 'GET /app_context (x-api-username/password)', ceiling: 'argon2', target: { ratio: 0.5 },
+      options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'user-headers', path: '/app_context', ...users } },
+    },
+    {
+      name: 'login', route: 'POST /auth/login', ceiling: 'argon2', target: { ratio: 0.9 },
+      options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'login', path: '/auth/login', ...users } },
+    },
+    {
+      name: 'sign_up', route: 'POST /sign_up', ceiling: 'argon2', target: { ratio: 0.9 },
+      options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'signup', path: '/sign_up', tag: signupTag, password: PASSWORD } },
+    },
+    {
+      // One fresh unused code per request (written to codesFile just before the run), an existing user each time.
+      name: 'activate_license', route: 'POST /activate_license', ceiling: 'argon2', target: null, codes, codesFile,
+      options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'activate', path: '/activate_license', codesFile, ...users } },
+    },
+  );
+  return list;
+}
+
+const selected = (name) => !opt.only || opt.only.has(name);
+
+function verdict(row) {
+  if (!row.target) return '—';
+  const bad = row.non2xx + row.errors + row.timeouts > Math.max(5, 0.01 * row.requests);
+  let ok;
+  if (row.target.ratio !== undefined) ok = row.ratio !== null && row.ratio >= row.target.ratio;
+  else ok = row.rss.growth !== null && row.rss.growth < row.target.rssGrowthMiB * MiB;
+  return ok && !bad ? 'PASS' : bad ? 'FAIL (errors)' : 'FAIL';
+}
+
+const targetText = (t) => (!t ? '—' : t.ratio !== undefined ? `≥ ${t.ratio}` : `RSS +< ${t.rssGrowthMiB} MiB`);
+
+// ---------------------------------------------------------------- output
+
+const mib = (b) => (b === null || b === undefined ? '?' : (b / MiB).toFixed(1));
+const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
+/** autocannon's latency histogram has whole milliseconds: 0 means under 1 ms. */
+const ms = (n) => (n === 0 ? '<1' : fmt(n, n !== null && n !== undefined && n < 10 && !Number.isInteger(n) ? 1 : 0));
+
+function table(rows) {
+  const head = ['scenario', 'db', 'conns', 'req/s', 'MiB/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'peak RSS MiB', 'RSS growth MiB', 'ceiling (#)', 'ratio', 'target', 'result'];
+  const lines = rows.map((r) => {
+    const bytes = r.metric === 'bytes';
+    const cRate = r.ceilingRate ?? null;
+    const ceilingText = cRate === null ? `— (${r.ceiling})` : `${fmt(cRate, cRate < 100 ? 1 : 0)} ${bytes ? 'MiB/s' : 'req/s'} (${r.ceiling} #${r.ceilingSeqs.join('+')})`;
+    return [
+      r.name, r.db, String(r.connections), fmt(r.rps, r.rps < 100 ? 1 : 0), fmt(r.mibps, 1), ms(r.p50), ms(r.p99), `${r.non2xx}/${r.errors + r.timeouts}`,
+      mib(r.rss.peak), mib(r.rss.growth), ceilingText, fmt(r.ratio, 2), targetText(r.target), r.verdict,
+    ];
+  });
+  return markdown(head, lines);
+}
+
+function ceilingTable(all) {
+  const head = ['#', 'ceiling', 'what', 'conns', 'rate/s', 'MiB/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'RSS growth MiB'];
+  const lines = all.map((c) =>
+    c.name === 'argon2'
+      ? [String(c.seq), c.name, c.what, String(c.concurrency), fmt(c.rate, 1), '—', fmt(c.p50, 0), fmt(c.p99, 0), '—', '—']
+      : [String(c.seq), c.name, c.what, String(c.connections), fmt(c.rps, c.rps < 100 ? 1 : 0), fmt(c.mibps, 1), ms(c.p50), ms(c.p99), mib(c.rss.peak), mib(c.rss.growth)],
+  );
+  return markdown(head, lines);
+}
+
+function markdown(head, lines) {
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const row = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [row(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(row)].join('\n');
+}
+
+/** The p50s the scale comparison looks at, from this run and the latest run at another user count. */
+const SCALE_SCENARIOS = ['sign_up', 'activate_license', 'app_context_bearer'];
+function scaleNote(current) {
+  const others = new Map();
+  for (const f of existsSync(RESULTS) ? readdirSync(RESULTS) : []) {
+    const m = /^bench-(\d+)-users-.*\.json$/.exec(f);
+    if (!m || Number(m[1]) === current.meta.users) continue;
+    try {
+      const data = JSON.parse(readFileSync(join(RESULTS, f), 'utf8'));
+      if (!data.scenarios.some((s) => SCALE_SCENARIOS.includes(s.name))) continue; // an --only run of other scenarios
+      const prev = others.get(data.meta.users);
+      if (!prev || data.meta.finishedAt > prev.meta.finishedAt) others.set(data.meta.users, data);
+    } catch {
+      // not one of ours
+    }
+  }
+  const pick = (data, name) => data.scenarios.find((s) => s.name === name && s.db === 'sqlite');
+  const runs = [current, ...others.values()].sort((a, b) => a.meta.users - b.meta.users);
+  const head = ['scenario (SQLite)', ...runs.map((r) => `p50 ms @ ${r.meta.users} users`), ...runs.map((r) => `req/s @ ${r.meta.users}`)];
+  const lines = SCALE_SCENARIOS.map((name) => [
+    name,
+    ...runs.map((r) => ms(pick(r, name)?.p50)),
+    ...runs.map((r) => fmt(pick(r, name)?.rps, 1)),
+  ]);
+  const builds = new Set(runs.map((r) => r.meta.machine.build));
+  const note = runs.length > 1
+    ? `\n(${runs.map((r) => `${r.meta.users} users: build ${r.meta.machine.build}, ${r.meta.finishedAt}`).join('; ')}${builds.size > 1 ? ' — different builds: the comparison mixes code changes with scale' : ''})`
+    : `\n(no run at another user count in bench/results yet: run again with --users ${current.meta.users >= 1_000_000 ? 10_000 : 1_000_000} to compare)`;
+  return markdown(head, lines) + note;
+}
+
+function machine() {
+  const cpu = /model name\s*:\s*(.*)/.exec(safeRead('/proc/cpuinfo'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    if (dirty) commit += ' (src/ modified)';
+  } catch {
+    // not a git checkout
+  }
+  return {
+    nproc: availableParallelism(), cpu, node: process.version, kernel: release(), memTotalMiB: Math.round(totalmem() / MiB), memFreeMiB: Math.round(freemem() / MiB),
+    commit, build: distFingerprint(), autocannon: JSON.parse(safeRead(join(ROOT, 'node_modules', 'autocannon', 'package.json')) || '{}').version ?? 'unknown', loadAverageAtStart: startLoad, loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+/** SHA-256 (12 hex) over the .js files of the build measured: tells whether two runs measured the same build. */
+function distFingerprint() {
+  const hash = createHash('sha256');
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.js')) hash.update(path.slice(DIST.length)).update(readFileSync(path));
+    }
+  };
+  walk(DIST);
+  return hash.digest('hex').slice(0, 12);
+}
+
+function safeRead(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+async function postgresServer() {
+  const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const safe = serverUrl.replace(/:[^:@/]*@/, ':***@');
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (err) {
+    return { skip: `PostgreSQL: SKIPPED, not reachable at ${safe} (${err.message}); set BENCH_DATABASE_URL to run it` };
+  }
+  const name = `tollgate_bench_${randomBytes(6).toString('hex')}`;
+  const version = (await admin.query('SHOW server_version')).rows[0].server_version;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(), name, version, safe,
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  say(`work directory ${work}; ${opt.users} users, ${opt.duration} s per scenario (+${opt.warmup} s warm-up)`);
+  if (startLoad[0] > availableParallelism() * 0.5) {
+    say(`warning: load average ${startLoad[0]} on ${availableParallelism()} CPUs: other work competes with the benchmark, expect low and noisy numbers`);
+  }
+  const files = writeFiles();
+  const { hash, params } = await passwordHash();
+  const sqliteUrl = `sqlite:${join(work, 'tollgate.db')}`;
+
+  if (opt.profile) return profileRun(files, hash, sqliteUrl);
+
+  const rows = [];
+  const notes = [];
+
+  // 1. Tollgate on SQLite, seeded; the bare ceiling server beside it (each idles while the other is measured).
+  const server = await startTollgate('sqlite', sqliteUrl);
+  const app = await prepareStore(server, sqliteUrl, files, hash, 'SQLite');
+  say(`/app_context answers ${app.appContextBytes} bytes: the JSON ceiling answers as many`);
+  const ceilingServer = await startCeilingServer(app.appContextBytes, files.dir);
+  const ceilings = pairedCeilings(ceilingServer, app.appContextBytes, files);
+
+  // 2. The scenarios on SQLite, each right after a measurement of its ceiling.
+  for (const s of scenarios(server, app, 'sqlite', [])) {
+    if (!selected(s.name)) continue;
+    if (s.name === 'activate_license') {
+      // One fresh code per request, with a wide margin over the latest bare hash rate.
+      const rate = (await ceilings.before('argon2')).rate;
+      const count = Math.ceil(rate * (opt.duration + opt.warmup) * 2.5) + 500;
+      say(`creating ${count} license codes for /activate_license`);
+      s.codes.push(...(await createCodes(server.client, app.id, count)));
+      writeFileSync(s.codesFile, JSON.stringify(s.codes));
+    }
+    rows.push(await runScenario(s, 'sqlite', server, ceilings));
+  }
+  await ceilings.close();
+  await stopChild(server.child);
+
+  // 3. PostgreSQL, when there is one.
+  let postgres = null;
+  const pgScenarios = ['app_context_bearer', 'app_context_license_code'].filter(selected);
+  if (opt.postgres && pgScenarios.length > 0) {
+    const pgInfo = await postgresServer();
+    if (pgInfo.skip) {
+      notes.push(pgInfo.skip);
+      say(pgInfo.skip);
+    } else {
+      postgres = { version: pgInfo.version, database: pgInfo.name };
+      say(`PostgreSQL ${pgInfo.version}: fresh database ${pgInfo.name} on ${pgInfo.safe}`);
+      try {
+        const pgServer = await startTollgate('postgres', pgInfo.url);
+        try {
+          // The same app shape; a stand-in for the 100 MiB file (only its metadata shows in /app_context).
+          const standIn = { ...files.large, path: files.small.path };
+          const pgApp = await prepareStore(pgServer, pgInfo.url, { small: files.small, large: standIn }, hash, 'PostgreSQL');
+          postgres.seedSeconds = pgApp.seedSeconds;
+          if (pgApp.appContextBytes !== app.appContextBytes) notes.push(`PostgreSQL: /app_context answers ${pgApp.appContextBytes} bytes (SQLite: ${app.appContextBytes})`);
+          for (const s of scenarios(pgServer, pgApp, 'postgres', [])) {
+            if (selected(s.name)) rows.push(await runScenario(s, 'postgres', pgServer, ceilings));
+          }
+          await ceilings.close();
+        } finally {
+          await stopChild(pgServer.child);
+        }
+      } finally {
+        await pgInfo.drop();
+        say(`dropped ${pgInfo.name}`);
+      }
+    }
+  } else if (!opt.postgres) {
+    notes.push('PostgreSQL: SKIPPED (--no-postgres)');
+  }
+  await stopChild(ceilingServer.child);
+
+  const finishedAt = new Date().toISOString();
+  const result = {
+    meta: {
+      users: opt.users, duration: opt.duration, warmup: opt.warmup, connections: opt.connections, argon2Connections: opt.argon2Connections,
+      downloadConnections: [dl1Connections, dl100Connections], argon2Params: params, appContextBytes: app.appContextBytes,
+      seedSeconds: app.seedSeconds, postgres, startedAt: new Date(startedAt).toISOString(), finishedAt,
+      wallSeconds: (Date.now() - startedAt) / 1000, machine: machine(), notes,
+    },
+    ceilings: ceilings.all,
+    scenarios: rows,
+  };
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `bench-${opt.users}-users-${finishedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+
+  const m = result.meta.machine;
+  const out = [
+    '',
+    `Tollgate benchmark: ${opt.users} users, ${opt.duration} s per scenario, ${m.nproc} × ${m.cpu}, Node ${m.node}, commit ${m.commit}, build ${m.build}`,
+    `load average (1/5/15 min) at start ${m.loadAverageAtStart.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
+    '',
+    'Ceilings (in the order measured; each scenario is compared with the mean of the measurements of its ceiling just before and just after it)',
+    '',
+    ceilingTable(ceilings.all),
+    '',
+    'Scenarios (ratio = req/s ÷ ceiling req/s, downloads MiB/s ÷ ceiling MiB/s; RSS of the server process, sampled every 100 ms, growth over the pre-scenario baseline)',
+    '',
+    table(rows),
+    '',
+    ...notes.map((n) => `${n}\n`),
+    'Scale: p50 next to the latest run at another user count',
+    '',
+    scaleNote(result),
+    '',
+    `results: ${file.slice(ROOT.length + 1)} (${result.meta.wallSeconds.toFixed(0)} s wall)`,
+    '',
+  ];
+  process.stdout.write(out.join('\n'));
+}
+
+/**
+ * The ceilings, bracketing the scenarios compared with them: measured right
+ * before a group of at most two scenarios and again right after it, and each
+ * scenario compared with the mean of the two (the background load of a shared
+ * machine drifts; a bracket cancels a steady drift). The measurement after a
+ * group is the one before the next group of the same ceiling.
+ */
+function pairedCeilings(ceilingServer, jsonBytes, files) {
+  const base = ceilingServer.base;
+  const defs = {
+    json: { what: `node:http, fixed ${jsonBytes}-byte JSON`, options: { url: `${base}/json`, connections: opt.connections } },
+    stream_1mib: { what: 'fs.createReadStream, 1 MiB', options: { url: `${base}/file/${files.small.name}`, connections: dl1Connections, timeout: 120 } },
+    stream_100mib: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: dl100Connections, timeout: 120 } },
+    stream_100mib_x20: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: 20, timeout: 120 } },
+    argon2: { what: 'argon2id hash, production parameters' },
+  };
+  const all = [];
+  const GROUP = 2;
+  let group = null; // { name, before, rows }
+
+  async function measureNow(name) {
+    const def = defs[name];
+    let c;
+    if (name === 'argon2') {
+      say(`ceiling argon2: bare argon2id hashes, ${opt.argon2Connections} at once`);
+      const out = await runNode(
+        [join(ROOT, 'bench', 'argon2-rate.mjs'), '--dist', DIST, '--seconds', String(opt.duration), '--concurrency', String(opt.argon2Connections), '--warmup', String(opt.warmup)],
+        { cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup + 60) * 1000 },
+      );
+      const a = JSON.parse(out.trim().split('\n').at(-1));
+      c = { name, what: `argon2id hash m=${a.params.memoryCost} KiB t=${a.params.timeCost} p=${a.params.parallelism}`, ...a, connections: a.concurrency, rps: a.rate };
+    } else {
+      say(`ceiling ${name}: ${def.what}, ${def.options.connections} connections`);
+      c = { name, what: def.what, ...(await measure(ceilingServer.child.pid, def.options)) };
+    }
+    c.seq = all.length + 1;
+    all.push(c);
+    return c;
+  }
+
+  /** Measures the bracket's far side and settles the ratios of its rows; returns that measurement. */
+  async function close() {
+    if (!group) return null;
+    const after = await measureNow(group.name);
+    for (const row of group.rows) settle(row, group.before, after);
+    group = null;
+    return after;
+  }
+
+  return {
+    all,
+    /** The measurement before `name`'s next scenario (opening a new bracket when needed). */
+    async before(name) {
+      if (group && group.name === name && group.rows.length < GROUP) return group.before;
+      const after = await close();
+      group = { name, before: after && after.name === name ? after : await measureNow(name), rows: [] };
+      return group.before;
+    },
+    add(row) {
+      group.rows.push(row);
+    },
+    close,
+  };
+}
+
+/** Downloads compare bytes per second (a run completes only a few 100 MiB responses); the rest, requests per second. */
+function settle(row, before, after) {
+  const rate = (c) => (row.metric === 'bytes' ? c.mibps : c.rps);
+  row.ceilingSeqs = [before.seq, after.seq];
+  row.ceilingRate = (rate(before) + rate(after)) / 2;
+  row.ratio = row.ceilingRate > 0 ? rate(row) / row.ceilingRate : null;
+  row.verdict = verdict(row);
+}
+
+async function runScenario(s, db, server, ceilings) {
+  await ceilings.before(s.ceiling);
+  say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections`);
+  const m = await measure(server.child.pid, s.options);
+  const row = { name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m };
+  ceilings.add(row);
+  return row;
+}
+
+/** --profile: the server under node --cpu-prof, loaded on one scenario (default /app_context Bearer); the profile summarised by function. */
+async function profileRun(files, hash, sqliteUrl) {
+  const name = opt.profileScenario;
+  const dir = join(work, 'cpuprofile');
+  mkdirSync(dir);
+  let dbUrl = sqliteUrl;
+  let pgInfo = null;
+  if (opt.profileDb === 'postgres') {
+    pgInfo = await postgresServer();
+    if (pgInfo.skip) throw new Error(pgInfo.skip);
+    dbUrl = pgInfo.url;
+    say(`PostgreSQL ${pgInfo.version}: fresh database ${pgInfo.name} on ${pgInfo.safe}`);
+  }
+  let m;
+  let bare = null;
+  try {
+    // Set the store up with a server that is not profiled (uploads and seeding are not the hot path)…
+    const setup = await startTollgate(`${opt.profileDb}-setup`, dbUrl);
+    let app;
+    let codes = [];
+    try {
+      app = await prepareStore(setup, dbUrl, files, hash, opt.profileDb);
+      // Enough codes for /activate_license at well over the bare argon2 rate of this class of machine.
+      if (name === 'activate_license') codes = await createCodes(setup.client, app.id, Math.ceil(500 * (opt.duration + opt.warmup)));
+    } finally {
+      await stopChild(setup.child);
+    }
+    // …then profile a fresh server on the same database: start-up, warm-up and the load.
+    const server = await startTollgate(`${opt.profileDb}-profile`, dbUrl, ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${dir}`]);
+    try {
+      const s = scenarios(server, app, 'sqlite', codes).find((x) => x.name === name);
+      if (!s) throw new Error(`--profile-scenario: no scenario named ${name}`);
+      if (s.codesFile) writeFileSync(s.codesFile, JSON.stringify(codes));
+      say(`profiling ${s.route} on ${opt.profileDb}, ${s.options.connections} connections, ${opt.duration} s`);
+      m = await measure(server.child.pid, s.options);
+    } finally {
+      await stopChild(server.child);
+    }
+    // The bare JSON server under the same load and the same profiler: what the irreducible part costs per request.
+    if (['app_context_bearer', 'app_context_license_code'].includes(name)) {
+      const bareDir = join(work, 'cpuprofile-bare');
+      mkdirSync(bareDir);
+      const ceiling = await startCeilingServer(app.appContextBytes, files.dir, ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${bareDir}`]);
+      let bm;
+      try {
+        say(`profiling the bare JSON server (the ceiling), ${opt.connections} connections, ${opt.duration} s`);
+        bm = await measure(ceiling.child.pid, { url: `${ceiling.base}/json`, connections: opt.connections });
+      } finally {
+        await stopChild(ceiling.child);
+      }
+      bare = { load: bm, summary: readProfile(bareDir, bm, 10) };
+    }
+  } finally {
+    if (pgInfo) await pgInfo.drop();
+  }
+  const summary = readProfile(dir, m, 25);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync(RESULTS, { recursive: true });
+  const [profileFile] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  const keep = join(RESULTS, `profile-${name}-${opt.profileDb}-${stamp}.cpuprofile`);
+  copyFileSync(join(dir, profileFile), keep);
+  const mach = machine();
+  writeFileSync(
+    join(RESULTS, `profile-${name}-${opt.profileDb}-${stamp}.json`),
+    JSON.stringify({ scenario: name, db: opt.profileDb, users: opt.users, load: m, summary, bare, machine: mach }, null, 2) + '\n',
+  );
+  const perRequest = (sum, fn) => {
+    const row = sum.selfTop.find((r) => r.name === fn);
+    return row && sum.requests ? `${((1000 * row.ms) / sum.requests).toFixed(1)} µs` : '—';
+  };
+  process.stdout.write(
+    [
+      '',
+      `CPU profile of the server under ${name} on ${opt.profileDb}: ${fmt(m.rps)} req/s, p50 ${ms(m.p50)} ms, p99 ${ms(m.p99)} ms, ${m.non2xx} non-2xx (profiler on: slower than the table)`,
+      `${opt.users} users; ${mach.nproc} × ${mach.cpu}, Node ${mach.node}, commit ${mach.commit}, build ${mach.build}; load average ${mach.loadAverageAtStart.join(' ')} → ${mach.loadAverageAtEnd.join(' ')}`,
+      'Samples of the measured run only (start-up, seeding and warm-up left out).',
+      '',
+      formatSummary(summary),
+      '',
+      ...(bare
+        ? [
+            `The bare JSON server under the same load: ${fmt(bare.load.rps)} req/s, ${((1000 * bare.summary.busyMs) / bare.summary.requests).toFixed(1)} µs of CPU per request ` +
+              `(Tollgate: ${((1000 * summary.busyMs) / summary.requests).toFixed(1)} µs); writev ${perRequest(bare.summary, 'writev')} per request (Tollgate: ${perRequest(summary, 'writev')})`,
+            '',
+            formatSummary(bare.summary),
+            '',
+          ]
+        : []),
+      `profile: ${keep.slice(ROOT.length + 1)} (open in Chrome DevTools › Performance, or: node bench/profile-summary.mjs <file>)`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** The one .cpuprofile in `dir`, summarised over the measured window of `load`. */
+function readProfile(dir, load, top) {
+  const [file] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no .cpuprofile in ${dir} (did the process exit cleanly on SIGTERM?)`);
+  const summary = summarise(JSON.parse(readFileSync(join(dir, file), 'utf8')), top, load.window);
+  summary.requests = load.requests;
+  return summary;
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`bench: ${err.stack ?? err}\n`);
+  process.exitCode = 1;
+} finally {
+  clearTimeout(deadline);
+  cleanup();
+}
