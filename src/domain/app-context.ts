@@ -1,16 +1,46 @@
-import { iso } from './membership.js';
+import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { isActive, iso } from './membership.js';
 import type { Services } from './services.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
 
 /**
  * GET /app_context, as a ready JSON string: the application part is
- * serialised once per change (cached), only the user and the time are per call.
+ * serialised once per change (cached), the user once per cached user record,
+ * and only the server time per call.
  */
 export async function appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<string> {
   const user = await authenticateUser(s, ctx, creds);
-  const application = await s.caches.applications.get(ctx.app.id);
-  const userJson = user ? JSON.stringify(viewUser(user, ctx.now)) : 'null';
-  return `{"application":${application.json},"user":${userJson},"server_time":"${iso(ctx.now)}"}`;
+  const application = s.caches.applications.peek(ctx.app.id) ?? (await s.caches.applications.get(ctx.app.id));
+  const userJson = user ? userJsonOf(user, ctx.now) : 'null';
+  return `{"application":${application.json},"user":${userJson},"server_time":"${serverTime(ctx.now)}"}`;
+}
+
+/** A cached user record is immutable (a change replaces it), so its two possible serialisations can be kept with it. */
+const serialised = new WeakMap<UserRecord, { active: string; inactive: string }>();
+
+function userJsonOf(user: UserRecord, now: number): string {
+  let both = serialised.get(user);
+  if (!both) {
+    const view = viewUser(user, now);
+    both = {
+      active: JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } }),
+      inactive: JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } }),
+    };
+    serialised.set(user, both);
+  }
+  return isActive(user, now) ? both.active : both.inactive;
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** Under load many answers share a millisecond: format it once. */
+function serverTime(now: number): string {
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = iso(now);
+  }
+  return lastIso;
 }

@@ -40,6 +40,12 @@ export class InvalidatingCache<T> {
     this.maxEntries = options.maxEntries ?? 100_000;
   }
 
+  /** The cached value if there is a fresh one, without loading: lets hot paths stay synchronous on a hit. */
+  peek(key: string): T | undefined {
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.expires > this.clock() ? hit.value : undefined;
+  }
+
   async get(key: string): Promise<T> {
     const now = this.clock();
     const hit = this.entries.get(key);

@@ -58,7 +58,8 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
 
 /** The account a license-code sign-up created with this code; any other code is not a credential. */
 export async function userByCode(s: Services, ctx: RequestContext, code: string): Promise<UserRecord> {
-  const userId = await s.caches.userIdsByCode.get(`${ctx.app.id}\0${code}`);
+  const key = `${ctx.app.id}\0${code}`;
+  const userId = s.caches.userIdsByCode.peek(key) ?? (await s.caches.userIdsByCode.get(key));
   const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;

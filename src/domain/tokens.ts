@@ -21,8 +21,8 @@ export function digest(token: string): string {
 }
 
 /** Constant-time: `presented` is attacker input compared against a stored digest. */
-export function digestMatches(presented: string, storedDigest: string): boolean {
+export function digestMatches(presented: string, storedDigest: string | Buffer): boolean {
   const a = hash('sha256', presented, 'buffer');
-  const b = Buffer.from(storedDigest, 'hex');
+  const b = typeof storedDigest === 'string' ? Buffer.from(storedDigest, 'hex') : storedDigest;
   return a.length === b.length && timingSafeEqual(a, b);
 }

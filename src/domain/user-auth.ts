@@ -22,7 +22,8 @@ export interface UserCredentials {
  */
 async function userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
   const nameKey = usernameKey(username);
-  const userId = await s.caches.userIdsByName.get(`${ctx.app.id}\0${nameKey}`);
+  const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
+  const userId = s.caches.userIdsByName.peek(nameCacheKey) ?? (await s.caches.userIdsByName.get(nameCacheKey));
   const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;

@@ -71,7 +71,7 @@ export class Checker {
 
 /** The key that makes usernames unique per app regardless of case and compatibility forms. */
 export function usernameKey(username: string): string {
-  return username.normalize('NFKC').toLowerCase();
+  return (VISIBLE_ASCII.test(username) ? username : username.normalize('NFKC')).toLowerCase(); // ASCII is its own NFKC
 }
 
 /** The latest instant Tollgate stores: 9999-12-31T23:59:59.999Z (beyond it ISO 8601 needs a sign and clients break). */

@@ -1,8 +1,8 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticateApp, type RequestContext } from '../domain/access.js';
+import type { FastifyError, FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
+import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
 import { DomainError } from '../domain/errors.js';
 import { FAILURE_CODES, type Identity, type LimitedAction } from '../domain/limits.js';
-import { handleError } from './errors.js';
+import { handleError, type RouteErrorConfig } from './errors.js';
 import { normaliseIp } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
@@ -25,20 +25,40 @@ export const CLIENT_BODY_LIMIT = 64 * 1024;
 export function requireApp(app: FastifyInstance, s: Services): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
   app.decorateRequest('identity', null);
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return; // a CORS preflight carries no credentials; the CORS plugin answers it
+  // Callback style with a synchronous fast path: the app is nearly always cached, and an async hook costs a promise per request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.method === 'OPTIONS') return done(); // a CORS preflight carries no credentials; the CORS plugin answers it
     const now = s.clock();
-    const found = await authenticateApp(s, header(request, 'x-api-key'), header(request, 'x-api-secret'));
-    request.ctx = { app: found, ip: normaliseIp(request.ip), now };
+    const key = header(request, 'x-api-key');
+    const secret = header(request, 'x-api-secret');
+    let cached;
+    try {
+      cached = authenticateAppCached(s, key, secret);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (cached) {
+      request.ctx = { app: cached, ip: normaliseIp(request.ip), now };
+      return done();
+    }
+    authenticateApp(s, key, secret).then((found) => {
+      request.ctx = { app: found, ip: normaliseIp(request.ip), now };
+      done();
+    }, done);
   });
   // Step 2, before the shape is validated: rate limits of the endpoints that count them.
-  app.addHook('preValidation', async (request) => {
-    const action = request.routeOptions.config.limited;
+  // Attached per route (only the counted ones, each knowing its action): no lookup of the route's config per request.
+  app.addHook('onRoute', (route) => {
+    const action = (route.config as RouteErrorConfig | undefined)?.limited;
     if (!action || !s.limits.enabled) return;
-    const who = identityOf(action, request);
-    if (!who) return; // a Bearer token: not a guessable credential, not counted
-    request.identity = who;
-    await s.limits.check(request.ctx, action, who);
+    const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+    const limit: preValidationHookHandler = (request, _reply, done) => {
+      const who = identityOf(action, request);
+      if (!who) return done(); // a Bearer token: not a guessable credential, not counted
+      request.identity = who;
+      s.limits.check(request.ctx, action, who).then(() => done(), done);
+    };
+    route.preValidation = [limit, ...existing];
   });
   // A failed credential attempt counts against the IP and the username or code it named, then answers as usual.
   app.setErrorHandler(async (err: Error, request, reply) => {

@@ -81,6 +81,13 @@ export const activationSchema = {
   },
 } as const;
 
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Headers shown in the OpenAPI document but not validated by Fastify (see server.ts). */
+    documentedHeaders?: unknown;
+  }
+}
+
 /** Application headers of SPEC 5.1, declared for the document; the onRequest hook enforces them (step 1). */
 export const appHeaders = {
   type: 'object',

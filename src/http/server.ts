@@ -83,6 +83,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   await app.register(swagger, {
+    // Client routes document their headers as `documentedHeaders`: the hooks enforce them (step 1 and the
+    // user-auth methods), and a `headers` schema would make Fastify validate a copy of every request's headers.
+    transform: ({ schema, url }) => {
+      const { documentedHeaders, ...rest } = (schema ?? {}) as Record<string, unknown>;
+      return { schema: (documentedHeaders ? { ...rest, headers: documentedHeaders } : rest) as typeof schema, url };
+    },
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -7,13 +7,14 @@ export interface OpenOptions {
   pgPoolSize?: number;
   pgStatementTimeoutMs?: number;
   pgSsl?: 'off' | 'on' | 'no-verify';
+  sqliteSynchronous?: 'normal' | 'full';
 }
 
 /** Opens the database a DATABASE_URL names: `sqlite:<path>` or `postgres://…`. */
 export async function openDb(url: string, opts: OpenOptions = {}): Promise<Db> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    return new SqliteDb(path === ':memory:' ? path : resolve(path));
+    return new SqliteDb(path === ':memory:' ? path : resolve(path), opts.sqliteSynchronous);
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const ssl = opts.pgSsl === 'on' ? true : opts.pgSsl === 'no-verify' ? 'no-verify' : false;

@@ -14,7 +14,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'Create a user with a username and password',
-      headers: appHeaders,
+      documentedHeaders: appHeaders,
       body: {
         type: 'object',
         required: ['username', 'password'],
@@ -31,7 +31,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'Create a user from a license code (activated at once)',
-      headers: appHeaders,
+      documentedHeaders: appHeaders,
       body: { type: 'object', required: ['code'], properties: { code: { type: 'string' }, hardware_id: hardwareId } },
       response: { 200: userSchema, ...errors(401, 403, 413, 422, 429) },
     },
@@ -43,7 +43,7 @@ export function accountRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: "Activate a license code on an existing user's membership",
-      headers: appHeaders,
+      documentedHeaders: appHeaders,
       body: {
         type: 'object',
         required: ['code', 'username', 'password'],

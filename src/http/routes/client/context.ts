@@ -11,7 +11,7 @@ export function contextRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'The application (variables, files) and the current user',
-      headers: userAuthHeaders,
+      documentedHeaders: userAuthHeaders,
       response: {
         200: {
           type: 'object',

@@ -14,7 +14,7 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'Download a file of the application',
-      headers: userAuthHeaders,
+      documentedHeaders: userAuthHeaders,
       params: { type: 'object', required: ['file_id'], properties: { file_id: uuid } },
       response: {
         200: { description: 'The file content', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },

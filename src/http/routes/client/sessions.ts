@@ -11,7 +11,7 @@ export function sessionRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'Create a session; returns a session token',
-      headers: appHeaders,
+      documentedHeaders: appHeaders,
       body: {
         type: 'object',
         required: ['credentials'],
@@ -36,7 +36,7 @@ export function sessionRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['client'],
       summary: 'Revoke the Bearer session token',
-      headers: { type: 'object', properties: { ...appHeaders.properties, authorization: { type: 'string', description: 'Bearer <session_token>' } } },
+      documentedHeaders: { type: 'object', properties: { ...appHeaders.properties, authorization: { type: 'string', description: 'Bearer <session_token>' } } },
       response: { 204: { type: 'null', description: 'Session revoked' }, ...errors(401, 413, 422) },
     },
     handler: async (request, reply) => {
