@@ -63,7 +63,7 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   // A failed credential attempt counts against the IP and the username or code it named, then answers as usual.
   app.setErrorHandler(async (err: Error, request, reply) => {
     if (err instanceof DomainError && FAILURE_CODES.has(err.code) && request.identity && request.ctx) {
-      await s.limits.failed(request.ctx, request.identity).catch((e: unknown) => request.log.error({ err: e }, 'rate-limit counter failed'));
+      await s.limits.failed(request.ctx, request.identity).catch((e: unknown) => request.log.error({ err: e, reqId: request.id }, 'rate-limit counter failed'));
     }
     handleError(err as FastifyError, request, reply);
   });

@@ -127,6 +127,6 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     void reply.code(mapped.status).send(mapped.body);
     return;
   }
-  request.log.error({ err }, 'unhandled error');
+  request.log.error({ err, reqId: request.id }, 'unhandled error');
   void reply.code(500).send(errorBody('internal_error'));
 }

@@ -57,6 +57,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     bodyLimit: 1024 * 1024,
     // Per-request lines cost throughput on the hot paths; the onResponse hook below logs them at debug.
     logController: new LogController({ disableRequestLogging: true }),
+    // Measured: a pino child logger per request (to bind reqId) cost ~10% of /app_context throughput.
+    // Requests share the server's logger; the few per-request lines carry reqId themselves.
+    childLoggerFactory: (logger) => logger,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 200 },
     // Errors the router raises before any route runs (an over-long or malformed path parameter): our shape, never Fastify's.
@@ -77,7 +80,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onResponse', (request, reply, done) => {
     const level = reply.statusCode >= 500 ? 'error' : 'debug';
     if ((request.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled?.(level) ?? true) {
-      request.log[level]({ method: request.method, url: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      request.log[level]({ reqId: request.id, method: request.method, url: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     }
     done();
   });
