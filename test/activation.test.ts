@@ -19,13 +19,7 @@ describe('POST /activate_license (SPEC 4.7)', () => {
   });
   afterEach(async () => h.close());
 
-  async function license(target: TestApp, body: Record<string, unknown> = { minutes: 60 }): Promise<License> {
-    const res = await h.admin('POST', `/apps/${target.id}/licenses`, { count: 1, ...body });
-    expect(res.statusCode).toBe(201);
-    const [l] = res.json().licenses as License[];
-    if (!l) throw new Error('no license created');
-    return { id: l.id, code: l.code };
-  }
+  const license = (target: TestApp, body?: Record<string, unknown>): Promise<License> => h.license(target, body);
 
   function activate(target: TestApp, body: unknown, ip?: string): Promise<LightMyRequestResponse> {
     return h.inject({

@@ -59,12 +59,7 @@ async function membership(app: TestApp, id: string): Promise<Membership> {
 }
 
 /** Creates one license and returns {id, code}. */
-async function license(app: TestApp, body: Record<string, unknown> = { minutes: 60 }): Promise<{ id: string; code: string }> {
-  const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, ...body });
-  expect(res.statusCode, res.body).toBe(201);
-  const [l] = res.json().licenses as { id: string; code: string }[];
-  return l!;
-}
+const license = (app: TestApp, body?: Record<string, unknown>): Promise<{ id: string; code: string }> => h.license(app, body);
 
 // ---------------------------------------------------------------------------------------------
 

@@ -60,6 +60,8 @@ export interface Harness {
   createApp(settings?: AppSettings): Promise<TestApp>;
   /** Creates licenses and returns their codes. */
   licenses(app: TestApp, body?: Record<string, unknown>): Promise<string[]>;
+  /** Creates one license and returns its id and code. */
+  license(app: TestApp, body?: Record<string, unknown>): Promise<{ id: string; code: string }>;
   /** Signs a user up with a password; returns the user id. */
   signUp(app: TestApp, username: string, password?: string, hardwareId?: string): Promise<string>;
   /** Signs up and activates a 60-minute (or the given) license, so the membership is active. */
@@ -128,6 +130,12 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
       const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 60, ...body });
       if (res.statusCode !== 201) throw new Error(`licenses: ${res.statusCode} ${res.body}`);
       return res.json().licenses.map((l: { code: string }) => l.code);
+    },
+    async license(app, body = { minutes: 60 }) {
+      const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, ...body });
+      if (res.statusCode !== 201) throw new Error(`license: ${res.statusCode} ${res.body}`);
+      const { id, code } = res.json().licenses[0];
+      return { id, code };
     },
     async signUp(app, username, password = PASSWORD, hardwareId) {
       const res = await h.client(app, 'POST', '/sign_up', { username, password, ...(hardwareId !== undefined && { hardware_id: hardwareId }) });
