@@ -138,7 +138,9 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     appsByKey, bans, applications, sessions, users, userIdsByName, userIdsByCode,
     async changed(change) {
       drop(change);
-      await bus?.publish(CHANNEL, JSON.stringify(change));
+      // The write has committed: a failed broadcast must not turn it into an error. Other nodes then serve
+      // what they hold for at most the cache TTL (1 s), as when a notification is lost.
+      await bus?.publish(CHANNEL, JSON.stringify(change)).catch(() => undefined);
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));

@@ -156,13 +156,16 @@ export class PostgresDb implements Db {
     client.on('notification', (msg) => {
       this.handlers.get(msg.channel)?.(msg.payload ?? '');
     });
-    client.on('error', () => {
+    // An error or a clean close alike: notifications may have been missed, so drop caches and reconnect.
+    const lost = () => {
       if (this.listener !== client) return;
       this.listener = null;
       void client.end().catch(() => undefined);
       this.onListenerLost?.();
       this.scheduleReconnect();
-    });
+    };
+    client.on('error', lost);
+    client.on('end', lost);
     await client.connect();
     for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     this.listener = client;
