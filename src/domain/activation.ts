@@ -4,7 +4,7 @@ import { userByPassword } from './login.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { requireHardwareId } from './signup.js';
-import { Checker, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from './validation.js';
+import { Checker, LICENSE_CODE, USERNAME } from './validation.js';
 
 export interface ActivationInput {
   code: string;
@@ -29,7 +29,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   const check = new Checker();
   check.text('body.code', input.code, LICENSE_CODE);
   check.text('body.username', input.username, USERNAME);
-  if (Buffer.byteLength(input.password) > PASSWORD_MAX_BYTES) check.add('body.password', 'is too long');
+  check.password('body.password', input.password, null);
   requireHardwareId(check, ctx.app, input.hardware_id);
   check.throwIfAny();
 

@@ -6,7 +6,7 @@ import {
 import { DomainError } from './errors.js';
 import type { Services } from './services.js';
 import { digest, newToken } from './tokens.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME, usernameKey } from './validation.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
 export interface LoginInput {
   credentials: { username?: string | undefined; password?: string | undefined; code?: string | undefined };
@@ -24,7 +24,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
     check.required('body.credentials.username', username);
     check.required('body.credentials.password', password);
     check.text('body.credentials.username', username, USERNAME);
-    if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) check.add('body.credentials.password', 'is too long');
+    check.password('body.credentials.password', password, null);
   } else if (code === undefined) {
     check.add('body.credentials', 'must be either {username, password} or {code}');
   } else {

@@ -92,7 +92,7 @@ export function requireHardwareId(check: Checker, app: AppRecord, hardwareId: st
 async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<void> {
   if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return;
   await tx.devices.insert({ id: randomUUID(), appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });
-  await tx.users.takeDeviceSlot(userId, Math.max(1, ctx.app.maxDevicesPerUser));
+  await tx.users.takeDeviceSlot(userId, ctx.app.maxDevicesPerUser);
 }
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';

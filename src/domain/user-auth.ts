@@ -5,7 +5,7 @@ import {
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
 import type { Services } from './services.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME, usernameKey } from './validation.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
 export interface UserCredentials {
@@ -51,7 +51,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
     check.required('header.x-api-username', creds.username);
     check.text('header.x-api-username', creds.username, USERNAME);
     check.required('header.x-api-password', creds.password);
-    if (creds.password !== undefined && Buffer.byteLength(creds.password) > PASSWORD_MAX_BYTES) check.add('header.x-api-password', 'is too long');
+    check.password('header.x-api-password', creds.password, null);
   }
   check.throwIfAny();
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {

@@ -44,6 +44,7 @@ export class Checker {
     }
   }
 
+  /** At most 1024 UTF-8 bytes everywhere; `minLength` (the app's setting) only on sign-up and password change. */
   password(field: string, value: string | undefined, minLength: number | null): void {
     if (value === undefined) return;
     if (Buffer.byteLength(value, 'utf8') > PASSWORD_MAX_BYTES) {

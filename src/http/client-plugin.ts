@@ -74,7 +74,7 @@ export function requireApp(app: FastifyInstance, s: Services): void {
       done(null, body === '' ? undefined : JSON.parse(body as string, rejectPrototypeKeys));
     } catch {
       // Syntax errors, forbidden keys, and nesting deep enough to exhaust the stack alike: the body is not acceptable JSON.
-      done(new DomainError('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]), undefined);
+      done(new SyntaxError('the body is not valid JSON'), undefined);
     }
   });
 }

@@ -71,6 +71,8 @@ function fromValidation(err: FastifyError): ErrorBody {
   return errorBody('validation_error', first ? `Invalid request: ${first.field} ${first.message}` : undefined, errors);
 }
 
+const INVALID_JSON = { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
+
 /** Maps Fastify's own 4xx (body parsing, limits) onto our codes. Anything else is a 500 with no internals. */
 function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | null {
   switch (err.code) {
@@ -82,11 +84,9 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
       return { status: 422, body: errorBody('validation_error', 'Invalid request: the Content-Type header is malformed or not accepted here', [{ field: 'header.content-type', message: 'is malformed or not accepted' }]) };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
+      return INVALID_JSON;
   }
-  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON|prototype|constructor/i.test(err.message))) {
-    return { status: 422, body: errorBody('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]) };
-  }
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON|prototype|constructor/i.test(err.message))) return INVALID_JSON;
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
     const code = err.statusCode === 404 ? 'not_found' : err.statusCode === 413 ? 'payload_too_large' : 'validation_error';
     return { status: err.statusCode === 404 || err.statusCode === 413 ? err.statusCode : 422, body: errorBody(code) };

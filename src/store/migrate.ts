@@ -32,7 +32,3 @@ async function applyPending(db: Db, now: number): Promise<number[]> {
   }
   return done;
 }
-
-export function latestVersion(): number {
-  return migrations.at(-1)?.version ?? 0;
-}
