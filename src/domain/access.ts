@@ -26,26 +26,20 @@ export async function authenticateApp(s: Services, apiKey: string | undefined, a
  * application, or undefined to take the asynchronous path. Throws as
  * authenticateApp does.
  */
-export function authenticateAppCached(s: Services, apiKey: string | undefined, apiSecret: string | undefined): AppRecord | undefined {
+export function authenticateAppCached(s: Services, apiKey: string | undefined, apiSecret: string | undefined, now: number): AppRecord | undefined {
   if (!apiKey || !apiSecret || apiKey.length > 256 || apiSecret.length > 256) return undefined;
-  const app = s.caches.appsByKey.peek(apiKey);
+  const app = s.caches.appsByKey.peek(apiKey, now);
   return app ? checkSecret(app, apiSecret) : undefined;
 }
 
-/** The stored secret digest as bytes, decoded once per cached app record rather than once per request. */
-const secretDigests = new WeakMap<AppRecord, Buffer>();
-
 function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
-  if (!app) throw new DomainError('invalid_app_credentials');
-  let stored = secretDigests.get(app);
-  if (!stored) secretDigests.set(app, (stored = Buffer.from(app.apiSecretHash, 'hex')));
-  if (!digestMatches(apiSecret, stored)) throw new DomainError('invalid_app_credentials');
+  if (!app || !digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
   return app;
 }
 
 /** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
 export async function checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Promise<BanSet> {
-  const bans = s.caches.bans.peek(ctx.app.id) ?? (await s.caches.bans.get(ctx.app.id));
+  const bans = s.caches.bans.peek(ctx.app.id, ctx.now) ?? (await s.caches.bans.get(ctx.app.id));
   if (bans.ip(ctx.ip)) throw new DomainError('banned', 'Your IP address is banned');
   if (bans.hardwareId(hardwareId)) throw new DomainError('banned', 'This device is banned');
   return bans;
@@ -95,16 +89,16 @@ export function checkMembership(user: UserRecord, now: number): void {
 }
 
 /** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
-export async function findSession(s: Services, token: string): Promise<SessionRecord | undefined> {
+export async function findSession(s: Services, ctx: RequestContext, token: string): Promise<SessionRecord | undefined> {
   if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
   const key = digest(token);
-  return (s.caches.sessions.peek(key) ?? (await s.caches.sessions.get(key))) ?? undefined;
+  return (s.caches.sessions.peek(key, ctx.now) ?? (await s.caches.sessions.get(key))) ?? undefined;
 }
 
 /** A user of this app by id, through the cache the hot paths share. */
-export async function cachedUser(s: Services, appId: string, userId: string): Promise<UserRecord | undefined> {
-  const key = `${appId}\0${userId}`;
-  return (s.caches.users.peek(key) ?? (await s.caches.users.get(key))) ?? undefined;
+export async function cachedUser(s: Services, ctx: RequestContext, userId: string): Promise<UserRecord | undefined> {
+  const key = `${ctx.app.id}\0${userId}`;
+  return (s.caches.users.peek(key, ctx.now) ?? (await s.caches.users.get(key))) ?? undefined;
 }
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */

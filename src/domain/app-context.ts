@@ -12,7 +12,7 @@ import { viewUser } from './users.js';
  */
 export async function appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<string> {
   const user = await authenticateUser(s, ctx, creds);
-  const application = s.caches.applications.peek(ctx.app.id) ?? (await s.caches.applications.get(ctx.app.id));
+  const application = s.caches.applications.peek(ctx.app.id, ctx.now) ?? (await s.caches.applications.get(ctx.app.id));
   const userJson = user ? userJsonOf(user, ctx.now) : 'null';
   return `{"application":${application.json},"user":${userJson},"server_time":"${serverTime(ctx.now)}"}`;
 }

@@ -1,7 +1,18 @@
 import { BlockList, isIP } from 'node:net';
 
+let lastRaw = '';
+let lastNormalised = '';
+
 /** `::ffff:1.2.3.4` is the IPv4 client 1.2.3.4 on a dual-stack socket; treat it as such everywhere. */
 export function normaliseIp(ip: string): string {
+  // Consecutive requests mostly come from the same address (keep-alive connections): remember the last answer.
+  if (ip === lastRaw) return lastNormalised;
+  lastNormalised = normalise(ip);
+  lastRaw = ip;
+  return lastNormalised;
+}
+
+function normalise(ip: string): string {
   const lower = ip.toLowerCase();
   if (lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4) return lower.slice(7);
   return isIP(lower) === 6 ? lower : ip;

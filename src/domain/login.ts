@@ -59,8 +59,8 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
 /** The account a license-code sign-up created with this code; any other code is not a credential. */
 export async function userByCode(s: Services, ctx: RequestContext, code: string): Promise<UserRecord> {
   const key = `${ctx.app.id}\0${code}`;
-  const userId = s.caches.userIdsByCode.peek(key) ?? (await s.caches.userIdsByCode.get(key));
-  const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
+  const userId = s.caches.userIdsByCode.peek(key, ctx.now) ?? (await s.caches.userIdsByCode.get(key));
+  const user = userId ? await cachedUser(s, ctx, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;
 }
@@ -73,7 +73,7 @@ export async function userByPassword(s: Services, ctx: RequestContext, username:
 /** POST /auth/logout: revokes the presented token. No ban or membership check. */
 export async function logout(s: Services, ctx: RequestContext, token: string | undefined): Promise<void> {
   if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
-  const session = judgeSession(ctx, await findSession(s, token));
+  const session = judgeSession(ctx, await findSession(s, ctx, token));
   await s.store.sessions.delete(session.id);
   await s.caches.changed({ session: digest(token) });
 }

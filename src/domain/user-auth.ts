@@ -23,8 +23,8 @@ export interface UserCredentials {
 async function userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
   const nameKey = usernameKey(username);
   const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
-  const userId = s.caches.userIdsByName.peek(nameCacheKey) ?? (await s.caches.userIdsByName.get(nameCacheKey));
-  const user = userId ? await cachedUser(s, ctx.app.id, userId) : undefined;
+  const userId = s.caches.userIdsByName.peek(nameCacheKey, ctx.now) ?? (await s.caches.userIdsByName.get(nameCacheKey));
+  const user = userId ? await cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
   const verified = await verifyPassword(s, user, password);
@@ -57,7 +57,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
-  const session = method === 'token' ? await findSession(s, creds.bearer!) : undefined;
+  const session = method === 'token' ? await findSession(s, ctx, creds.bearer!) : undefined;
   const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
 
   // 4. IP ban, hardware-ID ban (sent, or recorded in the token).
@@ -71,7 +71,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   let user: UserRecord | undefined;
   if (method === 'token') {
     const live = judgeSession(ctx, session);
-    user = await cachedUser(s, ctx.app.id, live.userId);
+    user = await cachedUser(s, ctx, live.userId);
     if (!user) throw new DomainError('invalid_credentials');
   } else if (method === 'code') {
     user = await userByCode(s, ctx, creds.licenseCode!);

@@ -33,7 +33,7 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     const secret = header(request, 'x-api-secret');
     let cached;
     try {
-      cached = authenticateAppCached(s, key, secret);
+      cached = authenticateAppCached(s, key, secret, now);
     } catch (err) {
       return done(err as Error);
     }

@@ -77,13 +77,16 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    const level = reply.statusCode >= 500 ? 'error' : 'debug';
-    if ((request.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled?.(level) ?? true) {
+  // One line per request at debug. The hook exists only when debug lines are written: measured, an
+  // onResponse hook costs ~3% of /app_context throughput even when it writes nothing. A 500 is logged
+  // at error with its cause by handleError whatever the level.
+  if ((app.log as unknown as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('debug')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const level = reply.statusCode >= 500 ? 'error' : 'debug';
       request.log[level]({ reqId: request.id, method: request.method, url: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   await app.register(swagger, {
     // Client routes document their headers as `documentedHeaders`: the hooks enforce them (step 1 and the
