@@ -4,6 +4,7 @@ import type { BanSet } from './bans.js';
 import { DomainError } from './errors.js';
 import { isActive } from './membership.js';
 import type { Services } from './services.js';
+import { cached, type Steps } from './steps.js';
 import { digest, digestMatches } from './tokens.js';
 
 /** Who is calling: the authenticated application, the client IP and the time of the request. */
@@ -38,8 +39,8 @@ function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
 }
 
 /** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
-export async function checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Promise<BanSet> {
-  const bans = s.caches.bans.peek(ctx.app.id, ctx.now) ?? (await s.caches.bans.get(ctx.app.id));
+export function* checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Steps<BanSet> {
+  const bans = yield* cached(s.caches.bans, ctx.app.id, ctx.now);
   if (bans.ip(ctx.ip)) throw new DomainError('banned', 'Your IP address is banned');
   if (bans.hardwareId(hardwareId)) throw new DomainError('banned', 'This device is banned');
   return bans;
@@ -89,16 +90,14 @@ export function checkMembership(user: UserRecord, now: number): void {
 }
 
 /** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
-export async function findSession(s: Services, ctx: RequestContext, token: string): Promise<SessionRecord | undefined> {
+export function* findSession(s: Services, ctx: RequestContext, token: string): Steps<SessionRecord | undefined> {
   if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
-  const key = digest(token);
-  return (s.caches.sessions.peek(key, ctx.now) ?? (await s.caches.sessions.get(key))) ?? undefined;
+  return (yield* cached(s.caches.sessions, digest(token), ctx.now)) ?? undefined;
 }
 
 /** A user of this app by id, through the cache the hot paths share. */
-export async function cachedUser(s: Services, ctx: RequestContext, userId: string): Promise<UserRecord | undefined> {
-  const key = `${ctx.app.id}\0${userId}`;
-  return (s.caches.users.peek(key, ctx.now) ?? (await s.caches.users.get(key))) ?? undefined;
+export function* cachedUser(s: Services, ctx: RequestContext, userId: string): Steps<UserRecord | undefined> {
+  return (yield* cached(s.caches.users, `${ctx.app.id}\0${userId}`, ctx.now)) ?? undefined;
 }
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */

@@ -3,6 +3,7 @@ import { findRedeemableLicense, redeem } from './licenses.js';
 import { userByPassword } from './login.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
+import { run } from './steps.js';
 import { requireHardwareId } from './signup.js';
 import { Checker, LICENSE_CODE, USERNAME } from './validation.js';
 
@@ -33,7 +34,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   requireHardwareId(check, ctx.app, input.hardware_id);
   check.throwIfAny();
 
-  const bans = await checkRequestBans(s, ctx, input.hardware_id);
+  const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   const user = await userByPassword(s, ctx, input.username, input.password);
   const license = await findRedeemableLicense(s, ctx, input.code);
   checkUserBans(bans, user, license.code);

@@ -2,17 +2,19 @@ import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { isActive, iso } from './membership.js';
 import type { Services } from './services.js';
+import { cached, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
 
 /**
  * GET /app_context, as a ready JSON string: the application part is
  * serialised once per change (cached), the user once per cached user record,
- * and only the server time per call.
+ * and only the server time per call. Synchronous while everything it reads
+ * is cached (see steps.ts).
  */
-export async function appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<string> {
-  const user = await authenticateUser(s, ctx, creds);
-  const application = s.caches.applications.peek(ctx.app.id, ctx.now) ?? (await s.caches.applications.get(ctx.app.id));
+export function* appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<string> {
+  const user = yield* authenticateUser(s, ctx, creds);
+  const application = yield* cached(s.caches.applications, ctx.app.id, ctx.now);
   const userJson = user ? userJsonOf(user, ctx.now) : 'null';
   return `{"application":${application.json},"user":${userJson},"server_time":"${serverTime(ctx.now)}"}`;
 }

@@ -4,6 +4,7 @@ import type { FileRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import type { Services } from './services.js';
+import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 
 /** Content is stored in chunks of this size: the memory bound of one upload or download. */
@@ -11,7 +12,7 @@ export const CHUNK_SIZE = 256 * 1024;
 
 /** GET /files/{id}/download: the access check, then a file of this app (another app's is not found). */
 export async function fileForDownload(s: Services, ctx: RequestContext, creds: UserCredentials, fileId: string): Promise<FileRecord> {
-  await authenticateUser(s, ctx, creds);
+  await run(authenticateUser(s, ctx, creds));
   const file = await s.store.files.findById(ctx.app.id, fileId);
   if (!file) throw new DomainError('file_not_found');
   return file;

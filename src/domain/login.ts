@@ -5,6 +5,7 @@ import {
 } from './access.js';
 import { DomainError } from './errors.js';
 import type { Services } from './services.js';
+import { cached, run, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
@@ -34,8 +35,8 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   check.throwIfAny();
   if (ctx.app.deviceAuthEnabled && input.hardware_id === undefined) throw new DomainError('device_required');
 
-  const bans = await checkRequestBans(s, ctx, input.hardware_id);
-  const user = code !== undefined ? await userByCode(s, ctx, code) : await userByPassword(s, ctx, username!, password!);
+  const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
+  const user = code !== undefined ? await run(userByCode(s, ctx, code)) : await userByPassword(s, ctx, username!, password!);
   checkUserBans(bans, user, code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
   checkMembership(user, ctx.now);
@@ -57,10 +58,9 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
 }
 
 /** The account a license-code sign-up created with this code; any other code is not a credential. */
-export async function userByCode(s: Services, ctx: RequestContext, code: string): Promise<UserRecord> {
-  const key = `${ctx.app.id}\0${code}`;
-  const userId = s.caches.userIdsByCode.peek(key, ctx.now) ?? (await s.caches.userIdsByCode.get(key));
-  const user = userId ? await cachedUser(s, ctx, userId) : undefined;
+export function* userByCode(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
+  const userId = yield* cached(s.caches.userIdsByCode, `${ctx.app.id}\0${code}`, ctx.now);
+  const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;
 }
@@ -73,7 +73,7 @@ export async function userByPassword(s: Services, ctx: RequestContext, username:
 /** POST /auth/logout: revokes the presented token. No ban or membership check. */
 export async function logout(s: Services, ctx: RequestContext, token: string | undefined): Promise<void> {
   if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
-  const session = judgeSession(ctx, await findSession(s, ctx, token));
+  const session = judgeSession(ctx, await run(findSession(s, ctx, token)));
   await s.store.sessions.delete(session.id);
   await s.caches.changed({ session: digest(token) });
 }

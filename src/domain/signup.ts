@@ -6,6 +6,7 @@ import { checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
 import type { Services } from './services.js';
+import { run } from './steps.js';
 import { viewUser, type UserView } from './users.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
@@ -23,7 +24,7 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
   requireHardwareId(check, ctx.app, input.hardware_id);
   check.throwIfAny();
 
-  await checkRequestBans(s, ctx, input.hardware_id);
+  await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
 
   const key = usernameKey(input.username);
@@ -60,7 +61,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   requireHardwareId(check, ctx.app, input.hardware_id);
   check.throwIfAny();
 
-  const bans = await checkRequestBans(s, ctx, input.hardware_id);
+  const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
   const license = await findRedeemableLicense(s, ctx, input.code);
   if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');

