@@ -5,7 +5,7 @@ import { DomainError } from './errors.js';
 import { isActive } from './membership.js';
 import type { Services } from './services.js';
 import { cached, type Steps } from './steps.js';
-import { digest, digestMatches } from './tokens.js';
+import { constantTimeEqual, digest, digestMatches } from './tokens.js';
 
 /** Who is calling: the authenticated application, the client IP and the time of the request. */
 export interface RequestContext {
@@ -33,8 +33,21 @@ export function authenticateAppCached(s: Services, apiKey: string | undefined, a
   return app ? checkSecret(app, apiSecret) : undefined;
 }
 
+/**
+ * The secret last verified for each cached app record. Every client of an app
+ * sends the same secret on every request; comparing it with the one already
+ * verified (in constant time) skips hashing it again. A rotation replaces the
+ * record, so the old secret is forgotten with it. The secret is one that every
+ * installed copy of the vendor's client carries; only its digest is stored.
+ */
+const verifiedSecrets = new WeakMap<AppRecord, string>();
+
 function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
-  if (!app || !digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
+  if (!app) throw new DomainError('invalid_app_credentials');
+  const verified = verifiedSecrets.get(app);
+  if (verified !== undefined && constantTimeEqual(verified, apiSecret)) return app;
+  if (!digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
+  verifiedSecrets.set(app, apiSecret);
   return app;
 }
 
