@@ -26,7 +26,8 @@ const HELP = `Usage: npm run bench -- [options]
 
   --users N                 users seeded into the store (default 10000)
   --duration S              seconds per scenario (default 10)
-  --warmup S                unmeasured seconds before each scenario (default 1)
+  --warmup S                unmeasured seconds before each scenario and each ceiling (default 1)
+  --slices N                a scenario and its HTTP ceiling take turns, N runs each of S/N seconds (default 5)
   --connections N           connections for the JSON routes (default 50)
   --argon2-connections N    connections for the password routes, and the hash concurrency of their ceiling (default 8)
   --download-connections N  connections for the 1 MiB and 100 MiB downloads (default 10 and 4: "a,b" or one number)
@@ -51,6 +52,7 @@ const { values: argv } = parseArgs({
     users: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '1' },
+    slices: { type: 'string', default: '5' },
     connections: { type: 'string', default: '50' },
     'argon2-connections': { type: 'string', default: '8' },
     'download-connections': { type: 'string', default: '10,4' },
@@ -80,6 +82,7 @@ const opt = {
   users: positive('users', argv.users),
   duration: positive('duration', argv.duration, { integer: false }),
   warmup: argv.warmup === '0' ? 0 : positive('warmup', argv.warmup, { integer: false }),
+  slices: positive('slices', argv.slices),
   connections: positive('connections', argv.connections),
   argon2Connections: positive('argon2-connections', argv['argon2-connections']),
   downloadConnections: argv['download-connections'].split(',').map((v) => positive('download-connections', v)),
@@ -138,24 +141,26 @@ const say = (msg) => process.stderr.write(`[${((Date.now() - startedAt) / 1000).
 let specCounter = 0;
 
 /**
- * Warm-up (unmeasured), then the measured run, by autocannon in a fresh child
- * process (bench/lib/load-worker.mjs), sampling `pid`'s RSS every 100 ms
- * throughout (the baseline is read before the first request).
+ * Warm-up (unmeasured), then the measured runs, by autocannon in a fresh child
+ * process (bench/lib/load-worker.mjs), sampling the RSS of each target's server
+ * (`pids[i]` serves `targets[i]`) every 100 ms throughout (the baseline is read
+ * before the first request). Several targets take turns in --slices runs each.
  */
-async function measure(pid, spec) {
+async function measure(pids, targets) {
   const file = join(work, `load-${++specCounter}.json`);
-  writeFileSync(file, JSON.stringify({ ...spec, duration: opt.duration, warmup: opt.warmup }));
-  const sampler = rssSampler(pid, 100);
+  writeFileSync(file, JSON.stringify({ targets, duration: opt.duration, warmup: opt.warmup, slices: opt.slices }));
+  const samplers = pids.map((pid) => rssSampler(pid, 100));
   let out;
   let rss;
   try {
     out = await runNode([join(ROOT, 'bench', 'lib', 'load-worker.mjs'), file], {
-      cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup + 90) * 1000,
+      cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup * targets.length + 90) * 1000,
     });
   } finally {
-    rss = sampler.stop();
+    rss = samplers.map((sampler) => sampler.stop());
   }
-  return { connections: spec.connections, ...JSON.parse(out.trim().split('\n').at(-1)), rss };
+  const results = JSON.parse(out.trim().split('\n').at(-1)).targets;
+  return results.map((r, i) => ({ connections: targets[i].connections, ...r, rss: rss[i] }));
 }
 
 // ---------------------------------------------------------------- servers
@@ -473,7 +478,7 @@ async function main() {
     if (!selected(s.name)) continue;
     if (s.name === 'activate_license') {
       // One fresh code per request, with a wide margin over the latest bare hash rate.
-      const rate = (await ceilings.before('argon2')).rate;
+      const rate = await ceilings.argon2Rate();
       const count = Math.ceil(rate * (opt.duration + opt.warmup) * 2.5) + 500;
       say(`creating ${count} license codes for /activate_license`);
       s.codes.push(...(await createCodes(server.client, app.id, count)));
@@ -481,7 +486,6 @@ async function main() {
     }
     rows.push(await runScenario(s, 'sqlite', server, ceilings));
   }
-  await ceilings.close();
   await stopChild(server.child);
 
   // 3. PostgreSQL, when there is one.
@@ -506,7 +510,6 @@ async function main() {
           for (const s of scenarios(pgServer, pgApp, 'postgres', [])) {
             if (selected(s.name)) rows.push(await runScenario(s, 'postgres', pgServer, ceilings));
           }
-          await ceilings.close();
         } finally {
           await stopChild(pgServer.child);
         }
@@ -524,7 +527,7 @@ async function main() {
   const result = {
     meta: {
       users: opt.users, duration: opt.duration, warmup: opt.warmup, connections: opt.connections, argon2Connections: opt.argon2Connections,
-      downloadConnections: [dl1Connections, dl100Connections], argon2Params: params, appContextBytes: app.appContextBytes,
+      downloadConnections: [dl1Connections, dl100Connections], slices: opt.slices, argon2Params: params, appContextBytes: app.appContextBytes,
       seedSeconds: app.seedSeconds, postgres, startedAt: new Date(startedAt).toISOString(), finishedAt,
       wallSeconds: (Date.now() - startedAt) / 1000, machine: machine(), notes,
     },
@@ -541,7 +544,7 @@ async function main() {
     `Tollgate benchmark: ${opt.users} users, ${opt.duration} s per scenario, ${m.nproc} × ${m.cpu}, Node ${m.node}, commit ${m.commit}, build ${m.build}`,
     `load average (1/5/15 min) at start ${m.loadAverageAtStart.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
     '',
-    'Ceilings (in the order measured; each scenario is compared with the mean of the measurements of its ceiling just before and just after it)',
+    'Ceilings (in the order measured; an HTTP scenario and its ceiling take turns in one measurement, the argon2 scenarios are compared with the mean of the hash rate just before and just after them)',
     '',
     ceilingTable(ceilings.all),
     '',
@@ -561,11 +564,11 @@ async function main() {
 }
 
 /**
- * The ceilings, bracketing the scenarios compared with them: measured right
- * before a group of at most two scenarios and again right after it, and each
- * scenario compared with the mean of the two (the background load of a shared
- * machine drifts; a bracket cancels a steady drift). The measurement after a
- * group is the one before the next group of the same ceiling.
+ * The ceilings. Each scenario is measured in turns with its own ceiling, in
+ * one load-worker run (short runs of each, A B B A…; see load-worker.mjs), so
+ * both meet the same moments of a shared machine: the bare servers for the
+ * HTTP scenarios, the bare argon2id hash rate (computed by the load worker
+ * with the project's hasher) for the password routes.
  */
 function pairedCeilings(ceilingServer, jsonBytes, files) {
   const base = ceilingServer.base;
@@ -574,72 +577,63 @@ function pairedCeilings(ceilingServer, jsonBytes, files) {
     stream_1mib: { what: 'fs.createReadStream, 1 MiB', options: { url: `${base}/file/${files.small.name}`, connections: dl1Connections, timeout: 120 } },
     stream_100mib: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: dl100Connections, timeout: 120 } },
     stream_100mib_x20: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: 20, timeout: 120 } },
-    argon2: { what: 'argon2id hash, production parameters' },
+    argon2: { what: 'argon2id hash', options: { hashes: { dist: DIST, concurrency: opt.argon2Connections }, connections: opt.argon2Connections } },
   };
   const all = [];
-  const GROUP = 2;
-  let group = null; // { name, before, rows }
 
-  async function measureNow(name) {
-    const def = defs[name];
-    let c;
-    if (name === 'argon2') {
-      say(`ceiling argon2: bare argon2id hashes, ${opt.argon2Connections} at once`);
-      const out = await runNode(
-        [join(ROOT, 'bench', 'argon2-rate.mjs'), '--dist', DIST, '--seconds', String(opt.duration), '--concurrency', String(opt.argon2Connections), '--warmup', String(opt.warmup)],
-        { cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup + 60) * 1000 },
-      );
-      const a = JSON.parse(out.trim().split('\n').at(-1));
-      c = { name, what: `argon2id hash m=${a.params.memoryCost} KiB t=${a.params.timeCost} p=${a.params.parallelism}`, ...a, connections: a.concurrency, rps: a.rate };
-    } else {
-      say(`ceiling ${name}: ${def.what}, ${def.options.connections} connections`);
-      c = { name, what: def.what, ...(await measure(ceilingServer.child.pid, def.options)) };
-    }
+  async function argon2Params() {
+    const { OWASP_ARGON2: p } = await import(pathToFileURL(join(DIST, 'domain', 'password.js')).href);
+    return `argon2id hash m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}`;
+  }
+
+  function record(c) {
     c.seq = all.length + 1;
     all.push(c);
     return c;
   }
 
-  /** Measures the bracket's far side and settles the ratios of its rows; returns that measurement. */
-  async function close() {
-    if (!group) return null;
-    const after = await measureNow(group.name);
-    for (const row of group.rows) settle(row, group.before, after);
-    group = null;
-    return after;
-  }
-
   return {
     all,
-    /** The measurement before `name`'s next scenario (opening a new bracket when needed). */
-    async before(name) {
-      if (group && group.name === name && group.rows.length < GROUP) return group.before;
-      const after = await close();
-      group = { name, before: after && after.name === name ? after : await measureNow(name), rows: [] };
-      return group.before;
+    /**
+     * A scenario and its ceiling, measured in turns. An HTTP ceiling gets the scenario's request
+     * headers too (it ignores them), so that the client and the kernel carry the same requests.
+     */
+    async paired(name, scenarioPid, scenario) {
+      const def = defs[name];
+      const hashes = def.options.hashes !== undefined;
+      say(`  in turns with ceiling ${name} (${def.what}), ${opt.slices} runs each`);
+      const ceiling = hashes ? def.options : { ...def.options, headers: scenario.headers };
+      const [c, m] = await measure([ceilingServer.child.pid, scenarioPid], [ceiling, scenario]);
+      const measured = { name, what: def.what, ...c };
+      if (hashes) Object.assign(measured, { what: await argon2Params(), concurrency: opt.argon2Connections, rate: c.rps });
+      return { m, c: record(measured) };
     },
-    add(row) {
-      group.rows.push(row);
+    /** The bare hash rate on its own (to size the list of activation codes before that scenario). */
+    async argon2Rate() {
+      const previous = all.findLast((c) => c.name === 'argon2');
+      if (previous) return previous.rate;
+      say(`probing the bare argon2id hash rate, ${opt.argon2Connections} at once`);
+      const [c] = await measure([process.pid], [defs.argon2.options]);
+      return record({ name: 'argon2', what: await argon2Params(), ...c, concurrency: opt.argon2Connections, rate: c.rps }).rate;
     },
-    close,
   };
 }
 
 /** Downloads compare bytes per second (a run completes only a few 100 MiB responses); the rest, requests per second. */
-function settle(row, before, after) {
+function settle(row, ...measured) {
   const rate = (c) => (row.metric === 'bytes' ? c.mibps : c.rps);
-  row.ceilingSeqs = [before.seq, after.seq];
-  row.ceilingRate = (rate(before) + rate(after)) / 2;
+  row.ceilingSeqs = measured.map((c) => c.seq);
+  row.ceilingRate = measured.reduce((sum, c) => sum + rate(c), 0) / measured.length;
   row.ratio = row.ceilingRate > 0 ? rate(row) / row.ceilingRate : null;
   row.verdict = verdict(row);
 }
 
 async function runScenario(s, db, server, ceilings) {
-  await ceilings.before(s.ceiling);
+  const describe = (m) => ({ name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m });
   say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections`);
-  const m = await measure(server.child.pid, s.options);
-  const row = { name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m };
-  ceilings.add(row);
+  const { m, c } = await ceilings.paired(s.ceiling, server.child.pid, s.options);
+  const row = describe(m);
+  settle(row, c);
   return row;
 }
 
@@ -677,7 +671,7 @@ async function profileRun(files, hash, sqliteUrl) {
       if (!s) throw new Error(`--profile-scenario: no scenario named ${name}`);
       if (s.codesFile) writeFileSync(s.codesFile, JSON.stringify(codes));
       say(`profiling ${s.route} on ${opt.profileDb}, ${s.options.connections} connections, ${opt.duration} s`);
-      m = await measure(server.child.pid, s.options);
+      [m] = await measure([server.child.pid], [s.options]);
     } finally {
       await stopChild(server.child);
     }
@@ -689,7 +683,7 @@ async function profileRun(files, hash, sqliteUrl) {
       let bm;
       try {
         say(`profiling the bare JSON server (the ceiling), ${opt.connections} connections, ${opt.duration} s`);
-        bm = await measure(ceiling.child.pid, { url: `${ceiling.base}/json`, connections: opt.connections });
+        [bm] = await measure([ceiling.child.pid], [{ url: `${ceiling.base}/json`, connections: opt.connections }]);
       } finally {
         await stopChild(ceiling.child);
       }
