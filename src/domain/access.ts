@@ -53,7 +53,7 @@ function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
 
 /** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
 export function* checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Steps<BanSet> {
-  const bans = yield* cached(s.caches.bans, ctx.app.id, ctx.now);
+  const bans = yield* cached(s.caches.bans, ctx.app.id);
   if (bans.ip(ctx.ip)) throw new DomainError('banned', 'Your IP address is banned');
   if (bans.hardwareId(hardwareId)) throw new DomainError('banned', 'This device is banned');
   return bans;
@@ -105,12 +105,12 @@ export function checkMembership(user: UserRecord, now: number): void {
 /** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
 export function* findSession(s: Services, ctx: RequestContext, token: string): Steps<SessionRecord | undefined> {
   if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
-  return (yield* cached(s.caches.sessions, digest(token), ctx.now)) ?? undefined;
+  return (yield* cached(s.caches.sessions, digest(token))) ?? undefined;
 }
 
 /** A user of this app by id, through the cache the hot paths share. */
 export function* cachedUser(s: Services, ctx: RequestContext, userId: string): Steps<UserRecord | undefined> {
-  return (yield* cached(s.caches.users, `${ctx.app.id}\0${userId}`, ctx.now)) ?? undefined;
+  return (yield* cached(s.caches.users, `${ctx.app.id}\0${userId}`)) ?? undefined;
 }
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */

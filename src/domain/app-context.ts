@@ -14,7 +14,7 @@ import { viewUser } from './users.js';
  */
 export function* appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<string> {
   const user = yield* authenticateUser(s, ctx, creds);
-  const application = yield* cached(s.caches.applications, ctx.app.id, ctx.now);
+  const application = yield* cached(s.caches.applications, ctx.app.id);
   const userJson = user ? userJsonOf(user, ctx.now) : 'null';
   return `{"application":${application.json},"user":${userJson},"server_time":"${serverTime(ctx.now)}"}`;
 }

@@ -59,7 +59,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
 
 /** The account a license-code sign-up created with this code; any other code is not a credential. */
 export function* userByCode(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
-  const userId = yield* cached(s.caches.userIdsByCode, `${ctx.app.id}\0${code}`, ctx.now);
+  const userId = yield* cached(s.caches.userIdsByCode, `${ctx.app.id}\0${code}`);
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;

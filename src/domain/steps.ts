@@ -18,9 +18,13 @@ export function* wait<T>(promise: Promise<T>): Steps<T> {
   return (yield promise) as T;
 }
 
-/** A cached value: at once on a hit, loaded (and kept) on a miss. */
-export function* cached<T>(cache: InvalidatingCache<T>, key: string, now: number): Steps<T> {
-  const hit = cache.peek(key, now);
+/**
+ * A cached value: at once on a hit, loaded (and kept) on a miss. Freshness is
+ * judged by the clock now, not by the request's start: a slow request body
+ * must not stretch how long a cached value may be served.
+ */
+export function* cached<T>(cache: InvalidatingCache<T>, key: string): Steps<T> {
+  const hit = cache.peek(key);
   return hit !== undefined ? hit : yield* wait(cache.get(key));
 }
 

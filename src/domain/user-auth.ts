@@ -23,7 +23,7 @@ export interface UserCredentials {
  */
 function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Steps<UserRecord> {
   const nameKey = usernameKey(username);
-  const userId = yield* cached(s.caches.userIdsByName, `${ctx.app.id}\0${nameKey}`, ctx.now);
+  const userId = yield* cached(s.caches.userIdsByName, `${ctx.app.id}\0${nameKey}`);
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;

@@ -16,8 +16,9 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
         503: { ...status, description: 'The database does not answer', required: ['status', 'detail', 'code'], properties: { ...status.properties, detail: { type: 'string' }, code: { type: 'string' } } },
       },
     },
-    handler: async (_request, reply) => {
+    handler: async (request, reply) => {
       if (await s.store.db.ping()) return { status: 'ok' };
+      request.log.error({ reqId: request.id }, 'readiness: the database does not answer');
       return reply.code(503).send({ status: 'unavailable', detail: 'The database does not answer', code: 'not_ready' });
     },
   });
