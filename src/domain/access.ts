@@ -103,7 +103,7 @@ export function checkMembership(user: UserRecord, now: number): void {
 }
 
 /** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
-export function* findSession(s: Services, ctx: RequestContext, token: string): Steps<SessionRecord | undefined> {
+export function* findSession(s: Services, token: string): Steps<SessionRecord | undefined> {
   if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
   return (yield* cached(s.caches.sessions, digest(token))) ?? undefined;
 }

@@ -73,7 +73,7 @@ export async function userByPassword(s: Services, ctx: RequestContext, username:
 /** POST /auth/logout: revokes the presented token. No ban or membership check. */
 export async function logout(s: Services, ctx: RequestContext, token: string | undefined): Promise<void> {
   if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
-  const session = judgeSession(ctx, await run(findSession(s, ctx, token)));
+  const session = judgeSession(ctx, await run(findSession(s, token)));
   await s.store.sessions.delete(session.id);
   await s.caches.changed({ session: digest(token) });
 }

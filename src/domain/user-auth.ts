@@ -58,7 +58,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
-  const session = method === 'token' ? yield* findSession(s, ctx, creds.bearer!) : undefined;
+  const session = method === 'token' ? yield* findSession(s, creds.bearer!) : undefined;
   const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
 
   // 4. IP ban, hardware-ID ban (sent, or recorded in the token).
