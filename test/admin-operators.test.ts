@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
+import type { AuditView } from '../src/domain/admin/audit.js';
 import { createTollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 
@@ -44,19 +45,10 @@ function as(token: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', 
   return h.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${token}` }, ...(payload !== undefined && { payload: payload as object }) });
 }
 
-interface AuditItem {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  app_id: string | null;
-  target_id: string | null;
-  details: Record<string, unknown>;
-}
 
 /** Every audit entry matching the query, following the cursor. */
-async function auditAll(query = '', limit = 500): Promise<AuditItem[]> {
-  const out: AuditItem[] = [];
+async function auditAll(query = '', limit = 500): Promise<AuditView[]> {
+  const out: AuditView[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages < 1000; pages++) {
     const res = await h.admin('GET', `/audit?limit=${limit}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
@@ -399,7 +391,7 @@ describe('audit log', () => {
 
     const res = await h.admin('GET', '/audit?limit=500');
     expect(res.statusCode, res.body).toBe(200);
-    const items = res.json().items as AuditItem[];
+    const items = res.json().items as AuditView[];
     expect(res.json().next_cursor).toBeNull();
     // Exactly the writes, newest first; the app's history outlives the app.
     expect(items.map((i) => ({ action: i.action, app_id: i.app_id, target_id: i.target_id, at: i.at }))).toEqual([...expected].reverse());
