@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import type { AuditView } from '../src/domain/admin/audit.js';
 import { createTollgate } from '../src/wiring.js';
-import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp, expectError } from './helpers.js';
 
 /**
  * Operators' own records: named admin tokens (DECISIONS.md / docs/decisions.md
@@ -26,13 +26,6 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ENV_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
 const sha256 = (data: string) => createHash('sha256').update(data).digest();
 
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  const body = errorOf(res);
-  expect(body.code, res.body).toBe(code);
-  if (status === 422) expect(body.errors?.length, res.body).toBeGreaterThan(0);
-  return body;
-}
 
 function expect422(res: LightMyRequestResponse, field: string) {
   const body = expectError(res, 422, 'validation_error');

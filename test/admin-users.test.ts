@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { errorOf, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { errorOf, harness, PASSWORD, type Harness, type TestApp, expectError } from './helpers.js';
 
 /**
  * The users part of the admin API (DECISIONS.md "Admin API"; docs/decisions.md
@@ -19,13 +19,6 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MINUTE = 60_000;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  const body = errorOf(res);
-  expect(body.code, res.body).toBe(code);
-  if (status === 422) expect(body.errors?.length, res.body).toBeGreaterThan(0);
-  return body;
-}
 
 function expect422(res: LightMyRequestResponse, field: string) {
   const body = expectError(res, 422, 'validation_error');

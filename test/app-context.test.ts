@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -16,10 +16,6 @@ function context(app: TestApp, headers: Record<string, string> = {}, remoteAddre
   return h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, ...headers }, ...(remoteAddress !== undefined && { remoteAddress }) });
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(errorOf(res).code).toBe(code);
-}
 
 async function setVariable(app: TestApp, name: string, value: string): Promise<void> {
   const res = await h.admin('PUT', `/apps/${app.id}/variables/${encodeURIComponent(name)}`, { value });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -22,10 +22,6 @@ function expectBanned(res: LightMyRequestResponse): void {
   expect(errorOf(res).code).toBe('banned');
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(errorOf(res).code).toBe(code);
-}
 
 async function userCount(app: TestApp): Promise<number> {
   return (await h.tollgate.services.store.users.list(app.id, null, null, 500)).items.length;

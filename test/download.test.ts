@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, PASSWORD, errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -37,10 +37,6 @@ function download(app: TestApp, fileId: string, headers: Record<string, string> 
   return h.inject({ method: 'GET', url: `/files/${fileId}/download`, headers: { ...app.headers, ...headers }, ...(remoteAddress !== undefined && { remoteAddress }) });
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(errorOf(res).code).toBe(code);
-}
 
 /** An app with an active user "alice" (token) and a ~700 KB random file spanning three chunks. */
 async function setup(settings: Parameters<Harness['createApp']>[0] = {}) {

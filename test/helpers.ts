@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { argon2Hasher } from '../src/domain/password.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
@@ -172,5 +172,14 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
 export function errorOf(res: LightMyRequestResponse): { detail: string; code: string; errors?: { field: string; message: string }[] } {
   const body = res.json();
   if (typeof body.detail !== 'string' || typeof body.code !== 'string') throw new Error(`not an error body: ${res.body}`);
+  return body;
+}
+
+/** The answer is this error: its status, its code, and (a 422) the fields it names. */
+export function expectError(res: LightMyRequestResponse, status: number, code: string): ReturnType<typeof errorOf> {
+  expect(res.statusCode, res.body).toBe(status);
+  const body = errorOf(res);
+  expect(body.code, res.body).toBe(code);
+  if (status === 422) expect(body.errors?.length, res.body).toBeGreaterThan(0);
   return body;
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { PASSWORD, errorOf, harness, type Harness, type TestApp } from './helpers.js';
+import { PASSWORD, errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -21,10 +21,6 @@ async function licenseSignUp(app: TestApp, code: string, hardwareId?: string): P
   return res.json().id;
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(errorOf(res).code).toBe(code);
-}
 
 async function sessionsOf(userId: string) {
   return h.tollgate.services.store.sessions.listLive(userId, h.clock.ms);

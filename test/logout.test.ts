@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorOf, harness, type Harness, type TestApp } from './helpers.js';
+import { errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -14,10 +14,6 @@ function logout(app: TestApp, headers: Record<string, string> = {}): Promise<Lig
   return h.inject({ method: 'POST', url: '/auth/logout', headers: { ...app.headers, ...headers } });
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect(res.statusCode).toBe(status);
-  expect(errorOf(res).code).toBe(code);
-}
 
 const live = (userId: string) => h.tollgate.services.store.sessions.listLive(userId, h.clock.ms);
 
