@@ -1,15 +1,20 @@
 // The ceilings: a bare node:http server with none of Tollgate's work.
 //   GET /json          a fixed JSON body of --json-bytes bytes (the size of /app_context's answer)
 //   GET /file/<name>   fs.createReadStream of <dir>/<name>, the raw download rate
-// Usage: node bench/ceiling-server.mjs --port P --json-bytes N --dir D
+//   POST /argon2       the least an HTTP password route can do (with --dist): read the JSON body, one
+//                      argon2id verify of `credentials.password` (a login) or one hash of `password`
+//                      (a sign-up) with the project's own hasher, answer a small JSON token
+// Usage: node bench/ceiling-server.mjs --port P --json-bytes N --dir D [--dist DIST --password PW]
+import { randomBytes } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { port: { type: 'string' }, 'json-bytes': { type: 'string' }, dir: { type: 'string' } },
+  options: { port: { type: 'string' }, 'json-bytes': { type: 'string' }, dir: { type: 'string' }, dist: { type: 'string' }, password: { type: 'string' } },
 });
 const port = Number(values.port);
 const jsonBytes = Number(values['json-bytes'] ?? 512);
@@ -31,7 +36,37 @@ if (values.dir) {
   }
 }
 
+let hasher = null;
+let stored = null;
+if (values.dist) {
+  const { argon2Hasher } = await import(pathToFileURL(join(values.dist, 'domain', 'password.js')).href);
+  hasher = argon2Hasher();
+  stored = await hasher.hash(values.password ?? '');
+}
+
+/** POST /argon2: a login body is verified against the one stored hash, any other body's password is hashed. */
+function argon2Route(req, res) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', async () => {
+    let ok = false;
+    try {
+      const body = JSON.parse(Buffer.concat(chunks).toString());
+      ok = body.credentials ? await hasher.verify(stored, String(body.credentials.password)) : Boolean(await hasher.hash(String(body.password)));
+    } catch {
+      ok = false;
+    }
+    const out = JSON.stringify(ok ? { session_token: `tg_session_${randomBytes(24).toString('base64url')}` } : { detail: 'Invalid credentials', code: 'invalid_credentials' });
+    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
+  });
+}
+
 const server = createServer((req, res) => {
+  if (req.url === '/argon2' && req.method === 'POST' && hasher) {
+    argon2Route(req, res);
+    return;
+  }
   if (req.url === '/json') {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': json.length });
     res.end(json);

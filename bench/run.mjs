@@ -189,7 +189,7 @@ async function startCeilingServer(jsonBytes, filesDir, nodeFlags = []) {
   const base = `http://127.0.0.1:${port}`;
   const child = await startChild({
     name: 'ceiling server',
-    args: [...nodeFlags, join(ROOT, 'bench', 'ceiling-server.mjs'), '--port', String(port), '--json-bytes', String(jsonBytes), '--dir', filesDir],
+    args: [...nodeFlags, join(ROOT, 'bench', 'ceiling-server.mjs'), '--port', String(port), '--json-bytes', String(jsonBytes), '--dir', filesDir, '--dist', DIST, '--password', PASSWORD],
     cwd: work,
     env: cleanEnv({}),
     logFile: logPath(work, 'ceiling'),
@@ -289,11 +289,11 @@ function scenarios(server, app, db, codes = []) {
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'user-headers', path: '/app_context', ...users } },
     },
     {
-      name: 'login', route: 'POST /auth/login', ceiling: 'argon2', target: { ratio: 0.9 },
+      name: 'login', route: 'POST /auth/login', ceiling: 'argon2', floor: 'http_argon2', target: { ratio: 0.9 },
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'login', path: '/auth/login', ...users } },
     },
     {
-      name: 'sign_up', route: 'POST /sign_up', ceiling: 'argon2', target: { ratio: 0.9 },
+      name: 'sign_up', route: 'POST /sign_up', ceiling: 'argon2', floor: 'http_argon2', target: { ratio: 0.9 },
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'signup', path: '/sign_up', tag: signupTag, password: PASSWORD } },
     },
     {
@@ -347,6 +347,16 @@ function ceilingTable(all) {
       : [String(c.seq), c.name, c.what, String(c.connections), fmt(c.rps, c.rps < 100 ? 1 : 0), fmt(c.mibps, 1), ms(c.p50), ms(c.p99), mib(c.rss.peak), mib(c.rss.growth)],
   );
   return markdown(head, lines);
+}
+
+/** The password routes next to a bare node:http route that does only their argon2id work: the share of the hash rate HTTP and the load generator leave on this machine. */
+function bareHttpNotes(rows) {
+  const lines = rows.filter((r) => r.bareHttp).map((r) => {
+    const b = r.bareHttp;
+    return `- ${r.name} (${r.db}): the bare route (#${b.seq}) served ${fmt(b.rps, 0)} req/s = ${fmt(b.ofCeiling, 2)} of the hash rate; Tollgate served ${fmt(b.tollgateOfIt, 2)} of the bare route`;
+  });
+  if (!lines.length) return [];
+  return ['Password routes next to node:http doing one argon2id hash per request and nothing else (no target: what this machine leaves for any HTTP route)', '', ...lines, ''];
 }
 
 function markdown(head, lines) {
@@ -552,6 +562,7 @@ async function main() {
     '',
     table(rows),
     '',
+    ...bareHttpNotes(rows),
     ...notes.map((n) => `${n}\n`),
     'Scale: p50 next to the latest run at another user count',
     '',
@@ -578,6 +589,8 @@ function pairedCeilings(ceilingServer, jsonBytes, files) {
     stream_100mib: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: dl100Connections, timeout: 120 } },
     stream_100mib_x20: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: 20, timeout: 120 } },
     argon2: { what: 'argon2id hash', options: { hashes: { dist: DIST, concurrency: opt.argon2Connections }, connections: opt.argon2Connections } },
+    // Not a target's ceiling: what the bare hash rate leaves for any HTTP password route on this machine.
+    http_argon2: { what: 'node:http, one argon2id hash per request', http: (scenario) => ({ ...scenario, url: base, dynamic: { ...scenario.dynamic, path: '/argon2' } }) },
   };
   const all = [];
 
@@ -598,15 +611,16 @@ function pairedCeilings(ceilingServer, jsonBytes, files) {
      * A scenario and its ceiling, measured in turns. An HTTP ceiling gets the scenario's request
      * headers too (it ignores them), so that the client and the kernel carry the same requests.
      */
-    async paired(name, scenarioPid, scenario) {
+    async paired(name, scenarioPid, scenario, floorName) {
       const def = defs[name];
       const hashes = def.options.hashes !== undefined;
-      say(`  in turns with ceiling ${name} (${def.what}), ${opt.slices} runs each`);
+      say(`  in turns with ceiling ${name} (${def.what})${floorName ? ` and ${floorName} (${defs[floorName].what})` : ''}, ${opt.slices} runs each`);
       const ceiling = hashes ? def.options : { ...def.options, headers: scenario.headers };
-      const [c, m] = await measure([ceilingServer.child.pid, scenarioPid], [ceiling, scenario]);
+      const floor = floorName ? [defs[floorName].http(scenario)] : [];
+      const [c, m, f] = await measure([ceilingServer.child.pid, scenarioPid, ...floor.map(() => ceilingServer.child.pid)], [ceiling, scenario, ...floor]);
       const measured = { name, what: def.what, ...c };
       if (hashes) Object.assign(measured, { what: await argon2Params(), concurrency: opt.argon2Connections, rate: c.rps });
-      return { m, c: record(measured) };
+      return { m, c: record(measured), f: f && record({ name: floorName, what: defs[floorName].what, ...f, rate: f.rps }) };
     },
     /** The bare hash rate on its own (to size the list of activation codes before that scenario). */
     async argon2Rate() {
@@ -631,9 +645,13 @@ function settle(row, ...measured) {
 async function runScenario(s, db, server, ceilings) {
   const describe = (m) => ({ name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m });
   say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections`);
-  const { m, c } = await ceilings.paired(s.ceiling, server.child.pid, s.options);
+  const { m, c, f } = await ceilings.paired(s.ceiling, server.child.pid, s.options, s.floor);
   const row = describe(m);
   settle(row, c);
+  if (f) {
+    // How much of the ceiling a bare HTTP route reached, and how much of that route Tollgate reached.
+    row.bareHttp = { seq: f.seq, rps: f.rps, ofCeiling: c.rps > 0 ? f.rps / c.rps : null, tollgateOfIt: f.rps > 0 ? m.rps / f.rps : null };
+  }
   return row;
 }
 
