@@ -3,6 +3,7 @@ import { migration as m0001 } from './0001_initial.js';
 import { migration as m0002 } from './0002_admin_tokens_audit.js';
 import { migration as m0003 } from './0003_rate_limits.js';
 import { migration as m0004 } from './0004_session_limit.js';
+import { migration as m0005 } from './0005_drop_session_user_index.js';
 
 /** Column types that differ by dialect; everything else in a migration is shared SQL. */
 export interface DialectTypes {
@@ -17,7 +18,7 @@ export interface Migration {
 }
 
 /** Numbered, forward-only, never edited after they land. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005];
 
 export function dialectTypes(dialect: Dialect): DialectTypes {
   return dialect === 'sqlite' ? { ts: 'INTEGER', blob: 'BLOB' } : { ts: 'BIGINT', blob: 'BYTEA' };

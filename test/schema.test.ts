@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { harness, STORE, type Harness } from './helpers.js';
+
+/** The schema the migrations leave, on the store this project runs on (SQLite or PostgreSQL). */
+describe('schema', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+  });
+  afterEach(() => h.close());
+
+  const db = () => h.tollgate.services.store.db;
+
+  async function indexesOf(table: string): Promise<string[]> {
+    const rows = STORE === 'postgres'
+      ? await db().all<{ name: string }>('SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?', [table])
+      : await db().all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", [table]);
+    return rows.map((r) => r.name).sort();
+  }
+
+  it('every migration is recorded, in order', async () => {
+    const rows = await db().all<{ version: number | string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4, 5]);
+    expect(rows.at(-1)!.name).toBe('drop_session_user_index');
+  });
+
+  it('sessions keep one index by user: (user_id, created_at); the redundant (user_id) one is gone', async () => {
+    const names = await indexesOf('sessions');
+    expect(names).toContain('sessions_user_created');
+    expect(names).not.toContain('sessions_user');
+  });
+
+  it.runIf(STORE === 'sqlite')('the lookups by user still search that index, never scan the table', async () => {
+    const plans = [
+      'DELETE FROM sessions WHERE user_id = ?',
+      'SELECT id FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY created_at',
+      'SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+    ];
+    for (const sql of plans) {
+      const rows = await db().all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, sql.includes('expires_at') || sql.includes('LIMIT') ? ['u', 1] : ['u']);
+      const detail = rows.map((r) => r.detail).join('; ');
+      expect(detail, sql).toMatch(/USING (COVERING )?INDEX sessions_user_created/);
+      expect(detail, sql).not.toMatch(/SCAN sessions(?! USING)/);
+    }
+  });
+
+  it('logins, the session cap and a user deletion still work without the dropped index', async () => {
+    const app = await h.createApp();
+    const userId = await h.activeUser(app, 'indexed');
+    const first = await h.login(app, 'indexed');
+    const second = await h.login(app, 'indexed');
+    expect(first).not.toBe(second);
+    expect(await h.tollgate.services.store.sessions.deleteForUser(userId)).toBe(2);
+  });
+});
