@@ -554,7 +554,7 @@ async function main() {
     `Tollgate benchmark: ${opt.users} users, ${opt.duration} s per scenario, ${m.nproc} × ${m.cpu}, Node ${m.node}, commit ${m.commit}, build ${m.build}`,
     `load average (1/5/15 min) at start ${m.loadAverageAtStart.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
     '',
-    'Ceilings (in the order measured; an HTTP scenario and its ceiling take turns in one measurement, the argon2 scenarios are compared with the mean of the hash rate just before and just after them)',
+    'Ceilings (in the order measured; each scenario takes turns with its ceiling in one measurement: the bare server for HTTP routes, the bare argon2id hash rate for password routes, plus the bare HTTP password route for login and sign_up)',
     '',
     ceilingTable(ceilings.all),
     '',
