@@ -154,7 +154,7 @@ async function measure(pids, targets) {
   let rss;
   try {
     out = await runNode([join(ROOT, 'bench', 'lib', 'load-worker.mjs'), file], {
-      cwd: ROOT, env: cleanEnv({}), timeoutMs: (opt.duration + opt.warmup * targets.length + 90) * 1000,
+      cwd: ROOT, env: cleanEnv({}), timeoutMs: ((opt.duration + opt.warmup) * targets.length + 90) * 1000, // the worker measures each target for `duration`
     });
   } finally {
     rss = samplers.map((sampler) => sampler.stop());
@@ -227,7 +227,7 @@ async function prepareStore(server, databaseUrl, files, hash, label) {
   say(`${label}: creating the app, its variables and files (upload of ${(files.large.size / MiB).toFixed(0)} MiB)`);
   const app = await setUpApp(client, { small: files.small, large: files.large });
   const t = Date.now();
-  await seedUsers(DIST, databaseUrl, app.id, opt.users, hash, (n) => say(`${label}: seeded ${n} users…`));
+  await seedUsers(DIST, databaseUrl, app.id, opt.users, hash, (n) => say(`${label}: seeded ${n} users…`), (m) => say(`${label}: ${m}`));
   const seedSeconds = (Date.now() - t) / 1000;
   say(`${label}: seeded ${opt.users} users in ${seedSeconds.toFixed(1)} s`);
   const [code] = await createCodes(client, app.id, 1);

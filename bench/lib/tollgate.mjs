@@ -85,7 +85,7 @@ export async function createCodes(client, appId, count, minutes = 43_200) {
  * (<dist>/store/open.js), so SQLite and PostgreSQL take the same path.
  * The caller should flush the written pages to disk before measuring (see settleDisk in run.mjs).
  */
-export async function seedUsers(dist, databaseUrl, appId, count, passwordHash, onProgress) {
+export async function seedUsers(dist, databaseUrl, appId, count, passwordHash, onProgress, note) {
   const { openDb } = await import(pathToFileURL(join(dist, 'store', 'open.js')).href);
   const db = await openDb(databaseUrl, { pgPoolSize: 1, pgStatementTimeoutMs: 0 });
   const now = Date.now();
@@ -110,8 +110,12 @@ export async function seedUsers(dist, databaseUrl, appId, count, passwordHash, o
     });
     // Move the seed from the write-ahead log into the database now, not in the first write of a
     // measured scenario (SQLite's automatic checkpoint; PostgreSQL's checkpointer, if allowed).
-    if (db.dialect === 'sqlite') await db.script('PRAGMA wal_checkpoint(TRUNCATE)');
-    else await db.script('CHECKPOINT').catch(() => undefined);
+    if (db.dialect === 'sqlite') {
+      const r = await db.one('PRAGMA wal_checkpoint(TRUNCATE)');
+      if (r && Number(r.busy) !== 0) note?.(`seed checkpoint incomplete (busy; ${r.checkpointed}/${r.log} pages): the server will finish it`);
+    } else {
+      await db.script('CHECKPOINT').catch((err) => note?.(`CHECKPOINT refused (${err.message}): PostgreSQL's checkpointer will write the seed later`));
+    }
   } finally {
     await db.close();
   }
