@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Param } from '../src/store/db.js';
 import { harness, STORE, type Harness } from './helpers.js';
 
 /** The schema the migrations leave, on the store this project runs on (SQLite or PostgreSQL). */
@@ -31,7 +32,7 @@ describe('schema', () => {
   });
 
   it.runIf(STORE === 'sqlite')('the lookups by user still search that index by user_id, never scan the table', async () => {
-    const plans: [string, unknown[]][] = [
+    const plans: [string, Param[]][] = [
       ['DELETE FROM sessions WHERE user_id = ?', ['u']],
       ['SELECT id FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY created_at', ['u', 1]],
       // sessions.trim, as src/store/repositories/sessions.ts runs it
