@@ -494,7 +494,7 @@ async function main() {
   const app = await prepareStore(server, sqliteUrl, files, hash, 'SQLite');
   say(`/app_context answers ${app.appContextBytes} bytes: the JSON ceiling answers as many`);
   const ceilingServer = await startCeilingServer(app.appContextBytes, files.dir);
-  const ceilings = pairedCeilings(ceilingServer, app.appContextBytes, files);
+  const ceilings = pairedCeilings(ceilingServer, app.appContextBytes, files, params);
 
   // 2. The scenarios on SQLite, each right after a measurement of its ceiling.
   for (const s of scenarios(server, app, 'sqlite', [])) {
@@ -594,23 +594,18 @@ async function main() {
  * HTTP scenarios, the bare argon2id hash rate (computed by the load worker
  * with the project's hasher) for the password routes.
  */
-function pairedCeilings(ceilingServer, jsonBytes, files) {
+function pairedCeilings(ceilingServer, jsonBytes, files, argon2) {
   const base = ceilingServer.base;
   const defs = {
     json: { what: `node:http, fixed ${jsonBytes}-byte JSON`, options: { url: `${base}/json`, connections: opt.connections } },
     stream_1mib: { what: 'fs.createReadStream, 1 MiB', options: { url: `${base}/file/${files.small.name}`, connections: dl1Connections, timeout: 120 } },
     stream_100mib: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: dl100Connections, timeout: 120 } },
     stream_100mib_x20: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: 20, timeout: 120 } },
-    argon2: { what: 'argon2id hash', options: { hashes: { dist: DIST, concurrency: opt.argon2Connections }, connections: opt.argon2Connections } },
+    argon2: { what: `argon2id hash m=${argon2.memoryCost} KiB t=${argon2.timeCost} p=${argon2.parallelism}`, options: { hashes: { dist: DIST, concurrency: opt.argon2Connections }, connections: opt.argon2Connections } },
     // Not a target's ceiling: what the bare hash rate leaves for any HTTP password route on this machine.
     http_argon2: { what: 'node:http, one argon2id hash per request', http: (scenario) => ({ ...scenario, url: base, dynamic: { ...scenario.dynamic, path: '/argon2' } }) },
   };
   const all = [];
-
-  async function argon2Params() {
-    const { OWASP_ARGON2: p } = await import(pathToFileURL(join(DIST, 'domain', 'password.js')).href);
-    return `argon2id hash m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}`;
-  }
 
   function record(c) {
     c.seq = all.length + 1;
@@ -632,7 +627,7 @@ function pairedCeilings(ceilingServer, jsonBytes, files) {
       const floor = floorName ? [defs[floorName].http(scenario)] : [];
       const [c, m, f] = await measure([ceilingServer.child.pid, scenarioPid, ...floor.map(() => ceilingServer.child.pid)], [ceiling, scenario, ...floor]);
       const measured = { name, what: def.what, ...c };
-      if (hashes) Object.assign(measured, { what: await argon2Params(), concurrency: opt.argon2Connections, rate: c.rps });
+      if (hashes) Object.assign(measured, { concurrency: opt.argon2Connections, rate: c.rps });
       return { m, c: record(measured), f: f && record({ name: floorName, what: defs[floorName].what, ...f, rate: f.rps }) };
     },
     /** The bare hash rate on its own (to size the list of activation codes before that scenario). */
@@ -641,25 +636,24 @@ function pairedCeilings(ceilingServer, jsonBytes, files) {
       if (previous) return previous.rate;
       say(`probing the bare argon2id hash rate, ${opt.argon2Connections} at once`);
       const [c] = await measure([process.pid], [defs.argon2.options]);
-      return record({ name: 'argon2', what: await argon2Params(), ...c, concurrency: opt.argon2Connections, rate: c.rps }).rate;
+      return record({ name: 'argon2', what: defs.argon2.what, ...c, concurrency: opt.argon2Connections, rate: c.rps }).rate;
     },
   };
 }
 
 /** Downloads compare bytes per second (a run completes only a few 100 MiB responses); the rest, requests per second. */
-function settle(row, ...measured) {
+function settle(row, ceiling) {
   const rate = (c) => (row.metric === 'bytes' ? c.mibps : c.rps);
-  row.ceilingSeqs = measured.map((c) => c.seq);
-  row.ceilingRate = measured.reduce((sum, c) => sum + rate(c), 0) / measured.length;
+  row.ceilingSeqs = [ceiling.seq];
+  row.ceilingRate = rate(ceiling);
   row.ratio = row.ceilingRate > 0 ? rate(row) / row.ceilingRate : null;
   row.verdict = verdict(row);
 }
 
 async function runScenario(s, db, server, ceilings) {
-  const describe = (m) => ({ name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m });
   say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections`);
   const { m, c, f } = await ceilings.paired(s.ceiling, server.child.pid, s.options, s.floor);
-  const row = describe(m);
+  const row = { name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m };
   settle(row, c);
   if (f) {
     // How much of the ceiling a bare HTTP route reached, and how much of that route Tollgate reached.
