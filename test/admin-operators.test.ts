@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import type { AuditView } from '../src/domain/admin/audit.js';
 import { createTollgate } from '../src/wiring.js';
-import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp, expectError } from './helpers.js';
+import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp, expectError } from './helpers.js';
 
 /**
  * Operators' own records: named admin tokens (DECISIONS.md / docs/decisions.md
@@ -26,7 +26,6 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ENV_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
 const sha256 = (data: string) => createHash('sha256').update(data).digest();
 
-
 function expect422(res: LightMyRequestResponse, field: string) {
   const body = expectError(res, 422, 'validation_error');
   const fields = body.errors!.map((e) => e.field);
@@ -37,7 +36,6 @@ function expect422(res: LightMyRequestResponse, field: string) {
 function as(token: string, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) {
   return h.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${token}` }, ...(payload !== undefined && { payload: payload as object }) });
 }
-
 
 /** Every audit entry matching the query, following the cursor. */
 async function auditAll(query = '', limit = 500): Promise<AuditView[]> {

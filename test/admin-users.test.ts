@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { errorOf, harness, PASSWORD, type Harness, type TestApp, expectError } from './helpers.js';
+import { harness, PASSWORD, type Harness, type TestApp, expectError } from './helpers.js';
 
 /**
  * The users part of the admin API (DECISIONS.md "Admin API"; docs/decisions.md
@@ -18,7 +18,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MINUTE = 60_000;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-
 
 function expect422(res: LightMyRequestResponse, field: string) {
   const body = expectError(res, 422, 'validation_error');

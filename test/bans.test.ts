@@ -22,7 +22,6 @@ function expectBanned(res: LightMyRequestResponse): void {
   expect(errorOf(res).code).toBe('banned');
 }
 
-
 async function userCount(app: TestApp): Promise<number> {
   return (await h.tollgate.services.store.users.list(app.id, null, null, 500)).items.length;
 }

@@ -37,7 +37,6 @@ function download(app: TestApp, fileId: string, headers: Record<string, string> 
   return h.inject({ method: 'GET', url: `/files/${fileId}/download`, headers: { ...app.headers, ...headers }, ...(remoteAddress !== undefined && { remoteAddress }) });
 }
 
-
 /** An app with an active user "alice" (token) and a ~700 KB random file spanning three chunks. */
 async function setup(settings: Parameters<Harness['createApp']>[0] = {}) {
   const app = await h.createApp(settings);

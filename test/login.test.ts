@@ -21,7 +21,6 @@ async function licenseSignUp(app: TestApp, code: string, hardwareId?: string): P
   return res.json().id;
 }
 
-
 async function sessionsOf(userId: string) {
   return h.tollgate.services.store.sessions.listLive(userId, h.clock.ms);
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorOf, harness, type Harness, type TestApp, expectError } from './helpers.js';
+import { harness, type Harness, type TestApp, expectError } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -13,7 +13,6 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 function logout(app: TestApp, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return h.inject({ method: 'POST', url: '/auth/logout', headers: { ...app.headers, ...headers } });
 }
-
 
 const live = (userId: string) => h.tollgate.services.store.sessions.listLive(userId, h.clock.ms);
 
