@@ -16,7 +16,6 @@ function context(app: TestApp, headers: Record<string, string> = {}, remoteAddre
   return h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, ...headers }, ...(remoteAddress !== undefined && { remoteAddress }) });
 }
 
-
 async function setVariable(app: TestApp, name: string, value: string): Promise<void> {
   const res = await h.admin('PUT', `/apps/${app.id}/variables/${encodeURIComponent(name)}`, { value });
   if (res.statusCode !== 200) throw new Error(`variable: ${res.statusCode} ${res.body}`);
@@ -438,6 +437,8 @@ describe('GET /app_context, application authentication', () => {
       { 'x-api-key': 'unknown-key', 'x-api-secret': app.apiSecret },
       { 'x-api-key': app.apiKey, 'x-api-secret': '' },
     ];
+    // The right secret first: the one remembered as verified must not let a wrong one through.
+    expect((await h.inject({ method: 'GET', url: '/app_context', headers: app.headers })).statusCode).toBe(200);
     for (const headers of cases) {
       const res = await h.inject({ method: 'GET', url: '/app_context', headers });
       expect(res.statusCode).toBe(401);

@@ -39,6 +39,32 @@ describe('no leaks, headers, CORS, session cap', () => {
     }
   });
 
+  it.skipIf(STORE !== 'sqlite')('/readyz answers 503 when the database does not, and logs it at error with the request id', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-ready-'));
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    stream.on('data', (d: Buffer) => lines.push(d.toString()));
+    const t = await createTollgate(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', RATE_LIMIT: 'off' }), { hasher: fastHasher, logStream: stream });
+    try {
+      const up = await t.server.inject({ method: 'GET', url: '/readyz' });
+      expect(up.statusCode).toBe(200);
+      expect(up.json()).toEqual({ status: 'ok' });
+      await t.services.store.db.close(); // the database goes away under the server
+      const down = await t.server.inject({ method: 'GET', url: '/readyz' });
+      expect(down.statusCode).toBe(503);
+      expect(down.json()).toEqual({ status: 'unavailable', detail: 'The database does not answer', code: 'not_ready' });
+      await new Promise((r) => setImmediate(r));
+      const entries = lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string });
+      const logged = entries.find((e) => e.msg === 'readiness: the database does not answer');
+      expect(logged, lines.join('')).toBeDefined();
+      expect(logged!.level).toBe(50); // pino's error
+      expect(typeof logged!.reqId).toBe('string');
+    } finally {
+      await t.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an internal failure answers a plain 500 in the error shape: no stack trace, no SQL, no driver message', async () => {
     h = await harness();
     const app = await h.createApp();
