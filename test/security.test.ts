@@ -4,20 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { createTollgate } from '../src/wiring.js';
+import { createTollgate, type Tollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness } from './helpers.js';
+
+/** A Tollgate on its own SQLite file whose log lines are collected; closed and removed after `fn`. */
+async function withLogs(level: string, fn: (t: Tollgate, lines: string[]) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-logs-'));
+  const stream = new PassThrough();
+  const lines: string[] = [];
+  stream.on('data', (d: Buffer) => lines.push(d.toString()));
+  const t = await createTollgate(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: level, RATE_LIMIT: 'off' }), { hasher: fastHasher, logStream: stream });
+  try {
+    await fn(t, lines);
+  } finally {
+    await t.close().catch(() => undefined); // a test may have closed the database already
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describe('no leaks, headers, CORS, session cap', () => {
   let h: Harness;
   afterEach(async () => h?.close());
 
   it.skipIf(STORE !== 'sqlite')('secrets, passwords, tokens and license codes never reach the logs, even at trace level', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-logs-'));
-    const stream = new PassThrough();
-    const lines: string[] = [];
-    stream.on('data', (d: Buffer) => lines.push(d.toString()));
-    const t = await createTollgate(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'trace', RATE_LIMIT: 'off' }), { hasher: fastHasher, logStream: stream });
-    try {
+    await withLogs('trace', async (t, lines) => {
       const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
       const app = (await t.server.inject({ method: 'POST', url: '/admin/v1/apps', headers: adminHeaders, payload: { name: 'Logged' } })).json();
       const headers = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
@@ -33,19 +43,11 @@ describe('no leaks, headers, CORS, session cap', () => {
       const log = lines.join('');
       expect(log.length).toBeGreaterThan(0); // something was logged at trace level
       for (const secret of [ADMIN_TOKEN, app.api_secret, PASSWORD, 'wrong password', token, code]) expect(log).not.toContain(secret);
-    } finally {
-      await t.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it.skipIf(STORE !== 'sqlite')('/readyz answers 503 when the database does not, and logs it at error with the request id', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-ready-'));
-    const stream = new PassThrough();
-    const lines: string[] = [];
-    stream.on('data', (d: Buffer) => lines.push(d.toString()));
-    const t = await createTollgate(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', RATE_LIMIT: 'off' }), { hasher: fastHasher, logStream: stream });
-    try {
+    await withLogs('warn', async (t, lines) => {
       const up = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(up.statusCode).toBe(200);
       expect(up.json()).toEqual({ status: 'ok' });
@@ -59,10 +61,7 @@ describe('no leaks, headers, CORS, session cap', () => {
       expect(logged, lines.join('')).toBeDefined();
       expect(logged!.level).toBe(50); // pino's error
       expect(typeof logged!.reqId).toBe('string');
-    } finally {
-      await t.close().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('an internal failure answers a plain 500 in the error shape: no stack trace, no SQL, no driver message', async () => {
