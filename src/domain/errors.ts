@@ -23,7 +23,8 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'not_found'
   | 'conflict'
-  | 'range_not_satisfiable';
+  | 'range_not_satisfiable'
+  | 'service_unavailable';
 
 export interface FieldError {
   field: string;

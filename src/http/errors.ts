@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
-import { UniqueViolation, UnstorableValue } from '../store/db.js';
+import { StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 
 /** Every error code: its HTTP status and the sentence sent when the domain gave none. */
@@ -26,8 +26,12 @@ export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; deta
   not_found: { status: 404, detail: 'Not found' },
   conflict: { status: 409, detail: 'The request conflicts with the current state' },
   range_not_satisfiable: { status: 416, detail: 'The requested range is not satisfiable' },
+  service_unavailable: { status: 503, detail: 'The service is temporarily unavailable; try again shortly' },
   internal_error: { status: 500, detail: 'Internal server error' },
 };
+
+/** Seconds a client is told to wait before retrying a 503 (the database or a dependency is down). */
+export const RETRY_AFTER_UNAVAILABLE_S = 2;
 
 export interface ErrorBody {
   detail: string;
@@ -94,7 +98,7 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
   return null;
 }
 
-export function handleError(err: FastifyError | DomainError | UniqueViolation | UnstorableValue, request: FastifyRequest, reply: FastifyReply): void {
+export function handleError(err: FastifyError | DomainError | UniqueViolation | UnstorableValue | StoreUnavailable, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof RateLimited) {
     // RFC 9110 Retry-After and the IETF RateLimit header fields.
     reply.header('retry-after', String(err.retryAfterSeconds))
@@ -107,6 +111,12 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     const status = overrides?.[err.code] ?? ERRORS[err.code].status;
     // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
     void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
+    return;
+  }
+  if (err instanceof StoreUnavailable) {
+    // Not a bug: the database is down, timed out or full. Say so, so clients and load balancers retry.
+    request.log.warn({ reqId: request.id, cause: err.message }, 'database unavailable');
+    void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).send(errorBody('service_unavailable'));
     return;
   }
   if (err instanceof UnstorableValue) {

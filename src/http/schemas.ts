@@ -12,10 +12,13 @@ export const errorSchema = {
   },
 } as const;
 
-/** Response entries for the given error statuses, each in the error shape. */
+/**
+ * Response entries for the given error statuses, each in the error shape. Every route reads the
+ * database, so every route may answer 503 service_unavailable (with Retry-After) while it is down.
+ */
 export function errors(...statuses: number[]): Record<number, typeof errorSchema & { description: string }> {
   const out: Record<number, typeof errorSchema & { description: string }> = {};
-  for (const status of statuses) out[status] = { ...errorSchema, description: DESCRIPTIONS[status] ?? 'Error' };
+  for (const status of [...statuses, 503]) out[status] = { ...errorSchema, description: DESCRIPTIONS[status] ?? 'Error' };
   return out;
 }
 
@@ -28,6 +31,7 @@ const DESCRIPTIONS: Record<number, string> = {
   416: 'Range not satisfiable',
   422: 'Validation error',
   429: 'Rate limited',
+  503: 'Service unavailable: the database is down, timed out or full; retry after Retry-After seconds',
 };
 
 export const timestamp = { type: 'string', format: 'date-time' } as const;

@@ -42,6 +42,26 @@ export class UnstorableValue extends Error {
   }
 }
 
+/**
+ * Thrown by a dialect when the database cannot serve now: unreachable, a
+ * dropped connection, a timeout, out of space. Nothing was committed by the
+ * failed call; the client may retry (503 service_unavailable, never 500).
+ */
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailable';
+  }
+}
+
+/** Thrown when opening a database that must already exist (every command but `serve`) and does not. */
+export class StoreMissing extends Error {
+  constructor(readonly location: string, message = `no database at ${location}`) {
+    super(message);
+    this.name = 'StoreMissing';
+  }
+}
+
 /** Thrown by a dialect when a unique constraint rejects a write. */
 export class UniqueViolation extends Error {
   constructor(readonly constraint: string) {

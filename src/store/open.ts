@@ -8,13 +8,15 @@ export interface OpenOptions {
   pgStatementTimeoutMs?: number;
   pgSsl?: 'off' | 'on' | 'no-verify';
   sqliteSynchronous?: 'normal' | 'full';
+  /** Refuse to create a database that does not exist (StoreMissing): every command but `serve`. */
+  mustExist?: boolean;
 }
 
 /** Opens the database a DATABASE_URL names: `sqlite:<path>` or `postgres://…`. */
 export async function openDb(url: string, opts: OpenOptions = {}): Promise<Db> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    return new SqliteDb(path === ':memory:' ? path : resolve(path), opts.sqliteSynchronous);
+    return new SqliteDb(path === ':memory:' ? path : resolve(path), opts.sqliteSynchronous, opts.mustExist);
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     const ssl = opts.pgSsl === 'on' ? true : opts.pgSsl === 'no-verify' ? 'no-verify' : false;

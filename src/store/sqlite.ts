@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Db, Param, Queryable, Row } from './db.js';
-import { UniqueViolation } from './db.js';
+import { StoreMissing, UniqueViolation } from './db.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -43,10 +43,16 @@ export class SqliteDb implements Db {
    * `synchronous`: NORMAL (default) keeps every committed transaction through
    * a process crash (kill -9: the WAL is in the OS's hands), FULL also through
    * a power cut, at an fsync per commit that holds the event loop.
+   *
+   * `mustExist`: refuse to create the file (every command but `serve`: a backup or migration run from
+   * the wrong directory must not report success on a new empty database).
    */
-  constructor(path: string, synchronous: 'normal' | 'full' = 'normal') {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.raw = new Database(path);
+  constructor(path: string, synchronous: 'normal' | 'full' = 'normal', mustExist = false) {
+    if (path !== ':memory:') {
+      if (mustExist && !existsSync(path)) throw new StoreMissing(path, `no SQLite database at ${path}`);
+      if (!mustExist) mkdirSync(dirname(path), { recursive: true });
+    }
+    this.raw = new Database(path, { fileMustExist: mustExist });
     // 16 KiB pages for a new database (an existing one keeps its own): file content is stored in 256 KiB
     // chunks, read a page at a time; measured, a 100 MiB download went from 0.77 to 0.81-0.88 of the raw
     // file server (a chunk alone read 2x faster in one test, 1.1x in a later one). Writes pay for it:
