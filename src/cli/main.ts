@@ -1,31 +1,16 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { Command } from 'commander';
-import { ConfigError, SETTINGS, loadConfig, type Config } from '../config/index.js';
-import { migrate } from '../store/migrate.js';
-import { openDb } from '../store/open.js';
-import type { SqliteDb } from '../store/sqlite.js';
+import { SETTINGS, type Config } from '../config/index.js';
 import { createTollgate } from '../wiring.js';
 import { appsCommand } from './commands/apps.js';
 import { filesCommand, varsCommand } from './commands/content.js';
 import { licensesCommand } from './commands/licenses.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
-
-type Flags = Partial<Record<keyof Config, string>>;
-
-/** Reads config from env and flags; a bad value ends the process with one line naming the setting. */
-function configOrExit(flags: Flags): Readonly<Config> {
-  try {
-    return loadConfig(process.env, flags);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`tollgate: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-}
+import { localCommands } from './local.js';
+import { configOrExit, dbTarget, exit, failureLine, guardStart, waitForDatabase, type Flags } from './start.js';
 
 const program = new Command('tollgate')
   .description('Tollgate: self-hosted access and licensing service')
@@ -33,7 +18,7 @@ const program = new Command('tollgate')
   .option('--token <token>', 'admin token [env TOLLGATE_ADMIN_TOKEN]')
   .option('--json', 'print JSON (for scripts) instead of tables');
 
-const serve = program.command('serve').description('Run the service (creates the database and applies migrations at start)');
+const serve = program.command('serve').description('Run the service (applies migrations at start; creates a SQLite database that does not exist yet)');
 for (const setting of Object.values(SETTINGS)) {
   serve.option(`${setting.flag} <value>`, `${setting.description} [env ${setting.env}]`);
 }
@@ -46,7 +31,17 @@ serve.action(async (options: Record<string, string>) => {
   const flags: Flags = {};
   for (const [key, value] of Object.entries(options)) flags[key as keyof Config] = value;
   const config = configOrExit(flags);
-  const tollgate = await createTollgate(config);
+  const target = dbTarget(config.databaseUrl);
+  const say = (line: string) => {
+    if (config.logLevel !== 'silent') process.stderr.write(`tollgate: ${line}\n`);
+  };
+  // Which database this node uses, before anything can fail: a start in the wrong directory shows "new file".
+  const fresh = target.kind === 'sqlite' && target.location !== ':memory:' && !existsSync(target.location);
+  say(`database ${target.location} (${target.kind === 'sqlite' ? `SQLite${fresh ? ', new file' : ''}` : 'PostgreSQL'})`);
+  const lift = guardStart(target, config.logLevel);
+  const tollgate = await waitForDatabase(() => createTollgate(config), target, config.databaseWaitMs, say).catch((err: unknown) =>
+    exit(failureLine(err, target), 1, err, config.logLevel),
+  );
   // Graceful: stop accepting, let in-flight requests finish (new ones get 503), close the pools; give up after 10 s.
   const stop = async (signal: string) => {
     tollgate.server.log.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -59,14 +54,15 @@ serve.action(async (options: Record<string, string>) => {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  let address: string;
   try {
-    const address = await tollgate.server.listen({ port: config.port, host: config.host });
-    if (tollgate.initialAdminToken) printFirstStart(address, tollgate.initialAdminToken);
+    address = await tollgate.server.listen({ port: config.port, host: config.host });
   } catch (err) {
-    process.stderr.write(`tollgate: cannot listen on ${config.host}:${config.port}: ${(err as Error).message}\n`);
-    await tollgate.close();
-    process.exit(1);
+    await tollgate.close().catch(() => undefined);
+    exit(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`, 1, err, config.logLevel);
   }
+  lift();
+  if (tollgate.initialAdminToken) printFirstStart(address, tollgate.initialAdminToken);
 });
 
 /** Shown once: the token is stored only as a digest and cannot be printed again. */
@@ -88,41 +84,7 @@ function printFirstStart(url: string, token: string): void {
   );
 }
 
-program
-  .command('backup')
-  .description('Copy a live SQLite database to a file, consistently, while the service runs (PostgreSQL: use pg_dump)')
-  .argument('<destination>', 'file to write')
-  .option('--database-url <url>', 'sqlite:<path> [env DATABASE_URL]')
-  .action(async (destination: string, options: { databaseUrl?: string }) => {
-    const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
-    if (!config.databaseUrl.startsWith('sqlite:')) {
-      process.stderr.write('tollgate: backup copies SQLite databases; for PostgreSQL run: pg_dump --format=custom --file=tollgate.dump "$DATABASE_URL"\n');
-      process.exit(2);
-    }
-    const db = await openDb(config.databaseUrl, config);
-    try {
-      await (db as SqliteDb).backup(destination);
-      process.stdout.write(`backed up ${config.databaseUrl} to ${destination}\n`);
-    } finally {
-      await db.close();
-    }
-  });
-
-program
-  .command('migrate')
-  .description('Apply pending database migrations and exit')
-  .option('--database-url <url>', 'sqlite:<path> or postgres://… [env DATABASE_URL]')
-  .action(async (options: { databaseUrl?: string }) => {
-    const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
-    const db = await openDb(config.databaseUrl, config);
-    try {
-      const applied = await migrate(db);
-      process.stdout.write(applied.length ? `applied migrations: ${applied.join(', ')}\n` : 'database is up to date\n');
-    } finally {
-      await db.close();
-    }
-  });
-
+localCommands(program);
 appsCommand(program);
 licensesCommand(program);
 usersCommand(program);

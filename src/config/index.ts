@@ -23,6 +23,8 @@ export interface Config {
   /** Browser origins allowed to call the client interface (CORS); null: CORS off. */
   corsOrigins: string[] | null;
   sqliteSynchronous: 'normal' | 'full';
+  /** How long `serve` and `migrate` retry a database that does not answer at start before giving up (0: no retry). */
+  databaseWaitMs: number;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -134,6 +136,11 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     description: 'normal (default: commits survive a process crash) or full (also a power cut, slower writes)',
     parse: (raw) => (raw === 'normal' || raw === 'full' ? raw : fail('must be normal or full')),
   },
+  databaseWaitMs: {
+    key: 'databaseWaitMs', env: 'DATABASE_WAIT_MS', flag: '--database-wait-ms',
+    description: 'how long the start retries a database that does not answer, in ms, 0 for no retry (default 30000)',
+    parse: (raw) => (/^\d{1,9}$/.test(raw) ? Number(raw) : fail('must be a non-negative integer number of milliseconds')),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -152,6 +159,7 @@ export const DEFAULTS: Config = {
   metricsToken: null,
   corsOrigins: null,
   sqliteSynchronous: 'normal',
+  databaseWaitMs: 30_000,
 };
 
 /**

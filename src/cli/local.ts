@@ -1,0 +1,181 @@
+import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Command } from 'commander';
+import type { LogLevel } from '../config/index.js';
+import type { Db } from '../store/db.js';
+import { migrate } from '../store/migrate.js';
+import { openDb, type OpenOptions } from '../store/open.js';
+import type { SqliteDb } from '../store/sqlite.js';
+import { configOrExit, dbTarget, exit, failureLine, guardStart, StartError, waitForDatabase, type DbTarget } from './start.js';
+
+/**
+ * `backup` and `migrate`: commands on the database itself, without a server.
+ * Neither ever creates a database (`migrate --create` excepted, for a first
+ * install): run from the wrong directory or with a typo in the URL, they must
+ * fail naming the path they looked at, not succeed on a new empty file.
+ */
+export function localCommands(program: Command): void {
+  program
+    .command('backup')
+    .description('Copy a live SQLite database to a new file, consistently, while the service runs (PostgreSQL: use pg_dump)')
+    .argument('<destination>', 'file to write; must not exist yet, in a directory that does')
+    .option('--database-url <url>', 'sqlite:<path> [env DATABASE_URL]')
+    .action(async (destination: string, options: { databaseUrl?: string }) => {
+      const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
+      if (!config.databaseUrl.startsWith('sqlite:')) {
+        exit('backup copies SQLite databases; for PostgreSQL run: pg_dump --format=custom --file=tollgate.dump "$DATABASE_URL"', 2);
+      }
+      const target = dbTarget(config.databaseUrl);
+      await runLocal(target, config.logLevel, async () => {
+        refuseEmptyFile(target, 'backup');
+        const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
+        try {
+          await requireSchema(db, target, 'backup');
+          const dest = checkDestination(destination);
+          const copied = await copyTo(db as SqliteDb, dest);
+          process.stdout.write(`backed up ${target.location} to ${dest}: ${copied}\n`);
+        } finally {
+          await db.close();
+        }
+      });
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending migrations to an existing database and exit')
+    .option('--database-url <url>', 'sqlite:<path> or postgres://… [env DATABASE_URL]')
+    .option('--create', 'first install: create the SQLite file, or the tables in an empty PostgreSQL database')
+    .action(async (options: { databaseUrl?: string; create?: boolean }) => {
+      const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
+      const target = dbTarget(config.databaseUrl);
+      const create = options.create === true;
+      await runLocal(target, config.logLevel, async () => {
+        const say = (line: string) => process.stderr.write(`tollgate: ${line}\n`);
+        const db = await waitForDatabase(() => openReady(config.databaseUrl, config, target, create), target, config.databaseWaitMs, say);
+        try {
+          const applied = await migrate(db);
+          process.stdout.write(
+            applied.length ? `applied migrations to ${target.location}: ${applied.join(', ')}\n` : `database ${target.location} is up to date\n`,
+          );
+        } finally {
+          await db.close();
+        }
+      });
+    });
+}
+
+/** Runs a local command: any failure is one line on stderr and exit 1 (cleanup in `finally` blocks runs first). */
+async function runLocal(target: DbTarget, level: LogLevel, fn: () => Promise<void>): Promise<void> {
+  guardStart(target, level);
+  try {
+    await fn();
+  } catch (err) {
+    exit(failureLine(err, target), err instanceof StartError ? err.exitCode : 1, err, level);
+  }
+}
+
+/** Opens the database and proves it answers and holds Tollgate's tables (or may be given them: `create`). */
+async function openReady(url: string, config: OpenOptions, target: DbTarget, create: boolean): Promise<Db> {
+  if (!create) refuseEmptyFile(target, 'migrate');
+  const db = await openDb(url, { ...config, mustExist: !create });
+  try {
+    if (!create) await requireSchema(db, target, 'migrate');
+    else await hasSchema(db); // reach the database now, so an unreachable one is waited for
+    return db;
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Whether the database holds Tollgate's migration table. An empty file or an
+ * empty PostgreSQL database (`postgres` itself, say) is the wrong place, not
+ * a deployment to upgrade or to back up.
+ */
+async function hasSchema(db: Db): Promise<boolean> {
+  const row =
+    db.dialect === 'sqlite'
+      ? await db.one("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      : await db.one("SELECT 1 AS present WHERE to_regclass('schema_migrations') IS NOT NULL");
+  return row !== undefined;
+}
+
+/** A zero-byte file (`touch`ed, or left by an older version run in the wrong place): refused before opening turns it into an empty database. */
+function refuseEmptyFile(target: DbTarget, command: 'backup' | 'migrate'): void {
+  if (target.kind !== 'sqlite' || target.location === ':memory:') return;
+  let size = -1;
+  try {
+    size = statSync(target.location).size;
+  } catch {
+    return; // missing: openDb says so
+  }
+  if (size === 0) throw notTollgate(target, command);
+}
+
+async function requireSchema(db: Db, target: DbTarget, command: 'backup' | 'migrate'): Promise<void> {
+  if (!(await hasSchema(db))) throw notTollgate(target, command);
+}
+
+function notTollgate(target: DbTarget, command: 'backup' | 'migrate'): StartError {
+  const firstInstall = command === 'migrate' ? '; for a first install run `tollgate migrate --create` or `tollgate serve`' : '';
+  return new StartError(`${target.location} is not a Tollgate database (no schema_migrations table)${firstInstall}`);
+}
+
+/** Never overwrites, never creates directories: a backup lands exactly where the operator said, or nowhere. */
+function checkDestination(destination: string): string {
+  const dest = resolve(destination);
+  if (existsSync(dest)) throw new StartError(`backup destination ${dest} already exists; backups never overwrite: remove it or choose a new name`);
+  const dir = dirname(dest);
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new StartError(`cannot write the backup ${dest}: the directory ${dir} does not exist`);
+  return dest;
+}
+
+/**
+ * Copies into a temporary name beside the destination and renames it only
+ * once complete and readable, so an interrupted or failed backup never leaves
+ * a file that looks like one. Returns what was copied, read from the copy.
+ */
+async function copyTo(db: SqliteDb, dest: string): Promise<string> {
+  const partial = `${dest}.partial-${process.pid}`;
+  try {
+    await db.backup(partial);
+    const summary = summarize(partial);
+    if (existsSync(dest)) throw new StartError(`backup destination ${dest} appeared while copying; backups never overwrite`);
+    renameSync(partial, dest);
+    return `${formatBytes(statSync(dest).size)}, ${summary}`;
+  } finally {
+    rmSync(partial, { force: true });
+  }
+}
+
+/** Counts read back from the copy itself: "a backup of nothing" shows as 0 apps and 0 users. */
+function summarize(path: string): string {
+  const copy = new Database(path, { fileMustExist: true });
+  try {
+    const count = (table: string) => (copy.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const version = (copy.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v;
+    return `${count('apps')} apps, ${count('users')} users, ${count('licenses')} licenses, ${count('files')} files (schema version ${version ?? 0})`;
+  } finally {
+    copy.close();
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
