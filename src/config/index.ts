@@ -17,6 +17,10 @@ export interface Config {
   maxUploadBytes: number;
   pgPoolSize: number;
   pgStatementTimeoutMs: number;
+  /** Milliseconds to open a PostgreSQL connection, and to wait for a free pooled one. */
+  pgConnectTimeoutMs: number;
+  /** Milliseconds the client waits for a query's answer before it drops the connection (a frozen server). */
+  pgQueryTimeoutMs: number;
   pgSsl: 'off' | 'on' | 'no-verify';
   /** When set, GET /metrics serves Prometheus metrics to `Authorization: Bearer <this>`; unset, /metrics does not exist. */
   metricsToken: string | null;
@@ -105,6 +109,16 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'pgStatementTimeoutMs', env: 'PG_STATEMENT_TIMEOUT_MS', flag: '--pg-statement-timeout-ms', description: 'PostgreSQL statement timeout in ms, 0 for none (default 10000)',
     parse: (raw) => (/^\d{1,9}$/.test(raw) ? Number(raw) : fail('must be a non-negative integer number of milliseconds')),
   },
+  pgConnectTimeoutMs: {
+    key: 'pgConnectTimeoutMs', env: 'PG_CONNECT_TIMEOUT_MS', flag: '--pg-connect-timeout-ms',
+    description: 'ms to open a PostgreSQL connection or wait for a free pooled one before answering 503 (default 5000)',
+    parse: (raw) => (/^\d{1,9}$/.test(raw) && Number(raw) >= 1 ? Number(raw) : fail('must be a positive integer number of milliseconds')),
+  },
+  pgQueryTimeoutMs: {
+    key: 'pgQueryTimeoutMs', env: 'PG_QUERY_TIMEOUT_MS', flag: '--pg-query-timeout-ms',
+    description: 'ms the client waits for a PostgreSQL answer before dropping the connection and answering 503; keep it above the statement timeout (default 15000)',
+    parse: (raw) => (/^\d{1,9}$/.test(raw) && Number(raw) >= 1 ? Number(raw) : fail('must be a positive integer number of milliseconds')),
+  },
   pgSsl: {
     key: 'pgSsl', env: 'PG_SSL', flag: '--pg-ssl', description: 'PostgreSQL TLS: off (default), on (verify the certificate) or no-verify',
     parse: (raw) => (raw === 'off' || raw === 'on' || raw === 'no-verify' ? raw : fail('must be off, on or no-verify')),
@@ -155,6 +169,8 @@ export const DEFAULTS: Config = {
   maxUploadBytes: 1024 ** 3,
   pgPoolSize: 10,
   pgStatementTimeoutMs: 10_000,
+  pgConnectTimeoutMs: 5_000,
+  pgQueryTimeoutMs: 15_000,
   pgSsl: 'off',
   metricsToken: null,
   corsOrigins: null,
