@@ -162,7 +162,11 @@ function summarize(path: string): string {
   try {
     const count = (table: string) => (copy.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     const version = (copy.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v;
-    return `${count('apps')} apps, ${count('users')} users, ${count('licenses')} licenses, ${count('files')} files (schema version ${version ?? 0})`;
+    const counted = ['app', 'user', 'license', 'file'].map((noun) => {
+      const n = count(`${noun}s`);
+      return `${n} ${noun}${n === 1 ? '' : 's'}`;
+    });
+    return `${counted.join(', ')} (schema version ${version ?? 0})`;
   } finally {
     copy.close();
   }
