@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
-import { UniqueViolation, UnstorableValue } from './db.js';
+import { StoreMissing, StoreUnavailable } from './db.js';
+import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
 
 export interface PostgresOptions {
   url: string;
@@ -8,6 +9,10 @@ export interface PostgresOptions {
   poolSize: number;
   /** Milliseconds before the server cancels a statement (0: no limit). */
   statementTimeoutMs: number;
+  /** Milliseconds to open a connection, and to wait for a free pooled one. */
+  connectTimeoutMs: number;
+  /** Milliseconds the client waits for any answer to a query before it gives up on the connection. */
+  queryTimeoutMs: number;
   /** TLS: false, or verify the server's certificate (true), or encrypt without verifying ('no-verify'). */
   ssl: boolean | 'no-verify';
 }
@@ -38,52 +43,122 @@ function bind(params: readonly Param[]): unknown[] {
   return params.map((p) => (p === undefined ? null : typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }
 
-/** 22021 character_not_in_repertoire, 22P05 untranslatable_character: e.g. a NUL in a text value. */
-const UNSTORABLE = new Set(['22021', '22P05']);
-
-function mapError(err: unknown): unknown {
-  const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
-  if (code === '23505') return new UniqueViolation((err as { constraint?: string }).constraint ?? 'unique');
-  if (UNSTORABLE.has(code)) return new UnstorableValue((err as Error).message);
-  return err;
+function queryable(exec: (text: string, values: unknown[]) => Promise<pg.QueryResult>): Queryable {
+  const run = (sql: string, params: readonly Param[]) => exec(translate(sql), bind(params));
+  return {
+    one: async <T = Row>(sql: string, params: readonly Param[] = []) => (await run(sql, params)).rows[0] as T | undefined,
+    all: async <T = Row>(sql: string, params: readonly Param[] = []) => (await run(sql, params)).rows as T[],
+    run: async (sql: string, params: readonly Param[] = []) => (await run(sql, params)).rowCount ?? 0,
+  };
 }
 
-function queryable(run: (text: string, values: unknown[]) => Promise<pg.QueryResult>): Queryable {
-  const exec = async (sql: string, params: readonly Param[]) => {
-    try {
-      return await run(translate(sql), bind(params));
-    } catch (err) {
-      throw mapError(err);
-    }
-  };
-  return {
-    one: async <T = Row>(sql: string, params: readonly Param[] = []) => (await exec(sql, params)).rows[0] as T | undefined,
-    all: async <T = Row>(sql: string, params: readonly Param[] = []) => (await exec(sql, params)).rows as T[],
-    run: async (sql: string, params: readonly Param[] = []) => (await exec(sql, params)).rowCount ?? 0,
-  };
+/** A pooled client while we hold it. */
+interface Held {
+  client: pg.PoolClient;
+  /** Set once the connection failed: it is destroyed on release. */
+  lost: Error | undefined;
+  lose(err: unknown): void;
+  /** One statement; a failure is mapped to the store's errors, and marks the connection lost if it is. */
+  statement(text: string, values?: unknown[]): Promise<pg.QueryResult>;
 }
 
 /** Arbitrary constant: the advisory lock that serialises migrations across nodes starting at once. */
 const MIGRATION_LOCK = 727_172_001;
 
+/**
+ * A node must outlive any loss of its connections (a restart, a failover, pg_terminate_backend):
+ * every client is held with an 'error' listener, since pg emits 'error' on a client whose socket
+ * dies and an EventEmitter with no listener throws it, ending the process. A client that failed is
+ * released as broken, so the pool opens a fresh one on the next request instead of handing it out.
+ */
 export class PostgresDb implements Db {
   readonly dialect = 'postgres' as const;
   readonly pool: pg.Pool;
+  /** The URL without its password, for messages. */
+  readonly location: string;
   private readonly q: Queryable;
   private listener: pg.Client | null = null;
   private readonly handlers = new Map<string, (payload: string) => void>();
 
   constructor(readonly options: PostgresOptions) {
+    this.location = maskedUrl(options.url);
     this.pool = new pg.Pool({
-      connectionString: options.url,
+      ...this.clientConfig(),
       max: options.poolSize,
       types,
+      // Also bounds the wait for a free pooled client (pg-pool uses it for both), so a saturated or
+      // frozen database answers 503 instead of queueing requests forever.
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      // Client-side: a frozen server (SIGSTOP, a dead network path) never answers, and the server's
+      // statement_timeout cannot fire. The connection is then destroyed (connectionBroken).
+      query_timeout: options.queryTimeoutMs,
       ...(options.statementTimeoutMs > 0 && { statement_timeout: options.statementTimeoutMs }),
-      ...(options.ssl && { ssl: options.ssl === 'no-verify' ? { rejectUnauthorized: false } : true }),
     });
-    // An idle client's error (server restart, network) must not crash the process; the pool replaces it.
+    // An idle client's error (server restart, network): the pool has already removed it; nothing to do.
     this.pool.on('error', () => undefined);
-    this.q = queryable((text, values) => this.pool.query(text, values));
+    this.q = queryable((text, values) => this.withClient((held) => held.statement(text, values)));
+  }
+
+  /** What the pool's clients and the LISTEN client share. */
+  private clientConfig(): pg.ClientConfig {
+    const { url, ssl, connectTimeoutMs } = this.options;
+    return {
+      connectionString: url,
+      connectionTimeoutMillis: connectTimeoutMs,
+      // TCP keepalive: a connection whose peer vanished (a failover, a cut network) fails instead of idling forever.
+      keepAlive: true,
+      // pg_stat_activity names us unless the URL or PGAPPNAME says otherwise.
+      fallback_application_name: 'tollgate',
+      ...(ssl && { ssl: ssl === 'no-verify' ? { rejectUnauthorized: false } : true }),
+    };
+  }
+
+  private fail(err: unknown): unknown {
+    return mapError(err, this.location);
+  }
+
+  private async checkout(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      if (this.closed) throw err; // used after close(): a bug, not an outage
+      // Whatever stops a connection (refused, TLS, a timeout, a login refused) means the database cannot serve.
+      const mapped = this.fail(err);
+      throw mapped instanceof StoreUnavailable || mapped instanceof StoreMissing
+        ? mapped
+        : new StoreUnavailable(`PostgreSQL at ${this.location}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /**
+   * Holds one pooled client for `fn`, listening for its 'error' all along. A client that failed
+   * (its 'error', or `held.lose`) goes back to the pool as broken: pg-pool then destroys it rather
+   * than hand it to the next request.
+   */
+  private async withClient<T>(fn: (held: Held) => Promise<T>): Promise<T> {
+    const client = await this.checkout();
+    const held: Held = {
+      client,
+      lost: undefined,
+      lose: (err) => {
+        held.lost ??= err instanceof Error ? err : new Error(String(err));
+      },
+      statement: async (text, values) => {
+        try {
+          return await client.query(text, values);
+        } catch (err) {
+          if (connectionBroken(err)) held.lose(err);
+          throw this.fail(err);
+        }
+      },
+    };
+    client.on('error', held.lose);
+    try {
+      return await fn(held);
+    } finally {
+      client.off('error', held.lose);
+      client.release(held.lost);
+    }
   }
 
   one<T = Row>(sql: string, params?: readonly Param[]): Promise<T | undefined> {
@@ -97,40 +172,38 @@ export class PostgresDb implements Db {
   }
 
   async script(sql: string): Promise<void> {
-    await this.pool.query(sql);
+    await this.withClient((held) => held.statement(sql));
   }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(queryable((text, values) => client.query(text, values)));
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+    return this.withClient(async (held) => {
+      await held.statement('BEGIN');
+      try {
+        const result = await fn(queryable(held.statement));
+        // A COMMIT lost with its connection may or may not have happened: the client gets 503, and a
+        // retry finds the write if it did (username_taken, license_used), never a double write.
+        await held.statement('COMMIT');
+        return result;
+      } catch (err) {
+        // On a lost connection the server has rolled back already; a ROLLBACK would only queue behind
+        // a query that is still running. A connection that cannot roll back is not reused.
+        if (!held.lost) await held.client.query('ROLLBACK').catch(held.lose);
+        throw err;
+      }
+    });
   }
 
   /** Runs `fn` while holding the migration advisory lock (other nodes wait, then find nothing to do). */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    return this.withClient(async (held) => {
+      await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       try {
         return await fn();
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        // The lock ends with its session: if the connection is gone, so is the lock.
+        if (!held.lost) await held.statement('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
       }
-    } finally {
-      client.release();
-    }
+    });
   }
 
   readonly bus: MessageBus = {
@@ -144,19 +217,23 @@ export class PostgresDb implements Db {
   /** LISTEN on a dedicated connection; reconnects if it drops. */
   private async subscribe(channel: string, handler: (payload: string) => void): Promise<void> {
     this.handlers.set(channel, handler);
-    if (!this.listener) await this.connectListener();
-    else await this.listener.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (this.reconnecting) return; // the reconnection LISTENs on every channel
+    try {
+      if (!this.listener) await this.connectListener();
+      else await this.listener.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      throw this.fail(err);
+    }
   }
 
   private async connectListener(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.options.url,
-      ...(this.options.ssl && { ssl: this.options.ssl === 'no-verify' ? { rejectUnauthorized: false } : true }),
-    });
+    // Bounded like the pool's clients: a reconnection to a frozen server must fail and be retried, not hang.
+    const client = new pg.Client({ ...this.clientConfig(), query_timeout: this.options.queryTimeoutMs });
     client.on('notification', (msg) => {
       this.handlers.get(msg.channel)?.(msg.payload ?? '');
     });
     // An error or a clean close alike: notifications may have been missed, so drop caches and reconnect.
+    // Before it is the listener, an error is the connect's or a LISTEN's, which reject below.
     const lost = () => {
       if (this.listener !== client) return;
       this.listener = null;
@@ -166,15 +243,29 @@ export class PostgresDb implements Db {
     };
     client.on('error', lost);
     client.on('end', lost);
-    await client.connect();
-    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    try {
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
     this.listener = client;
   }
 
+  private reconnecting = false;
+  private closed = false;
+
   private scheduleReconnect(): void {
+    if (this.closed) return;
+    this.reconnecting = true;
     setTimeout(() => {
+      if (this.closed) return;
       this.connectListener().then(
-        () => this.onListenerLost?.(), // anything published while we were away is unknown: drop caches again
+        () => {
+          this.reconnecting = false;
+          this.onListenerLost?.(); // anything published while we were away is unknown: drop caches again
+        },
         () => this.scheduleReconnect(),
       );
     }, 500).unref();
@@ -184,12 +275,13 @@ export class PostgresDb implements Db {
   private onListenerLost: (() => void) | undefined;
 
   private async notify(channel: string, payload: string): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    await this.run('SELECT pg_notify(?, ?)', [channel, payload]);
   }
 
+  /** Readiness. Bounded by the pool's connect timeout and the query timeout; /readyz adds its own shorter bound. */
   async ping(): Promise<boolean> {
     try {
-      await this.pool.query('SELECT 1');
+      await this.one('SELECT 1');
       return true;
     } catch {
       return false;
@@ -197,6 +289,8 @@ export class PostgresDb implements Db {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
