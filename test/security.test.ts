@@ -54,10 +54,10 @@ describe('no leaks, headers, CORS, session cap', () => {
       await t.services.store.db.close(); // the database goes away under the server
       const down = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(down.statusCode).toBe(503);
-      expect(down.json()).toEqual({ status: 'unavailable', detail: 'The database does not answer', code: 'not_ready' });
+      expect(down.json()).toEqual({ status: 'unavailable', detail: 'The database does not answer or cannot take writes', code: 'service_unavailable' });
       await new Promise((r) => setImmediate(r));
       const entries = lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string; reqId?: string });
-      const logged = entries.find((e) => e.msg === 'readiness: the database does not answer');
+      const logged = entries.find((e) => e.msg === 'readiness: the database does not answer or cannot take writes');
       expect(logged, lines.join('')).toBeDefined();
       expect(logged!.level).toBe(50); // pino's error
       expect(typeof logged!.reqId).toBe('string');

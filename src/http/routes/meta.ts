@@ -1,5 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../domain/services.js';
+import { RETRY_AFTER_UNAVAILABLE_S, errorBody } from '../errors.js';
+
+/**
+ * How long /readyz waits for the database. Its own bound, shorter than the query timeouts: probes
+ * give up after a few seconds, and a database that takes longer than this to say "SELECT 1" is not
+ * one to send traffic to.
+ */
+const READY_WITHIN_MS = 1500;
+
+/** Whether `check` resolves true within `ms`; a check still running after that counts as "no". */
+function within(check: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([check.catch(() => false), late]).finally(() => clearTimeout(timer));
+}
 
 /** Health and readiness, with no application headers. */
 export function metaRoutes(app: FastifyInstance, s: Services): void {
@@ -10,16 +27,24 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
   });
   app.get('/readyz', {
     schema: {
-      tags: ['meta'], summary: 'Readiness: the database answers',
+      tags: ['meta'], summary: 'Readiness: the database answers and can take writes',
       response: {
         200: status,
-        503: { ...status, description: 'The database does not answer', required: ['status', 'detail', 'code'], properties: { ...status.properties, detail: { type: 'string' }, code: { type: 'string' } } },
+        503: {
+          ...status,
+          description: 'The database does not answer within 1.5 s, or its disk is full (SQLite)',
+          required: ['status', 'detail', 'code'],
+          properties: { ...status.properties, detail: { type: 'string' }, code: { type: 'string' } },
+        },
       },
     },
     handler: async (request, reply) => {
-      if (await s.store.db.ping()) return { status: 'ok' };
-      request.log.error({ reqId: request.id }, 'readiness: the database does not answer');
-      return reply.code(503).send({ status: 'unavailable', detail: 'The database does not answer', code: 'not_ready' });
+      if (await within(s.store.db.ping(), READY_WITHIN_MS)) return { status: 'ok' };
+      request.log.error({ reqId: request.id }, 'readiness: the database does not answer or cannot take writes');
+      return reply
+        .code(503)
+        .header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S))
+        .send({ status: 'unavailable', ...errorBody('service_unavailable', 'The database does not answer or cannot take writes') });
     },
   });
 }
