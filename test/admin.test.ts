@@ -746,7 +746,8 @@ describe('bans', () => {
 
   it('every ban type can be created', async () => {
     const userId = await h.signUp(app, 'alice');
-    for (const [type, value] of [['ip', '10.0.0.0/8'], ['hardware_id', 'HW-1'], ['license', 'AAAAA-BBBBB'], ['user', userId]] as const) {
+    const { code } = await h.license(app);
+    for (const [type, value] of [['ip', '10.0.0.0/8'], ['hardware_id', 'HW-1'], ['license', code], ['user', userId]] as const) {
       const res = await h.admin('POST', `/apps/${app.id}/bans`, { type, value });
       expect(res.statusCode, `${type}: ${res.body}`).toBe(201);
       expect(res.json().type).toBe(type);

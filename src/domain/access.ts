@@ -6,6 +6,7 @@ import { isActive } from './membership.js';
 import type { Services } from './services.js';
 import { cached, type Steps } from './steps.js';
 import { constantTimeEqual, digest, digestMatches } from './tokens.js';
+import { write } from './unit-of-work.js';
 
 /** Who is calling: the authenticated application, the client IP and the time of the request. */
 export interface RequestContext {
@@ -75,19 +76,17 @@ export function checkUserBans(bans: BanSet, user: UserRecord, presentedCode?: st
  */
 export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
   if (await s.store.devices.find(user.id, hardwareId)) return;
-  const outcome = await s.store
-    .transaction(async (tx) => {
-      if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
-      const inserted = await tx.devices.insert({
-        id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
-      });
-      if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
-      return 'registered' as const;
-    })
-    .catch((err: unknown) => {
-      if (err === ALREADY_REGISTERED) return 'registered' as const;
-      throw err;
+  const outcome = await write(s, async ({ tx }) => {
+    if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
+    const inserted = await tx.devices.insert({
+      id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
+    if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
+    return 'registered' as const;
+  }).catch((err: unknown) => {
+    if (err === ALREADY_REGISTERED) return 'registered' as const;
+    throw err;
+  });
   if (outcome === 'full') {
     throw ctx.app.maxDevicesPerUser <= 1
       ? new DomainError('device_mismatch', 'This account is locked to another device')

@@ -5,6 +5,7 @@ import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
 import { requireHardwareId } from './signup.js';
+import { write } from './unit-of-work.js';
 import { Checker, LICENSE_CODE, USERNAME } from './validation.js';
 
 export interface ActivationInput {
@@ -40,8 +41,11 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   checkUserBans(bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
-  const activation = await s.store.transaction((tx) => redeem(tx, ctx, user.id, license));
-  await s.caches.changed({ user: user.id }); // the membership changed
+  const activation = await write(s, async ({ tx, changed }) => {
+    const redeemed = await redeem(tx, ctx, user.id, license);
+    changed({ user: user.id }); // the membership changed
+    return redeemed;
+  });
   return {
     id: activation.id,
     occurred_at: iso(activation.occurredAt),

@@ -7,6 +7,7 @@ import { DomainError } from './errors.js';
 import type { Services } from './services.js';
 import { cached, run, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
+import { write } from './unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
 export interface LoginInput {
@@ -42,7 +43,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   checkMembership(user, ctx.now);
 
   const token = newToken('session', s.random);
-  await s.store.transaction(async (tx) => {
+  await write(s, async ({ tx, changed }) => {
     await tx.sessions.insert(
       {
         id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId: input.hardware_id ?? null, ip: ctx.ip,
@@ -51,9 +52,11 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
       digest(token),
     );
     await tx.users.trackIp(user.id, ctx.ip, ctx.now);
-    if (ctx.app.maxSessionsPerUser > 0) await tx.sessions.trim(user.id, ctx.app.maxSessionsPerUser, ctx.now);
+    if (ctx.app.maxSessionsPerUser > 0) {
+      await tx.sessions.trim(user.id, ctx.app.maxSessionsPerUser, ctx.now);
+      changed({ user: user.id }); // older sessions may have ended
+    }
   });
-  if (ctx.app.maxSessionsPerUser > 0) await s.caches.changed({ user: user.id }); // older sessions may have ended
   return { session_token: token };
 }
 
@@ -74,6 +77,8 @@ export async function userByPassword(s: Services, ctx: RequestContext, username:
 export async function logout(s: Services, ctx: RequestContext, token: string | undefined): Promise<void> {
   if (!token) throw new DomainError('invalid_credentials', 'A Bearer session token is required');
   const session = judgeSession(ctx, await run(findSession(s, token)));
-  await s.store.sessions.delete(session.id);
-  await s.caches.changed({ session: digest(token) });
+  await write(s, async ({ tx, changed }) => {
+    await tx.sessions.delete(session.id);
+    changed({ session: digest(token) });
+  });
 }

@@ -7,6 +7,7 @@ import { DomainError } from './errors.js';
 import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
+import { write } from './unit-of-work.js';
 import { viewUser, type UserView } from './users.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
@@ -33,18 +34,16 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
 
   const id = randomUUID();
   try {
-    await s.store.transaction(async (tx) => {
+    return await write(s, async ({ tx }) => {
       await tx.users.insert({ id, appId: ctx.app.id, username: input.username, usernameKey: key, passwordHash, signupLicenseId: null, createdAt: ctx.now });
       await registerFirstDevice(tx, ctx, id, input.hardware_id);
       await tx.users.trackIp(id, ctx.ip, ctx.now);
+      return createdUser(tx, ctx, id);
     });
   } catch (err) {
     if (err instanceof UniqueViolation) throw usernameTaken(); // lost a race for the name
     throw err;
   }
-  const user = await s.store.users.findById(ctx.app.id, id);
-  if (!user) throw new Error('user vanished after sign-up');
-  return viewUser(user, ctx.now);
 }
 
 const usernameTaken = () => new DomainError('username_taken', undefined, [{ field: 'body.username', message: 'is already taken' }]);
@@ -66,7 +65,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   const license = await findRedeemableLicense(s, ctx, input.code);
   if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');
 
-  const id = await s.store.transaction(async (tx) => {
+  return write(s, async ({ tx }) => {
     // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
     const userId = randomUUID();
     await claim(tx, ctx, userId, license);
@@ -74,10 +73,14 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
     await applyClaimed(tx, ctx, userId, license);
     await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
-    return userId;
+    return createdUser(tx, ctx, userId);
   });
-  const user = await s.store.users.findById(ctx.app.id, id);
-  if (!user) throw new Error('user vanished after sign-up');
+}
+
+/** The answer of a sign-up, read before COMMIT: once committed, nothing may turn the sign-up into an error. */
+async function createdUser(tx: Repositories, ctx: RequestContext, id: string): Promise<UserView> {
+  const user = await tx.users.findById(ctx.app.id, id);
+  if (!user) throw new Error('user vanished during sign-up');
   return viewUser(user, ctx.now);
 }
 

@@ -78,19 +78,30 @@ export function usernameKey(username: string): string {
 /** The latest instant Tollgate stores: 9999-12-31T23:59:59.999Z (beyond it ISO 8601 needs a sign and clients break). */
 export const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
+
+/** What a 422 for a bad time says. */
+export const TIMESTAMP_HINT = 'must be an ISO 8601 timestamp with a zone, such as 2027-03-05T12:00:00Z or 2027-03-05T14:00+02:00';
 
 /**
- * A strict ISO 8601 timestamp with a zone (`2027-03-05T12:00:00Z`), within
- * years 1970–9999; null otherwise. Date.parse alone accepts "12" or
- * "March 5" and rolls 30 February over into March.
+ * A strict ISO 8601 timestamp with a zone: seconds and a fraction optional,
+ * `Z` or an offset (`2027-03-05T12:00Z`, `2027-03-05T12:00:00.250+02:00`),
+ * within years 1970–9999 (UTC); null otherwise. Computed from its parts, not
+ * by Date.parse, which accepts "12" or "March 5" and rolls 30 February over
+ * into March. A fraction finer than milliseconds is truncated (the store keeps
+ * milliseconds).
  */
 export function parseTimestamp(raw: string): number | null {
   const m = ISO_8601.exec(raw);
   if (!m) return null;
-  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  const probe = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s ?? 0));
-  if (probe.getUTCMonth() !== mo! - 1 || probe.getUTCDate() !== d! || h! > 23 || mi! > 59 || (s ?? 0) > 59) return null;
-  const ms = Date.parse(raw);
-  return Number.isNaN(ms) || ms < 0 || ms > MAX_TIME ? null : ms;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((part) => (part === undefined ? 0 : Number(part))) as [number, number, number, number, number, number];
+  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
+  const sign = m[9] === '-' ? -1 : 1;
+  const offsetH = m[10] === undefined ? 0 : Number(m[10]);
+  const offsetM = m[11] === undefined ? 0 : Number(m[11]);
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59 || offsetH > 23 || offsetM > 59) return null;
+  const local = Date.UTC(y, mo - 1, d, h, mi, s, ms);
+  if (new Date(local).getUTCDate() !== d) return null; // 30 February, 31 April
+  const at = local - sign * (offsetH * 60 + offsetM) * 60_000;
+  return at < 0 || at > MAX_TIME ? null : at;
 }

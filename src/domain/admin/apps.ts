@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { Repositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Change, Services } from '../services.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
-import { audit, diff, type AdminServices } from './audit.js';
+import { write } from '../unit-of-work.js';
+import { diff, type AdminServices } from './audit.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -75,17 +77,27 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     createdAt: now,
     updatedAt: now,
   };
-  await s.store.apps.insert(app);
   const view = viewApp(app);
-  await audit(s, 'app.create', app.id, app.id, { after: settingsOf(view) });
+  await write(s, async ({ tx, audit }) => {
+    await tx.apps.insert(app);
+    await audit('app.create', app.id, app.id, { after: settingsOf(view) });
+  });
   return { ...view, api_secret: secret };
 }
 
 export async function getApp(s: Services, id: string): Promise<AppRecord> {
-  const app = await s.store.apps.findById(id);
+  return appIn(s.store, id);
+}
+
+/** The app, read through these repositories (a transaction's, in a write). */
+export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Promise<AppRecord> {
+  const app = await repos.apps.findById(id);
   if (!app) throw new DomainError('not_found', 'Application not found');
   return app;
 }
+
+/** Only what identifies the app's cache entries goes on the bus: never the record with its secret's digest. */
+const appChanged = (app: AppRecord): Change => ({ app: { id: app.id, apiKey: app.apiKey } });
 
 export async function listApps(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AppView>> {
   const page = await s.store.apps.list(cursor, limit);
@@ -93,12 +105,15 @@ export async function listApps(s: Services, cursor: Cursor | null, limit: number
 }
 
 export async function updateApp(s: AdminServices, id: string, input: AppSettingsInput): Promise<AppView> {
-  const app = await getApp(s, id);
-  await s.store.apps.update(id, toSettings(input), s.clock());
-  await s.caches.changed({ app });
-  const after = viewApp(await getApp(s, id));
-  await audit(s, 'app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
-  return after;
+  const settings = toSettings(input);
+  return write(s, async ({ tx, audit, changed }) => {
+    const app = await appIn(tx, id);
+    await tx.apps.update(id, settings, s.clock());
+    const after = viewApp(await appIn(tx, id));
+    await audit('app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
+    changed(appChanged(app));
+    return after;
+  });
 }
 
 function settingsOf(view: AppView): Record<string, unknown> {
@@ -107,11 +122,13 @@ function settingsOf(view: AppView): Record<string, unknown> {
 }
 
 export async function rotateSecret(s: AdminServices, id: string): Promise<{ api_secret: string }> {
-  const app = await getApp(s, id);
   const secret = newToken('secret', s.random);
-  await s.store.apps.setSecretHash(id, digest(secret), s.clock());
-  await s.caches.changed({ app });
-  await audit(s, 'app.rotate_secret', id, id, {});
+  await write(s, async ({ tx, audit, changed }) => {
+    const app = await appIn(tx, id);
+    await tx.apps.setSecretHash(id, digest(secret), s.clock());
+    await audit('app.rotate_secret', id, id, {});
+    changed(appChanged(app));
+  });
   return { api_secret: secret };
 }
 
@@ -123,7 +140,9 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
       { field: 'querystring.confirm', message: 'must equal the application name' },
     ]);
   }
-  await s.store.apps.delete(id);
-  await s.caches.changed({ app, allUsers: true });
-  await audit(s, 'app.delete', id, id, { before: settingsOf(viewApp(app)) });
+  await write(s, async ({ tx, audit, changed }) => {
+    await tx.apps.delete(id);
+    await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
+    changed({ ...appChanged(app), allUsers: true });
+  });
 }

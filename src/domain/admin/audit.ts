@@ -1,21 +1,11 @@
-import { uuidv7 } from '../ids.js';
 import type { AuditFilter, AuditRecord } from '../../store/repositories/admin.js';
 import type { Page } from '../../store/records.js';
-import type { Repositories } from '../../store/index.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 
-/** Services as an admin request sees them: who is acting, for the audit log. */
+/** Services as an admin request sees them: who is acting, for the audit log (written by unit-of-work.ts). */
 export interface AdminServices extends Services {
   actor: string;
-}
-
-/** Records one admin write. Pass `tx` to record it in the same transaction as the write. */
-export async function audit(
-  a: AdminServices, action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>, tx?: Repositories,
-): Promise<void> {
-  // Time-ordered ids keep write order among entries of the same millisecond (the log lists newest first by (at, id)).
-  await (tx ?? a.store).admin.insertAudit({ id: uuidv7(), at: a.clock(), actor: a.actor, action, appId, targetId, details });
 }
 
 /** Only the fields that changed, before and after. */

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { Repositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { BanRecord, BanType, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { parseIpRange } from '../ip.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp } from '../validation.js';
+import { write } from '../unit-of-work.js';
+import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
-import { audit, type AdminServices } from './audit.js';
+import { type AdminServices } from './audit.js';
 
 export const BAN_TYPES: readonly BanType[] = ['ip', 'hardware_id', 'license', 'user'];
 
@@ -58,24 +60,37 @@ function normaliseValue(type: BanType, value: string): string {
 }
 
 export async function createBan(s: AdminServices, appId: string, input: BanInput): Promise<BanView> {
-  const app = await getApp(s, appId);
+  await getApp(s, appId);
   const value = normaliseValue(input.type, input.value);
-  if (input.type === 'user' && !(await s.store.users.findById(appId, value))) throw new DomainError('not_found', 'User not found in this application');
   if (input.reason !== undefined && [...input.reason].length > 512) throw validationError('body.reason', 'must be at most 512 characters');
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
     expiresAt = parseTimestamp(input.expires_at);
-    if (expiresAt === null) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
+    if (expiresAt === null) throw validationError('body.expires_at', TIMESTAMP_HINT);
   }
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
-  await s.store.bans.insert(ban);
-  if (ban.type === 'user') s.credentials.forgetUser(ban.value);
-  await s.caches.changed({ bans: app.id });
   const view = viewBan(ban);
-  // A banned license code may be unbanned and used again: keep it out of the audit log like every code.
-  const logged = view.type === 'license' ? `…${view.value.slice(-4)}` : view.value;
-  await audit(s, 'ban.create', appId, ban.id, { after: { type: view.type, value: logged, reason: view.reason, expires_at: view.expires_at } });
+  await write(s, async ({ tx, audit, changed, forgetUser }) => {
+    await requireTarget(tx, ban);
+    await tx.bans.insert(ban);
+    // A banned license code may be unbanned and used again: keep it out of the audit log like every code.
+    const logged = view.type === 'license' ? `…${view.value.slice(-4)}` : view.value;
+    await audit('ban.create', appId, ban.id, { after: { type: view.type, value: logged, reason: view.reason, expires_at: view.expires_at } });
+    if (ban.type === 'user') forgetUser(ban.value);
+    changed({ bans: appId });
+  });
   return view;
+}
+
+/**
+ * A user or license ban must name one of this app, or it would ban nothing
+ * while the operator believes otherwise. A license is matched exactly as the
+ * client endpoints match codes (findByCode: byte for byte, no case folding or
+ * trimming), so the stored value is the one the access check compares.
+ */
+async function requireTarget(tx: Repositories, ban: BanRecord): Promise<void> {
+  if (ban.type === 'user' && !(await tx.users.findById(ban.appId, ban.value))) throw new DomainError('not_found', 'User not found in this application');
+  if (ban.type === 'license' && !(await tx.licenses.findByCode(ban.appId, ban.value))) throw new DomainError('not_found', 'License not found in this application');
 }
 
 export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanView>> {
@@ -86,7 +101,9 @@ export async function listBans(s: Services, appId: string, cursor: Cursor | null
 
 export async function deleteBan(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
-  if (!(await s.store.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
-  await s.caches.changed({ bans: appId });
-  await audit(s, 'ban.delete', appId, id, {});
+  await write(s, async ({ tx, audit, changed }) => {
+    if (!(await tx.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
+    await audit('ban.delete', appId, id, {});
+    changed({ bans: appId });
+  });
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FileRecord, VariableRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
-import { storeContent } from '../files.js';
+import { storeContent, type StoredContent } from '../files.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
-import { audit, diff, type AdminServices } from './audit.js';
+import { write } from '../unit-of-work.js';
+import { diff, type AdminServices } from './audit.js';
 
 export const VARIABLE_NAME = { min: 1, max: 128 };
 export const VARIABLE_VALUE_MAX = 65_536;
@@ -25,11 +26,13 @@ export async function putVariable(s: AdminServices, appId: string, name: string,
   check.text('params.name', name, VARIABLE_NAME);
   if ([...value].length > VARIABLE_VALUE_MAX) check.add('body.value', `must be at most ${VARIABLE_VALUE_MAX} characters`);
   check.throwIfAny();
-  const before = await s.store.variables.get(appId, name);
-  await s.store.variables.put(appId, name, value, s.clock());
-  await s.caches.changed({ content: app.id });
-  await audit(s, 'variable.put', appId, name, { name, before: before ? summarise(before.value) : null, after: summarise(value) });
-  return viewVariable((await s.store.variables.get(appId, name))!);
+  return write(s, async ({ tx, audit, changed }) => {
+    const before = await tx.variables.get(appId, name);
+    await tx.variables.put(appId, name, value, s.clock());
+    await audit('variable.put', appId, name, { name, before: before ? summarise(before.value) : null, after: summarise(value) });
+    changed({ content: app.id });
+    return viewVariable((await tx.variables.get(appId, name))!);
+  });
 }
 
 export async function getVariable(s: Services, appId: string, name: string): Promise<VariableView> {
@@ -46,10 +49,12 @@ export async function listVariables(s: Services, appId: string): Promise<Variabl
 
 export async function deleteVariable(s: AdminServices, appId: string, name: string): Promise<void> {
   await getApp(s, appId);
-  const before = await s.store.variables.get(appId, name);
-  if (!before || !(await s.store.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
-  await s.caches.changed({ content: appId });
-  await audit(s, 'variable.delete', appId, name, { name, before: summarise(before.value) });
+  await write(s, async ({ tx, audit, changed }) => {
+    const before = await tx.variables.get(appId, name);
+    if (!before || !(await tx.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
+    await audit('variable.delete', appId, name, { name, before: summarise(before.value) });
+    changed({ content: appId });
+  });
 }
 
 /** Audit entries keep a bounded excerpt of a value, not megabytes of it. */
@@ -101,11 +106,29 @@ export async function uploadFile(s: AdminServices, appId: string, meta: FileMeta
     id: randomUUID(), appId, name: meta.name, mimeType: meta.mime_type ?? 'application/octet-stream', isEncrypted: meta.is_encrypted ?? false,
     blobId: content.blobId, size: content.size, sha256: content.sha256, chunkSize: content.chunkSize, createdAt: now, updatedAt: now,
   };
-  await s.store.files.insert(file);
-  await s.caches.changed({ content: appId });
   const view = viewFile(file);
-  await audit(s, 'file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
+  await withContent(s, content, () => write(s, async ({ tx, audit, changed }) => {
+    await tx.files.insert(file);
+    await audit('file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
+    changed({ content: appId });
+  }));
   return view;
+}
+
+/**
+ * Runs the write that makes streamed content visible (a file row pointing at
+ * it, with its audit record). If that write fails, the blob is removed: it was
+ * never visible, and nothing else will ever point at it. If the write did
+ * commit (a COMMIT whose answer was lost), the file row's reference makes the
+ * database refuse the removal, so a visible file never loses its content.
+ */
+async function withContent<T>(s: Services, content: StoredContent, makeVisible: () => Promise<T>): Promise<T> {
+  try {
+    return await makeVisible();
+  } catch (err) {
+    await s.store.files.deleteBlob(content.blobId).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Replaces a file's content, keeping its id and metadata; the old content is removed once the new one is complete. */
@@ -114,19 +137,15 @@ export async function replaceFileContent(s: AdminServices, appId: string, id: st
   const before = await s.store.files.findById(appId, id);
   if (!before) throw new DomainError('not_found', 'File not found');
   const content = await storeContent(s, appId, body, maxBytes);
-  const oldBlob = await s.store.transaction(async (tx) => {
+  return withContent(s, content, () => write(s, async ({ tx, audit, changed }) => {
     const old = await tx.files.replaceContent(appId, id, content.blobId, content.size, content.sha256, content.chunkSize, s.clock());
-    if (old) await tx.files.deleteBlob(old);
-    return old;
-  });
-  if (!oldBlob) {
-    await s.store.files.deleteBlob(content.blobId); // the file was deleted meanwhile
-    throw new DomainError('not_found', 'File not found');
-  }
-  await s.caches.changed({ content: appId });
-  const after = (await s.store.files.findById(appId, id))!;
-  await audit(s, 'file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
-  return viewFile(after);
+    if (!old) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
+    await tx.files.deleteBlob(old);
+    const after = (await tx.files.findById(appId, id))!;
+    await audit('file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
+    changed({ content: appId });
+    return viewFile(after);
+  }));
 }
 
 /** Renames a file or changes its media type or encryption flag. */
@@ -136,14 +155,16 @@ export async function updateFile(s: AdminServices, appId: string, id: string, pa
   if (!before) throw new DomainError('not_found', 'File not found');
   const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
   checkMeta(meta);
-  await s.store.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock());
-  await s.caches.changed({ content: appId });
-  const after = (await s.store.files.findById(appId, id))!;
-  await audit(s, 'file.update', appId, id, diff(
-    { name: before.name, mime_type: before.mimeType, is_encrypted: before.isEncrypted },
-    { name: after.name, mime_type: after.mimeType, is_encrypted: after.isEncrypted },
-  ));
-  return viewFile(after);
+  return write(s, async ({ tx, audit, changed }) => {
+    if (!(await tx.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock()))) throw new DomainError('not_found', 'File not found');
+    const after = (await tx.files.findById(appId, id))!;
+    await audit('file.update', appId, id, diff(
+      { name: before.name, mime_type: before.mimeType, is_encrypted: before.isEncrypted },
+      { name: after.name, mime_type: after.mimeType, is_encrypted: after.isEncrypted },
+    ));
+    changed({ content: appId });
+    return viewFile(after);
+  });
 }
 
 export async function getFile(s: Services, appId: string, id: string): Promise<FileView> {
@@ -160,15 +181,14 @@ export async function listFiles(s: Services, appId: string): Promise<FileView[]>
 
 export async function deleteFile(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
-  const before = await s.store.files.findById(appId, id);
-  const blobId = await s.store.transaction(async (tx) => {
-    const blob = await tx.files.delete(appId, id);
-    if (blob) await tx.files.deleteBlob(blob);
-    return blob;
+  await write(s, async ({ tx, audit, changed }) => {
+    const before = await tx.files.findById(appId, id);
+    if (!before) throw new DomainError('not_found', 'File not found');
+    await tx.files.delete(appId, id);
+    await tx.files.deleteBlob(before.blobId);
+    await audit('file.delete', appId, id, { before: { name: before.name, size: before.size, sha256: before.sha256 } });
+    changed({ content: appId });
   });
-  if (!blobId) throw new DomainError('not_found', 'File not found');
-  await s.caches.changed({ content: appId });
-  await audit(s, 'file.delete', appId, id, { before: before ? { name: before.name, size: before.size, sha256: before.sha256 } : null });
 }
 
 export function parseBoolean(field: string, raw: string | undefined): boolean | undefined {

@@ -5,9 +5,10 @@ import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker, parseTimestamp } from '../validation.js';
+import { write } from '../unit-of-work.js';
+import { Checker, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
-import { audit, type AdminServices } from './audit.js';
+import { type AdminServices } from './audit.js';
 
 /** No 0/O, no 1/I/L: codes are read aloud and typed by hand. 32 symbols, 5 bits each. */
 export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
@@ -82,11 +83,11 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
     expiresAt = parseTimestamp(input.expires_at);
-    if (expiresAt === null) throw validationError('body.expires_at', 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
+    if (expiresAt === null) throw validationError('body.expires_at', TIMESTAMP_HINT);
   }
   const now = s.clock();
-  const created: LicenseRecord[] = [];
-  await s.store.transaction(async (tx) => {
+  const created = await write(s, async ({ tx, audit }) => {
+    const created: LicenseRecord[] = [];
     while (created.length < input.count) {
       const license: LicenseRecord = {
         id: randomUUID(), appId, code: codeFromMask(mask, s.random), minutes: lifetime ? null : (input.minutes ?? null),
@@ -97,10 +98,11 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
       if (await tx.licenses.insert(license)) created.push(license);
     }
     // The codes themselves stay out of the audit log: they are credentials until redeemed.
-    await audit(s, 'licenses.create', appId, null, {
+    await audit('licenses.create', appId, null, {
       count: input.count, minutes: lifetime ? null : (input.minutes ?? null), lifetime, revokes_lifetime_access: input.revokes_lifetime_access === true,
       mask, note: input.note ?? null, expires_at: input.expires_at ?? null, first_id: created[0]?.id ?? null,
-    }, tx);
+    });
+    return created;
   });
   return created.map(viewLicense);
 }
@@ -119,12 +121,18 @@ export async function getLicense(s: Services, appId: string, id: string): Promis
   return viewLicense(license);
 }
 
+const notFound = () => new DomainError('not_found', 'License not found');
+const used = () => new DomainError('conflict', 'A used license cannot be deleted');
+
 export async function deleteLicense(s: AdminServices, appId: string, id: string): Promise<void> {
   const license = await s.store.licenses.findById(appId, id);
-  if (!license) throw new DomainError('not_found', 'License not found');
-  if (license.usedAt !== null) throw new DomainError('conflict', 'A used license cannot be deleted');
-  await s.store.licenses.deleteUnused(appId, id);
-  await audit(s, 'license.delete', appId, id, { note: license.note });
+  if (!license) throw notFound();
+  if (license.usedAt !== null) throw used();
+  await write(s, async ({ tx, audit }) => {
+    // Redeemed or deleted meanwhile: the conditional delete refuses, and nothing is recorded.
+    if (!(await tx.licenses.deleteUnused(appId, id))) throw (await tx.licenses.findById(appId, id)) ? used() : notFound();
+    await audit('license.delete', appId, id, { note: license.note });
+  });
 }
 
 const CSV_COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'] as const;

@@ -7,7 +7,8 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { digest, digestMatches, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
-import { audit, type AdminServices } from './audit.js';
+import { write } from '../unit-of-work.js';
+import { type AdminServices } from './audit.js';
 
 export const ENV_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
 
@@ -20,7 +21,7 @@ export async function authenticateAdmin(s: Services, presented: string | undefin
   if (envDigest && digestMatches(presented, envDigest)) return ENV_ACTOR;
   const token = await s.store.admin.findLiveToken(digest(presented));
   if (!token) throw new DomainError('invalid_admin_token');
-  await s.store.admin.touchToken(token.id, s.clock());
+  await write(s, ({ tx }) => tx.admin.touchToken(token.id, s.clock()));
   return `token:${token.name} (${token.id})`;
 }
 
@@ -37,21 +38,22 @@ const viewToken = (t: AdminTokenRecord): AdminTokenView => ({
   last_used_at: t.lastUsedAt === null ? null : iso(t.lastUsedAt), revoked_at: t.revokedAt === null ? null : iso(t.revokedAt),
 });
 
-async function insertToken(s: Services, name: string): Promise<AdminTokenView & { token: string }> {
+async function insertToken(a: AdminServices, name: string, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
   const check = new Checker();
   check.text('body.name', name, { min: 1, max: 128 });
   check.throwIfAny();
-  const token = newToken('admin', s.random);
-  const record: AdminTokenRecord = { id: randomUUID(), name, createdAt: s.clock(), lastUsedAt: null, revokedAt: null };
-  await s.store.admin.insertToken(record, digest(token));
+  const token = newToken('admin', a.random);
+  const record: AdminTokenRecord = { id: randomUUID(), name, createdAt: a.clock(), lastUsedAt: null, revokedAt: null };
+  await write(a, async ({ tx, audit }) => {
+    await tx.admin.insertToken(record, digest(token));
+    await audit('admin_token.create', null, record.id, details);
+  });
   return { ...viewToken(record), token };
 }
 
 /** A named token; the token itself is in this answer only. */
 export async function createAdminToken(a: AdminServices, name: string): Promise<AdminTokenView & { token: string }> {
-  const created = await insertToken(a, name);
-  await audit(a, 'admin_token.create', null, created.id, { name });
-  return created;
+  return insertToken(a, name, { name });
 }
 
 export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AdminTokenView>> {
@@ -60,8 +62,10 @@ export async function listAdminTokens(s: Services, cursor: Cursor | null, limit:
 }
 
 export async function revokeAdminToken(a: AdminServices, id: string): Promise<void> {
-  if (!(await a.store.admin.revokeToken(id, a.clock()))) throw new DomainError('not_found', 'Admin token not found or already revoked');
-  await audit(a, 'admin_token.revoke', null, id, {});
+  await write(a, async ({ tx, audit }) => {
+    if (!(await tx.admin.revokeToken(id, a.clock()))) throw new DomainError('not_found', 'Admin token not found or already revoked');
+    await audit('admin_token.revoke', null, id, {});
+  });
 }
 
 /**
@@ -71,7 +75,6 @@ export async function revokeAdminToken(a: AdminServices, id: string): Promise<vo
  */
 export async function bootstrapAdminToken(s: Services, envTokenSet: boolean): Promise<string | null> {
   if (envTokenSet || (await s.store.admin.countTokens()) > 0) return null;
-  const created = await insertToken(s, 'initial');
-  await audit({ ...s, actor: 'system' }, 'admin_token.create', null, created.id, { name: 'initial', reason: 'first start' });
+  const created = await insertToken({ ...s, actor: 'system' }, 'initial', { name: 'initial', reason: 'first start' });
   return created.token;
 }

@@ -3,9 +3,10 @@ import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
 import type { Services } from '../services.js';
-import { Checker, parseTimestamp } from '../validation.js';
+import { write } from '../unit-of-work.js';
+import { Checker, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
-import { audit, type AdminServices } from './audit.js';
+import { type AdminServices } from './audit.js';
 
 export interface UserSummaryView {
   id: string;
@@ -87,14 +88,15 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   let explicitUntil: number | null | undefined;
   if (patch.active_until !== undefined) {
     explicitUntil = patch.active_until === null ? null : parseTimestamp(patch.active_until);
-    if (patch.active_until !== null && explicitUntil === null) throw validationError('body.active_until', 'must be an ISO 8601 timestamp (2027-03-05T12:00:00Z) or null');
+    if (patch.active_until !== null && explicitUntil === null) throw validationError('body.active_until', `${TIMESTAMP_HINT}, or null`);
   }
   const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
   const now = a.clock();
   const before = viewMembership(user, now);
-  await a.store.transaction(async (tx) => {
+  return write(a, async ({ tx, audit, changed, forgetUser }) => {
     await tx.users.lockRow(user.id, now);
-    const current = (await tx.users.findById(appId, user.id))!;
+    const current = await tx.users.findById(appId, user.id);
+    if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
     let state = { isLifetime: current.isLifetime, activeUntil: current.activeUntil };
     if (explicitUntil !== undefined) state.activeUntil = explicitUntil;
     if (patch.lifetime !== undefined) state = applyLicense(state, { minutes: null, grantsLifetime: patch.lifetime, revokesLifetime: !patch.lifetime }, now);
@@ -103,46 +105,49 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
     if (passwordHash !== undefined) {
       await tx.users.setPasswordHash(user.id, passwordHash, now);
       await tx.sessions.deleteForUser(user.id);
+      forgetUser(user.id);
     }
+    const updated = (await tx.users.findById(appId, user.id))!;
+    await audit('user.update', appId, user.id, {
+      before: { membership: before }, after: { membership: viewMembership(updated, now), ...(passwordHash !== undefined && { password: 'changed' }) },
+    });
+    changed({ user: user.id });
+    return summary(updated, now);
   });
-  if (passwordHash !== undefined) a.credentials.forgetUser(user.id);
-  await a.caches.changed({ user: user.id });
-  const updated = (await a.store.users.findById(appId, user.id))!;
-  const after = viewMembership(updated, now);
-  await audit(a, 'user.update', appId, user.id, {
-    before: { membership: before }, after: { membership: after, ...(passwordHash !== undefined && { password: 'changed' }) },
-  });
-  return summary(updated, now);
 }
 
 /** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  const devices = await a.store.devices.listFor(user.id);
-  await a.store.transaction(async (tx) => {
+  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+    const devices = await tx.devices.listFor(user.id);
     await tx.devices.deleteFor(user.id);
     await tx.users.clearDeviceSlots(user.id);
     await tx.sessions.deleteForUser(user.id);
+    await audit('user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
+    forgetUser(user.id);
+    changed({ user: user.id });
   });
-  a.credentials.forgetUser(user.id);
-  await a.caches.changed({ user: user.id });
-  await audit(a, 'user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
 }
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
   const user = await findUser(a, appId, userId);
-  const revoked = (await a.store.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
-  await a.store.sessions.deleteForUser(user.id);
-  await a.caches.changed({ user: user.id });
-  await audit(a, 'user.revoke_sessions', appId, user.id, { revoked });
-  return { revoked };
+  return write(a, async ({ tx, audit, changed }) => {
+    const revoked = (await tx.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
+    await tx.sessions.deleteForUser(user.id);
+    await audit('user.revoke_sessions', appId, user.id, { revoked });
+    changed({ user: user.id });
+    return { revoked };
+  });
 }
 
 /** Deletes the user and everything that is theirs (sessions, devices, IPs, activations); used licenses stay used. */
 export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await a.store.users.delete(appId, user.id);
-  a.credentials.forgetUser(user.id);
-  await a.caches.changed({ user: user.id });
-  await audit(a, 'user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
+  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+    await tx.users.delete(appId, user.id);
+    await audit('user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
+    forgetUser(user.id);
+    changed({ user: user.id });
+  });
 }

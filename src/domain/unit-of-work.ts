@@ -1,0 +1,59 @@
+import type { Repositories } from '../store/index.js';
+import type { AdminServices } from './admin/audit.js';
+import { uuidv7 } from './ids.js';
+import type { Change, Services } from './services.js';
+
+/** What a write may do besides its statements: record itself, and name what it makes stale. */
+export interface Work {
+  /** The repositories of this transaction. Read through them too: what the answer needs is taken before COMMIT. */
+  readonly tx: Repositories;
+  /** Caches to drop here and on every other node, once the change has committed. */
+  changed(change: Change): void;
+  /** Legacy credentials of this user to forget, once the change has committed. */
+  forgetUser(userId: string): void;
+}
+
+/** An admin write also records who did what, in the same transaction as the change. */
+export interface AdminWork extends Work {
+  audit(action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
+}
+
+/**
+ * The unit of work: every write that changes state goes through here, and
+ * nothing else opens a transaction or writes the audit log.
+ *
+ * 1. `fn` runs in ONE transaction with the audit record of an admin write:
+ *    both commit or neither does, so no change goes unrecorded and no record
+ *    names a change that did not happen.
+ * 2. Only after COMMIT are caches dropped (here and, through the bus, on the
+ *    other nodes) and legacy credentials forgotten: a rolled-back change
+ *    never touches them.
+ * 3. Nothing after COMMIT can fail the request: publication failures are
+ *    swallowed (other nodes then serve what they hold for at most the cache
+ *    TTL), so a committed write is never answered as an error. `fn` returns
+ *    the answer, read inside the transaction.
+ *
+ * A future event outbox belongs here: its rows written in step 1, published
+ * in step 2.
+ */
+export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
+export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
+export async function write<T>(s: Services & { actor?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
+  const changes: Change[] = [];
+  const forgotten: string[] = [];
+  const result = await s.store.transaction((tx) =>
+    fn({
+      tx,
+      changed: (change) => void changes.push(change),
+      forgetUser: (userId) => void forgotten.push(userId),
+      audit: async (action, appId, targetId, details) => {
+        if (s.actor === undefined) throw new Error(`audit of ${action} outside an admin request`);
+        // Time-ordered ids keep write order among entries of the same millisecond (the log lists newest first by (at, id)).
+        await tx.admin.insertAudit({ id: uuidv7(), at: s.clock(), actor: s.actor, action, appId, targetId, details });
+      },
+    }),
+  );
+  for (const userId of forgotten) s.credentials.forgetUser(userId);
+  for (const change of changes) await s.caches.changed(change).catch(() => undefined);
+  return result;
+}
