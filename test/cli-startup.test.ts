@@ -219,6 +219,22 @@ describe.skipIf(STORE !== 'sqlite')('serve on SQLite', () => {
     expect(line).toContain(`${join(cwd, 'plain')} is a file`);
   });
 
+  // Root writes anywhere: the unwritable directory is seen by running the CLI as `nobody`.
+  const asNobody = process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', 'true']).status === 0;
+  if (!asNobody) console.warn('cli-startup: not root or no runuser: the unwritable-directory test is SKIPPED');
+  it.skipIf(!asNobody)('a directory this user may not write to: one line naming the path', async () => {
+    const cwd = tempDir();
+    const r = await new Promise<Run>((done) => {
+      execFile('runuser', ['-u', 'nobody', '--', process.execPath, MAIN, 'serve', '--port', '0', '--database-url', `sqlite:${join(cwd, 'tollgate.db')}`], { cwd: '/', env: cleanEnv({}), encoding: 'utf8', timeout: 25_000 }, (err, stdout, stderr) =>
+        done({ code: err ? ((err as { code?: unknown }).code as number) : 0, stdout, stderr }),
+      );
+    });
+    const line = oneLineFailure(r);
+    expect(line).toContain(join(cwd, 'tollgate.db'));
+    expect(line).toMatch(/may write to it/);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   it('a port in use: one line naming it', async () => {
     const cwd = tempDir();
     const busy: Server = createServer();
@@ -267,6 +283,20 @@ describe.skipIf(STORE !== 'postgres')('serve and migrate on PostgreSQL', () => {
     expect(`${r.stdout}${r.stderr}`).not.toContain('hunter2');
     const migrate = await run(['migrate', '--database-url', url], tempDir(), { DATABASE_WAIT_MS: '0' });
     expect(oneLineFailure(migrate)).toMatch(/does not answer/);
+  });
+
+  it('a server that accepts and never answers (frozen): one line once the bound has passed', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const frozen = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((r) => frozen.listen(0, '127.0.0.1', r));
+    const port = (frozen.address() as { port: number }).port;
+    try {
+      const r = await run(['serve', '--port', '0', '--database-url', `postgres://tollgate@127.0.0.1:${port}/tollgate`], tempDir(), { DATABASE_WAIT_MS: '1500' });
+      expect(oneLineFailure(r)).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}/tollgate .*(did not answer|does not answer)`));
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => frozen.close(r));
+    }
   });
 
   it('a database that does not exist: one line naming it, for serve and migrate; nothing created', async () => {

@@ -118,7 +118,10 @@ export function failureLine(err: unknown, target: DbTarget): string {
   if (code === '28P01' || code === '28000') return `PostgreSQL at ${where} refused the login: ${messageOf(err)}`;
   if (target.kind === 'sqlite' && (code.startsWith('SQLITE_') || code.startsWith('E') || /directory does not exist/i.test(messageOf(err)))) {
     const blocker = fileInTheWay(where);
-    const reason = blocker ? `${blocker} is a file, not a directory` : messageOf(err);
+    const unwritable = code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+    const reason = blocker
+      ? `${blocker} is a file, not a directory`
+      : `${messageOf(err)}${unwritable ? ` (check that ${dirname(where)} exists and this user, uid ${process.getuid?.() ?? '?'}, may write to it)` : ''}`;
     return `cannot open the SQLite database at ${where}: ${reason}`;
   }
   return `unexpected error (database ${where}): ${messageOf(err)}`;
