@@ -1,0 +1,125 @@
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { migrate } from '../src/store/migrate.js';
+import { openDb } from '../src/store/open.js';
+
+/**
+ * The built CLI run as a child process, as an operator runs it, for the
+ * start-up tests of the local commands (serve, migrate, backup). Importing
+ * this module builds dist/ if it is stale and removes the temporary
+ * directories after the file's tests.
+ */
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const MAIN = join(ROOT, 'dist/cli/main.js');
+export const STACK = /^\s+at /m;
+
+/** Builds dist/ when any source is newer than dist/cli/main.js (tsc emits even on type errors elsewhere). */
+export function buildIfStale(): void {
+  const newest = (dir: string): number =>
+    Math.max(0, ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => statSync(join(dir, f)).mtimeMs));
+  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newest(join(ROOT, 'src'))) return;
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+  if (tsc.status !== 0) console.warn(`tsc -p tsconfig.build.json exited ${tsc.status}:\n${tsc.stdout}${tsc.stderr}`);
+  if (!existsSync(MAIN)) throw new Error(`build produced no ${MAIN}`);
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** No setting of the test's own environment leaks in: each run says what it uses. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' };
+  return { ...env, LOG_LEVEL: 'info', ...extra };
+}
+
+export function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [MAIN, ...args], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+export const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
+/** What serve says on its way (where the database is, each retry); the rest of stderr is the failure. */
+export const progress = (l: string) => l.startsWith('tollgate: database ') || l.startsWith('tollgate: waiting for the database at ');
+
+/** A failed start: non-zero, no stack anywhere, and exactly one line of failure on stderr, which is returned. */
+export function oneLineFailure(r: Run): string {
+  expect(r.code, `${r.stdout}${r.stderr}`).not.toBe(0);
+  expect(r.code).not.toBeNull();
+  expect(`${r.stdout}${r.stderr}`).not.toMatch(STACK);
+  const failure = lines(r.stderr).filter((l) => !progress(l));
+  expect(failure, r.stderr).toHaveLength(1);
+  expect(failure[0]).toMatch(/^tollgate: /);
+  return failure[0]!;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => done(port));
+    });
+  });
+}
+
+/** A migrated, empty Tollgate database, made in-process (not by the CLI under test). */
+export async function makeDatabase(path: string): Promise<void> {
+  const db = await openDb(`sqlite:${path}`);
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const dirs: string[] = [];
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-startup-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Runs serve until it has printed its start-up lines and answers /readyz, then stops it. */
+export async function serveUntilReady(cwd: string, env: Record<string, string>): Promise<{ stderr: string; code: number | null }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN, 'serve'], { cwd, env: cleanEnv({ PORT: String(port), TOLLGATE_ADMIN_TOKEN: 'startup-admin-token-0123456789', ...env }), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && child.exitCode === null) {
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return { stderr, code: await exited };
+}
+
+beforeAll(buildIfStale);
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** This run's PostgreSQL database (the postgres project skips every test when there is none). */
+export function pgBase(): string {
+  const url = inject('pgUrl');
+  if (!url) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
+  return url;
+}
