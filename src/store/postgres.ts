@@ -55,8 +55,8 @@ function queryable(exec: (text: string, values: unknown[]) => Promise<pg.QueryRe
 /** A pooled client while we hold it. */
 interface Held {
   client: pg.PoolClient;
-  /** Set once the connection failed: it is destroyed on release. */
-  lost: Error | undefined;
+  /** Why the connection failed, once it has: it is then destroyed on release. */
+  lost(): Error | undefined;
   lose(err: unknown): void;
   /** One statement; a failure is mapped to the store's errors, and marks the connection lost if it is. */
   statement(text: string, values?: unknown[]): Promise<pg.QueryResult>;
@@ -79,6 +79,8 @@ export class PostgresDb implements Db {
   private readonly q: Queryable;
   private listener: pg.Client | null = null;
   private readonly handlers = new Map<string, (payload: string) => void>();
+  /** Clients whose connection failed, and why. */
+  private readonly failed = new WeakMap<pg.ClientBase, Error>();
 
   constructor(readonly options: PostgresOptions) {
     this.location = maskedUrl(options.url);
@@ -96,6 +98,14 @@ export class PostgresDb implements Db {
     });
     // An idle client's error (server restart, network): the pool has already removed it; nothing to do.
     this.pool.on('error', () => undefined);
+    // Every client gets an 'error' listener for its whole life, from the moment the pool made it. pg
+    // emits 'error' on a client whose connection dies, and an emitter with no listener throws, ending
+    // the process. Listening only while a request holds the client is not enough: pg-pool takes its
+    // own listener off when it hands a client out, and a FATAL read in the same chunk as the end of
+    // the connection's start-up arrives before the request has the client.
+    this.pool.on('connect', (client) => {
+      client.on('error', (err) => this.lose(client, err));
+    });
     this.q = queryable((text, values) => this.withClient((held) => held.statement(text, values)));
   }
 
@@ -117,47 +127,55 @@ export class PostgresDb implements Db {
     return mapError(err, this.location);
   }
 
+  /** Marks a client's connection as failed (the first reason wins): it is destroyed on release. */
+  private lose(client: pg.ClientBase, err: unknown): void {
+    if (!this.failed.has(client)) this.failed.set(client, err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /** A pooled client whose connection has not failed; one that died before we used it is swapped. */
   private async checkout(): Promise<pg.PoolClient> {
-    try {
-      return await this.pool.connect();
-    } catch (err) {
-      if (this.closed) throw err; // used after close(): a bug, not an outage
-      // Whatever stops a connection (refused, TLS, a timeout, a login refused) means the database cannot serve.
-      const mapped = this.fail(err);
-      throw mapped instanceof StoreUnavailable || mapped instanceof StoreMissing
-        ? mapped
-        : new StoreUnavailable(`PostgreSQL at ${this.location}: ${(err as Error).message}`, { cause: err });
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        if (this.closed) throw err; // used after close(): a bug, not an outage
+        // Whatever stops a connection (refused, TLS, a timeout, a login refused) means the database cannot serve.
+        const mapped = this.fail(err);
+        throw mapped instanceof StoreUnavailable || mapped instanceof StoreMissing
+          ? mapped
+          : new StoreUnavailable(`PostgreSQL at ${this.location}: ${(err as Error).message}`, { cause: err });
+      }
+      const failure = this.failed.get(client);
+      if (!failure) return client;
+      client.release(failure); // nothing ran on it yet: destroy it and take another
+      if (attempt === 3) throw this.fail(failure);
     }
   }
 
   /**
-   * Holds one pooled client for `fn`, listening for its 'error' all along. A client that failed
-   * (its 'error', or `held.lose`) goes back to the pool as broken: pg-pool then destroys it rather
-   * than hand it to the next request.
+   * Holds one pooled client for `fn`. A client that failed (its 'error', or a statement that broke
+   * it) goes back to the pool as broken: pg-pool then destroys it rather than hand it out again.
    */
   private async withClient<T>(fn: (held: Held) => Promise<T>): Promise<T> {
     const client = await this.checkout();
     const held: Held = {
       client,
-      lost: undefined,
-      lose: (err) => {
-        held.lost ??= err instanceof Error ? err : new Error(String(err));
-      },
+      lost: () => this.failed.get(client),
+      lose: (err) => this.lose(client, err),
       statement: async (text, values) => {
         try {
           return await client.query(text, values);
         } catch (err) {
-          if (connectionBroken(err)) held.lose(err);
+          if (connectionBroken(err)) this.lose(client, err);
           throw this.fail(err);
         }
       },
     };
-    client.on('error', held.lose);
     try {
       return await fn(held);
     } finally {
-      client.off('error', held.lose);
-      client.release(held.lost);
+      client.release(this.failed.get(client));
     }
   }
 
@@ -187,7 +205,7 @@ export class PostgresDb implements Db {
       } catch (err) {
         // On a lost connection the server has rolled back already; a ROLLBACK would only queue behind
         // a query that is still running. A connection that cannot roll back is not reused.
-        if (!held.lost) await held.client.query('ROLLBACK').catch(held.lose);
+        if (!held.lost()) await held.client.query('ROLLBACK').catch(held.lose);
         throw err;
       }
     });
@@ -201,7 +219,7 @@ export class PostgresDb implements Db {
         return await fn();
       } finally {
         // The lock ends with its session: if the connection is gone, so is the lock.
-        if (!held.lost) await held.statement('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        if (!held.lost()) await held.statement('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
       }
     });
   }
