@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { StoreUnavailable } from '../src/store/db.js';
+import type { PostgresDb } from '../src/store/postgres.js';
+import { PASSWORD, STORE, expectError, harness, type Harness, type TestApp } from './helpers.js';
+
+/**
+ * PostgreSQL drops the node's connections (pg_terminate_backend: what a restart, a failover or an
+ * operator does to them): the process survives (no unhandled 'error' event), the requests that
+ * lost their connection are answered 503 service_unavailable (never 500), and the node serves again
+ * at once, with no restart. Only this test's own backends are terminated: each test names its
+ * connections with an application_name of its own.
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the node', () => {
+  let h: Harness | undefined;
+  let admin: pg.Client;
+  let schema: string;
+  let appName: string;
+  const uncaught: unknown[] = [];
+  const record = (err: unknown) => void uncaught.push(err);
+
+  /** Terminates every backend of this test's node; returns how many. */
+  async function terminate(filter = ''): Promise<number> {
+    const res = await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() ${filter}`,
+      [appName],
+    );
+    return res.rowCount ?? 0;
+  }
+
+  beforeEach(async () => {
+    uncaught.length = 0;
+    process.on('uncaughtException', record);
+    process.on('unhandledRejection', record);
+    schema = `f_${randomBytes(5).toString('hex')}`;
+    appName = `tollgate_faults_${schema}`;
+    admin = new pg.Client({ connectionString: inject('pgUrl')! });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(inject('pgUrl')!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    url.searchParams.set('application_name', appName);
+    h = await harness({ env: { DATABASE_URL: url.toString() } });
+  });
+
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+    process.off('uncaughtException', record);
+    process.off('unhandledRejection', record);
+  });
+
+  it('a connection terminated between two statements of a transaction fails that transaction with StoreUnavailable, and the node serves on', async () => {
+    const app = await h!.createApp();
+    const db = h!.tollgate.services.store.db;
+    const attempt = db.transaction(async (tx) => {
+      await tx.one('SELECT 1');
+      expect(await terminate()).toBeGreaterThan(0);
+      await sleep(200); // the server's FATAL reaches the client while it sits idle in the transaction
+      await tx.one('SELECT 2');
+    });
+    await expect(attempt).rejects.toBeInstanceOf(StoreUnavailable);
+    await sleep(50);
+    expect(uncaught, 'unhandled error: the node would have died').toEqual([]);
+    expect((await h!.client(app, 'POST', '/sign_up', { username: 'after_kill', password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('a sign-up whose connection is terminated mid-statement is answered 503 service_unavailable, and the next sign-up works', async () => {
+    const app = await h!.createApp();
+    // Holds the sign-up's INSERT inside its transaction long enough to terminate it there.
+    await admin.query(`CREATE FUNCTION ${schema}.slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NEW; END $$`);
+    await admin.query(`CREATE TRIGGER slow BEFORE INSERT ON ${schema}.users FOR EACH ROW EXECUTE FUNCTION ${schema}.slow()`);
+    const pending = h!.client(app, 'POST', '/sign_up', { username: 'killed', password: PASSWORD });
+    let killed = 0;
+    for (let i = 0; i < 100 && killed === 0; i++) {
+      await sleep(50);
+      killed = await terminate(`AND wait_event = 'PgSleep'`);
+    }
+    expect(killed).toBe(1);
+    const res = await pending;
+    expectError(res, 503, 'service_unavailable');
+    expect(res.headers['retry-after']).toBe('2');
+
+    await admin.query(`DROP TRIGGER slow ON ${schema}.users`);
+    expect((await h!.client(app, 'POST', '/sign_up', { username: 'killed', password: PASSWORD })).statusCode).toBe(200);
+    expect(uncaught).toEqual([]);
+  });
+
+  it('under parallel sign-ups and activations with backends terminated again and again: only 2xx or 503, no crash, no acknowledged write lost, LISTEN back', async () => {
+    const t = h!;
+    const app = await t.createApp();
+    const codes = await t.licenses(app, { count: 400, minutes: 60 });
+    const statuses = new Map<number, number>();
+    const bodies: unknown[] = [];
+    const signedUp: string[] = [];
+    const activated: string[] = [];
+    let next = 0;
+    let stop = false;
+    const note = (status: number, body: string) => {
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (status !== 200) bodies.push(JSON.parse(body));
+    };
+    const worker = async () => {
+      while (!stop && next < codes.length) {
+        const n = next++;
+        const username = `load_${n}`;
+        const signed = await t.client(app, 'POST', '/sign_up', { username, password: PASSWORD });
+        note(signed.statusCode, signed.body);
+        if (signed.statusCode !== 200) continue;
+        signedUp.push(username);
+        const act = await t.client(app, 'POST', '/activate_license', { code: codes[n], username, password: PASSWORD });
+        note(act.statusCode, act.body);
+        if (act.statusCode === 200) activated.push(codes[n]!);
+      }
+    };
+    let terminated = 0;
+    const killer = async () => {
+      while (!stop) {
+        await sleep(40);
+        terminated += await terminate();
+      }
+    };
+    const running = [...Array.from({ length: 8 }, worker), killer()];
+    await sleep(2500);
+    stop = true;
+    await Promise.all(running);
+
+    expect(terminated).toBeGreaterThan(0);
+    expect(uncaught, 'unhandled error: the node would have died').toEqual([]);
+    expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503), JSON.stringify(bodies.slice(0, 5))).toEqual([]);
+    for (const body of bodies) expect(body).toMatchObject({ code: 'service_unavailable' });
+    expect(signedUp.length).toBeGreaterThan(0);
+
+    // Serves again at once, and what it acknowledged is there.
+    expect((await t.client(app, 'POST', '/sign_up', { username: 'after_load', password: PASSWORD })).statusCode).toBe(200);
+    const db = t.tollgate.services.store.db;
+    const users = await db.all<{ username: string }>('SELECT username FROM users WHERE app_id = ?', [app.id]);
+    expect(users.map((u) => u.username)).toEqual(expect.arrayContaining(signedUp));
+    const used = await db.all<{ code: string }>('SELECT code FROM licenses WHERE app_id = ? AND used_by_user_id IS NOT NULL', [app.id]);
+    expect(used.map((l) => l.code)).toEqual(expect.arrayContaining(activated));
+
+    // The LISTEN connection was terminated too: it comes back and delivers again.
+    const bus = (db as PostgresDb).bus;
+    const heard: string[] = [];
+    await bus.subscribe('faults_probe', (payload) => heard.push(payload));
+    for (let i = 0; i < 100 && heard.length === 0; i++) {
+      await bus.publish('faults_probe', 'ping').catch(() => undefined);
+      await sleep(100);
+    }
+    expect(heard).toContain('ping');
+  });
+});
