@@ -8,7 +8,8 @@ import { buildServer } from './http/server.js';
 import { createStore } from './store/index.js';
 import { migrate } from './store/migrate.js';
 import { cacheTtlFor, openDb } from './store/open.js';
-import { DatabaseCounters, MemoryCounters, RedisCounters, type Counters } from './store/counters.js';
+import { DatabaseCounters, MemoryCounters, type Counters } from './store/counters.js';
+import { RedisCounters } from './store/redis-counters.js';
 import type { Db } from './store/db.js';
 
 export interface Overrides {
@@ -31,6 +32,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
   const db = await openDb(config.databaseUrl, config);
   const counters = config.rateLimit ? rateLimitCounters(config, db) : null;
   try {
+    if (counters instanceof RedisCounters) await counters.connect();
     await migrate(db);
     const services = await createServices({
       store: createStore(db),
@@ -50,6 +52,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       ...(overrides.logStream && { logStream: overrides.logStream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
+    if (counters instanceof RedisCounters) counters.logTo(server.log);
     server.addHook('onClose', async () => {
       await counters?.close();
       await db.close();
@@ -63,9 +66,12 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
   }
 }
 
-/** Redis when configured (shared by every node), else the database for PostgreSQL (shared), else memory (SQLite: one process). */
+/**
+ * Redis when configured (shared by every node; each node's memory while it does not answer), else the database
+ * for PostgreSQL (shared), else memory (SQLite: one process).
+ */
 function rateLimitCounters(config: Readonly<Config>, db: Db): Counters {
-  if (config.redisUrl) return new RedisCounters(config.redisUrl);
+  if (config.redisUrl) return new RedisCounters(config.redisUrl, { commandTimeoutMs: config.redisTimeoutMs });
   return db.dialect === 'postgres' ? new DatabaseCounters(db) : new MemoryCounters();
 }
 

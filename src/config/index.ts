@@ -13,6 +13,8 @@ export interface Config {
   trustProxy: string[] | null;
   logLevel: LogLevel;
   redisUrl: string | null;
+  /** How long a Redis command may go unanswered before the node counts rate limits on its own. */
+  redisTimeoutMs: number;
   rateLimit: boolean;
   maxUploadBytes: number;
   pgPoolSize: number;
@@ -93,6 +95,11 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'redisUrl', env: 'REDIS_URL', flag: '--redis-url', description: 'redis://… for shared rate-limit state (optional)',
     parse: (raw) => (/^rediss?:\/\//.test(raw) ? raw : fail('must be redis://… or rediss://…')),
   },
+  redisTimeoutMs: {
+    key: 'redisTimeoutMs', env: 'REDIS_TIMEOUT_MS', flag: '--redis-timeout-ms',
+    description: 'how long a Redis command may go unanswered, in ms, before the node counts rate limits on its own (default 50)',
+    parse: (raw) => (/^\d{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10_000 ? Number(raw) : fail('must be an integer number of milliseconds from 1 to 10000')),
+  },
   rateLimit: {
     key: 'rateLimit', env: 'RATE_LIMIT', flag: '--rate-limit', description: 'on (default) or off',
     parse: (raw) => (raw === 'on' ? true : raw === 'off' ? false : fail('must be "on" or "off"')),
@@ -165,6 +172,7 @@ export const DEFAULTS: Config = {
   trustProxy: null,
   logLevel: 'info',
   redisUrl: null,
+  redisTimeoutMs: 50,
   rateLimit: true,
   maxUploadBytes: 1024 ** 3,
   pgPoolSize: 10,

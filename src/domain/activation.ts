@@ -36,8 +36,10 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   check.throwIfAny();
 
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
-  const user = await userByPassword(s, ctx, input.username, input.password);
-  const license = await findRedeemableLicense(s, ctx, input.code);
+  const { user, license } = await s.limits.attempt(ctx, { username: input.username, code: input.code }, async () => ({
+    user: await userByPassword(s, ctx, input.username, input.password),
+    license: await findRedeemableLicense(s, ctx, input.code),
+  }));
   checkUserBans(bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 

@@ -1,5 +1,4 @@
-import type { Counters } from '../store/counters.js';
-import { windowStart } from '../store/counters.js';
+import { windowEnd, type Counters, type Slot } from '../store/counters.js';
 import type { AppRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
@@ -17,12 +16,6 @@ export class RateLimited extends DomainError {
   }
 }
 
-interface Rule {
-  key: string;
-  limit: number;
-  windowMs: number;
-}
-
 /** What a request identifies itself with: a username or a license code (from body or legacy headers). */
 export interface Identity {
   username?: unknown;
@@ -33,8 +26,9 @@ const text = (v: unknown, max: number): string | null => (typeof v === 'string' 
 
 /**
  * Failed credential attempts per (app, username or code) and per (app, IP),
- * and sign-ups per (app, IP) and per app, with each app's settings. Checked
- * at step 2 of every counted endpoint, before the request's shape.
+ * and sign-ups per (app, IP) and per app, with each app's settings. Read at
+ * step 2 of every counted endpoint, before the request's shape; a place is
+ * taken right before each credential check (`attempt`).
  */
 export class Limiter {
   constructor(private readonly counters: Counters | null) {}
@@ -43,9 +37,9 @@ export class Limiter {
     return this.counters !== null;
   }
 
-  private failureRules(app: AppRecord, ip: string, who: Identity): Rule[] {
+  private failureRules(app: AppRecord, ip: string, who: Identity): Slot[] {
     const identity = { limit: app.rateFailuresPerIdentity, windowMs: app.rateFailuresPerIdentityWindowSeconds * 1000 };
-    const rules: Rule[] = [{ key: `${app.id}|fail|ip|${ip}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
+    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${ip}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
     const username = text(who.username, 256);
     if (username) rules.push({ key: `${app.id}|fail|user|${usernameKey(username)}`, ...identity });
     const code = text(who.code, 256);
@@ -53,13 +47,21 @@ export class Limiter {
     return rules;
   }
 
-  private signupRules(app: AppRecord, ip: string): Rule[] {
-    const rules: Rule[] = [{ key: `${app.id}|signup|ip|${ip}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
+  private signupRules(app: AppRecord, ip: string): Slot[] {
+    const rules: Slot[] = [{ key: `${app.id}|signup|ip|${ip}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
     if (app.rateSignupsPerApp > 0) rules.push({ key: `${app.id}|signup|app`, limit: app.rateSignupsPerApp, windowMs: app.rateSignupsPerAppWindowSeconds * 1000 });
     return rules;
   }
 
-  /** Step 2: refuses with 429 if any counted key is at its limit; a sign-up also takes one from its allowance. */
+  /** Where the counts live: 'shared' by every node, 'local' to this one (Redis away, or SQLite), 'off' (RATE_LIMIT=off). */
+  status(): 'shared' | 'local' | 'off' {
+    return this.counters?.status() ?? 'off';
+  }
+
+  /**
+   * Step 2: refuses with 429 a key already at its limit (before the shape is
+   * checked, so only reading); a sign-up also takes one from its allowance.
+   */
   async check(ctx: RequestContext, action: LimitedAction, who: Identity): Promise<void> {
     if (!this.counters) return;
     if (action !== 'signup') {
@@ -77,14 +79,33 @@ export class Limiter {
     }
   }
 
-  /** After a failed credential attempt: one more against the IP and the username or code it named. */
-  async failed(ctx: RequestContext, who: Identity): Promise<void> {
-    if (!this.counters) return;
-    for (const rule of this.failureRules(ctx.app, ctx.ip, who)) await this.counters.increment(rule.key, rule.windowMs, ctx.now);
+  /**
+   * Runs one credential check (a password verified, a code looked up) holding
+   * a place in the failure windows of the IP and of the username or code, taken
+   * before the check in one step with the comparison: N parallel guesses get
+   * at most `limit` checks, where reading at step 2 and adding after the
+   * check let all of them through. A wrong credential keeps its place (that is
+   * the failure counted); anything else gives it back, so successes never use
+   * up the allowance. No place: 429, and nothing was checked.
+   */
+  async attempt<T>(ctx: RequestContext, who: Identity, check: () => T | Promise<T>): Promise<T> {
+    if (!this.counters) return check();
+    const rules = this.failureRules(ctx.app, ctx.ip, who);
+    const taken = await this.counters.take(rules, ctx.now);
+    if (!taken.ok) throw this.refusal(rules[taken.full]!, ctx.now);
+    let failed = false;
+    try {
+      return await check();
+    } catch (err) {
+      failed = err instanceof DomainError && FAILURE_CODES.has(err.code);
+      throw err;
+    } finally {
+      // A give-back that fails (the counters' store is down) costs the user one place until the window ends.
+      if (!failed) await taken.giveBack().catch(() => undefined);
+    }
   }
 
-  private refusal(rule: Rule, now: number): RateLimited {
-    const reset = windowStart(now, rule.windowMs) + rule.windowMs;
-    return new RateLimited(rule.limit, Math.max(1, Math.ceil((reset - now) / 1000)));
+  private refusal(rule: Slot, now: number): RateLimited {
+    return new RateLimited(rule.limit, Math.max(1, Math.ceil((windowEnd(now, rule.windowMs) - now) / 1000)));
   }
 }

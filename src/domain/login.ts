@@ -5,7 +5,7 @@ import {
 } from './access.js';
 import { DomainError } from './errors.js';
 import type { Services } from './services.js';
-import { cached, run, type Steps } from './steps.js';
+import { cached, run, wait, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { write } from './unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
@@ -37,7 +37,9 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   if (ctx.app.deviceAuthEnabled && input.hardware_id === undefined) throw new DomainError('device_required');
 
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
-  const user = code !== undefined ? await run(userByCode(s, ctx, code)) : await userByPassword(s, ctx, username!, password!);
+  const user = code !== undefined
+    ? await run(userByCode(s, ctx, code))
+    : await s.limits.attempt(ctx, { username }, () => userByPassword(s, ctx, username!, password!));
   checkUserBans(bans, user, code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
   checkMembership(user, ctx.now);
@@ -60,8 +62,18 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   return { session_token: token };
 }
 
-/** The account a license-code sign-up created with this code; any other code is not a credential. */
+/**
+ * The account a license-code sign-up created with this code; any other code is
+ * not a credential. A code already known to belong to a user (cached) is no
+ * guess and takes no place in the limits: the legacy-header hot path pays
+ * nothing for it. Any other code is looked up holding a place.
+ */
 export function* userByCode(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
+  if (s.caches.userIdsByCode.peek(`${ctx.app.id}\0${code}`)) return yield* codeOwner(s, ctx, code);
+  return yield* wait(s.limits.attempt(ctx, { code }, () => run(codeOwner(s, ctx, code))));
+}
+
+function* codeOwner(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
   const userId = yield* cached(s.caches.userIdsByCode, `${ctx.app.id}\0${code}`);
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');

@@ -62,7 +62,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
 
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
-  const license = await findRedeemableLicense(s, ctx, input.code);
+  const license = await s.limits.attempt(ctx, { code: input.code }, () => findRedeemableLicense(s, ctx, input.code));
   if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');
 
   return write(s, async ({ tx }) => {

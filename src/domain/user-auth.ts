@@ -27,7 +27,8 @@ function* userByCachedPassword(s: Services, ctx: RequestContext, username: strin
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
-  const verified = yield* wait(verifyPassword(s, user, password));
+  // Only a password not verified recently costs a place in the limits (and argon2): the hot path pays neither.
+  const verified = yield* wait(s.limits.attempt(ctx, { username }, () => verifyPassword(s, user, password)));
   s.credentials.remember(key, verified.id, verified.passwordHash!);
   return verified;
 }

@@ -1,8 +1,7 @@
-import type { FastifyError, FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
-import { DomainError } from '../domain/errors.js';
-import { FAILURE_CODES, type Identity, type LimitedAction } from '../domain/limits.js';
-import { handleError, type RouteErrorConfig } from './errors.js';
+import type { Identity, LimitedAction } from '../domain/limits.js';
+import type { RouteErrorConfig } from './errors.js';
 import { normaliseIp } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
@@ -10,8 +9,6 @@ import type { UserCredentials } from '../domain/user-auth.js';
 declare module 'fastify' {
   interface FastifyRequest {
     ctx: RequestContext;
-    /** The username or code a rate-limited request named, for counting its failure. */
-    identity: Identity | null;
   }
 }
 
@@ -24,7 +21,6 @@ export const CLIENT_BODY_LIMIT = 64 * 1024;
  */
 export function requireApp(app: FastifyInstance, s: Services): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
-  app.decorateRequest('identity', null);
   // Callback style with a synchronous fast path: the app is nearly always cached, and an async hook costs a promise per request.
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS') return done(); // a CORS preflight carries no credentials; the CORS plugin answers it
@@ -46,7 +42,8 @@ export function requireApp(app: FastifyInstance, s: Services): void {
       done();
     }, done);
   });
-  // Step 2, before the shape is validated: rate limits of the endpoints that count them.
+  // Step 2, before the shape is validated: a key already at its limit is refused here (a read, and for sign-ups
+  // a count). The failure itself is counted by the place each credential check takes (Limiter.attempt).
   // Attached per route (only the counted ones, each knowing its action): no lookup of the route's config per request.
   app.addHook('onRoute', (route) => {
     const action = (route.config as RouteErrorConfig | undefined)?.limited;
@@ -55,17 +52,9 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     const limit: preValidationHookHandler = (request, _reply, done) => {
       const who = identityOf(action, request);
       if (!who) return done(); // a Bearer token: not a guessable credential, not counted
-      request.identity = who;
       s.limits.check(request.ctx, action, who).then(() => done(), done);
     };
     route.preValidation = [limit, ...existing];
-  });
-  // A failed credential attempt counts against the IP and the username or code it named, then answers as usual.
-  app.setErrorHandler(async (err: Error, request, reply) => {
-    if (err instanceof DomainError && FAILURE_CODES.has(err.code) && request.identity && request.ctx) {
-      await s.limits.failed(request.ctx, request.identity).catch((e: unknown) => request.log.error({ err: e, reqId: request.id }, 'rate-limit counter failed'));
-    }
-    handleError(err as FastifyError, request, reply);
   });
   // Clients send JSON whatever Content-Type they declare (or none): parse it as JSON, or fail with a 422.
   app.removeAllContentTypeParsers();

@@ -1,5 +1,14 @@
-import { Redis } from 'ioredis';
 import type { Queryable } from './db.js';
+
+/** A counted key, its limit and its window's length. */
+export interface Slot {
+  key: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** What `take` got: a place in every slot (to give back if the attempt succeeds), or the index of a full slot. */
+export type Taken = { ok: true; giveBack(): Promise<void> } | { ok: false; full: number };
 
 /**
  * Fixed-window counters for rate limits. A key's window is aligned to
@@ -10,31 +19,63 @@ export interface Counters {
   peek(keys: readonly string[], windowMs: readonly number[], now: number): Promise<number[]>;
   /** Adds one and returns the new count. */
   increment(key: string, windowMs: number, now: number): Promise<number>;
+  /**
+   * Takes one place in each slot's window if none is full (count < limit),
+   * as one step against every concurrent taker: never read-then-write, so N
+   * concurrent takers of a key with room for k get at most k places.
+   * A place given back is freed in the window it was taken in.
+   */
+  take(slots: readonly Slot[], now: number): Promise<Taken>;
+  /** 'shared' when every node sees the same counts (database, Redis), 'local' when only this process does. */
+  status(): 'shared' | 'local';
   close(): Promise<void>;
 }
 
 export const windowStart = (now: number, windowMs: number): number => Math.floor(now / windowMs) * windowMs;
-const windowKey = (key: string, windowMs: number, now: number): string => `${key}@${windowStart(now, windowMs)}`;
+export const windowKey = (key: string, windowMs: number, now: number): string => `${key}@${windowStart(now, windowMs)}`;
+export const windowEnd = (now: number, windowMs: number): number => windowStart(now, windowMs) + windowMs;
 
 const MAX_MEMORY_KEYS = 200_000;
 
-/** One process owns the store (SQLite): counters in memory, bounded in size. */
+/** One process owns the store (SQLite), or Redis is away: counters in memory, bounded in size. */
 export class MemoryCounters implements Counters {
   private readonly counts = new Map<string, { count: number; expires: number }>();
 
   async peek(keys: readonly string[], windowMs: readonly number[], now: number): Promise<number[]> {
-    return keys.map((key, i) => {
-      const entry = this.counts.get(windowKey(key, windowMs[i]!, now));
-      return entry && entry.expires > now ? entry.count : 0;
-    });
+    return keys.map((key, i) => this.count(windowKey(key, windowMs[i]!, now), now));
   }
 
   async increment(key: string, windowMs: number, now: number): Promise<number> {
-    const k = windowKey(key, windowMs, now);
+    return this.add(windowKey(key, windowMs, now), windowEnd(now, windowMs), now);
+  }
+
+  // Atomic: no await between the comparison and the additions.
+  async take(slots: readonly Slot[], now: number): Promise<Taken> {
+    const keys = slots.map((s) => windowKey(s.key, s.windowMs, now));
+    const full = slots.findIndex((s, i) => this.count(keys[i]!, now) >= s.limit);
+    if (full >= 0) return { ok: false, full };
+    slots.forEach((s, i) => this.add(keys[i]!, windowEnd(now, s.windowMs), now));
+    return {
+      ok: true,
+      giveBack: async () => {
+        for (const k of keys) {
+          const entry = this.counts.get(k);
+          if (entry && entry.count > 0) entry.count--;
+        }
+      },
+    };
+  }
+
+  private count(k: string, now: number): number {
+    const entry = this.counts.get(k);
+    return entry && entry.expires > now ? entry.count : 0;
+  }
+
+  private add(k: string, expires: number, now: number): number {
     const entry = this.counts.get(k);
     if (entry) return ++entry.count;
     if (this.counts.size >= MAX_MEMORY_KEYS) this.evict(now);
-    this.counts.set(k, { count: 1, expires: windowStart(now, windowMs) + windowMs });
+    this.counts.set(k, { count: 1, expires });
     return 1;
   }
 
@@ -49,12 +90,16 @@ export class MemoryCounters implements Counters {
     }
   }
 
+  status(): 'local' {
+    return 'local';
+  }
+
   async close(): Promise<void> {}
 }
 
-/** Many nodes without Redis: counters in the database, one atomic upsert per increment. */
+/** Many nodes without Redis: counters in the database, one atomic upsert per key. */
 export class DatabaseCounters implements Counters {
-  private increments = 0;
+  private writes = 0;
 
   constructor(private readonly q: Queryable) {}
 
@@ -72,43 +117,48 @@ export class DatabaseCounters implements Counters {
     const row = await this.q.one<{ count: number }>(
       `INSERT INTO rate_counters (key, count, expires_at) VALUES (?, 1, ?)
        ON CONFLICT (key) DO UPDATE SET count = rate_counters.count + 1 RETURNING count`,
-      [windowKey(key, windowMs, now), windowStart(now, windowMs) + windowMs],
+      [windowKey(key, windowMs, now), windowEnd(now, windowMs)],
     );
-    if (++this.increments % 1000 === 0) await this.q.run('DELETE FROM rate_counters WHERE expires_at <= ?', [now]);
+    await this.sweep(now);
     return Number(row?.count ?? 1);
   }
 
+  /**
+   * Each key is one conditional upsert (the row lock makes compare-and-add
+   * atomic). Across keys it is not one step: a later key found full gives
+   * back the earlier ones. Meanwhile they may refuse another taker, never
+   * admit one too many.
+   */
+  async take(slots: readonly Slot[], now: number): Promise<Taken> {
+    const taken: string[] = [];
+    for (const [i, slot] of slots.entries()) {
+      const k = windowKey(slot.key, slot.windowMs, now);
+      const row = await this.q.one<{ count: number }>(
+        `INSERT INTO rate_counters (key, count, expires_at) VALUES (?, 1, ?)
+         ON CONFLICT (key) DO UPDATE SET count = rate_counters.count + 1 WHERE rate_counters.count < ? RETURNING count`,
+        [k, windowEnd(now, slot.windowMs), slot.limit],
+      );
+      if (!row) {
+        await this.release(taken);
+        return { ok: false, full: i };
+      }
+      taken.push(k);
+    }
+    await this.sweep(now);
+    return { ok: true, giveBack: () => this.release(taken) };
+  }
+
+  private async release(keys: readonly string[]): Promise<void> {
+    for (const k of keys) await this.q.run('UPDATE rate_counters SET count = count - 1 WHERE key = ? AND count > 0', [k]);
+  }
+
+  private async sweep(now: number): Promise<void> {
+    if (++this.writes % 1000 === 0) await this.q.run('DELETE FROM rate_counters WHERE expires_at <= ?', [now]);
+  }
+
+  status(): 'shared' {
+    return 'shared';
+  }
+
   async close(): Promise<void> {}
-}
-
-/** Many nodes with Redis (REDIS_URL): INCR with an expiry at the window's end. */
-export class RedisCounters implements Counters {
-  private readonly redis: Redis;
-
-  constructor(url: string) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    this.redis.on('error', () => undefined); // reconnects on its own; a failed call surfaces as a rejected promise
-  }
-
-  async peek(keys: readonly string[], windowMs: readonly number[], now: number): Promise<number[]> {
-    if (keys.length === 0) return [];
-    const values = await this.redis.mget(...keys.map((key, i) => `tollgate:rl:${windowKey(key, windowMs[i]!, now)}`));
-    return values.map((v) => (v === null ? 0 : Number(v)));
-  }
-
-  async increment(key: string, windowMs: number, now: number): Promise<number> {
-    const k = `tollgate:rl:${windowKey(key, windowMs, now)}`;
-    // A relative expiry: `now` is the service's clock, which need not be Redis's.
-    const ttl = windowStart(now, windowMs) + windowMs - now + 1000;
-    const result = await this.redis.multi().incr(k).pexpire(k, ttl).exec();
-    return Number(result?.[0]?.[1] ?? 1);
-  }
-
-  async ping(): Promise<boolean> {
-    return (await this.redis.ping()) === 'PONG';
-  }
-
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
-  }
 }
