@@ -79,6 +79,16 @@ function raceTests(env: () => Record<string, string>): void {
     expect(checks.count).toBeLessThanOrEqual(PER_IDENTITY);
   });
 
+  it('a burst of one client’s right legacy credentials, larger than the limit, shares one verification: none refused', async () => {
+    await setUp();
+    await h.activeUser(app, 'bea');
+    const checks = countChecks(h);
+    const answers = await parallel(PARALLEL, () =>
+      h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-api-username': 'bea', 'x-api-password': PASSWORD }, remoteAddress: ip }));
+    expect(tally(answers)).toEqual({ 200: PARALLEL });
+    expect(checks.count).toBe(1);
+  });
+
   it('activation with a wrong password: the same bound', async () => {
     await setUp();
     await h.signUp(app, 'carol');

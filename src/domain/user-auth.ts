@@ -27,10 +27,34 @@ function* userByCachedPassword(s: Services, ctx: RequestContext, username: strin
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
-  // Only a password not verified recently costs a place in the limits (and argon2): the hot path pays neither.
-  const verified = yield* wait(s.limits.attempt(ctx, { username }, () => verifyPassword(s, user, password)));
-  s.credentials.remember(key, verified.id, verified.passwordHash!);
-  return verified;
+  return yield* wait(verifyOnce(s, ctx, key, username, user, password));
+}
+
+/** Verifications in flight, by credential key (per Services: one per node). */
+const verifying = new WeakMap<Services, Map<string, Promise<UserRecord>>>();
+
+/**
+ * Only a password not verified recently costs a place in the limits (and
+ * argon2): the hot path pays neither. Requests sending the same credentials
+ * at once (a client's parallel downloads when its cached verification has
+ * expired) share one verification and one place, so a burst larger than the
+ * limit is not refused; parallel guesses are different passwords and share
+ * nothing.
+ */
+function verifyOnce(s: Services, ctx: RequestContext, key: string, username: string, user: UserRecord | undefined, password: string): Promise<UserRecord> {
+  let inFlight = verifying.get(s);
+  if (!inFlight) verifying.set(s, (inFlight = new Map()));
+  const running = inFlight.get(key);
+  if (running) return running;
+  const verification = s.limits
+    .attempt(ctx, { username }, () => verifyPassword(s, user, password))
+    .then((verified) => {
+      s.credentials.remember(key, verified.id, verified.passwordHash!);
+      return verified;
+    })
+    .finally(() => inFlight.delete(key));
+  inFlight.set(key, verification);
+  return verification;
 }
 
 export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
