@@ -20,7 +20,7 @@ describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a
     const cwd = tempDir();
     for (const args of [['backup', 'copy.db'], ['migrate']]) {
       const line = oneLineFailure(await run(args, cwd));
-      expect(line).toContain(join(cwd, 'data/tollgate.db'));
+      expect(line).toContain(`no SQLite database at ${join(cwd, 'data/tollgate.db')}`);
       expect(readdirSync(cwd), args.join(' ')).toEqual([]);
     }
   });
@@ -35,7 +35,7 @@ describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a
       ['migrate', '--database-url', 'sqlite:./typo/tollgate.db'],
     ]) {
       const line = oneLineFailure(await run(args, cwd));
-      expect(line).toContain(resolve(cwd, args.find((a) => a.startsWith('sqlite:'))!.slice('sqlite:'.length)));
+      expect(line).toContain(`no SQLite database at ${resolve(cwd, args.find((a) => a.startsWith('sqlite:'))!.slice('sqlite:'.length))}`);
       expect(readdirSync(cwd).sort(), args.join(' ')).toEqual(['tollgate.db']);
     }
   });

@@ -26,7 +26,7 @@ export function localCommands(program: Command): void {
       if (!config.databaseUrl.startsWith('sqlite:')) {
         exit('backup copies SQLite databases; for PostgreSQL run: pg_dump --format=custom --file=tollgate.dump "$DATABASE_URL"', 2);
       }
-      const target = dbTarget(config.databaseUrl);
+      const target = dbTarget(config.databaseUrl, true);
       await runLocal(target, config.logLevel, async () => {
         refuseEmptyFile(target, 'backup');
         const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
@@ -48,8 +48,8 @@ export function localCommands(program: Command): void {
     .option('--create', 'first install: create the SQLite file, or the tables in an empty PostgreSQL database')
     .action(async (options: { databaseUrl?: string; create?: boolean }) => {
       const config = configOrExit(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {});
-      const target = dbTarget(config.databaseUrl);
       const create = options.create === true;
+      const target = dbTarget(config.databaseUrl, !create);
       await runLocal(target, config.logLevel, async () => {
         const say = (line: string) => process.stderr.write(`tollgate: ${line}\n`);
         const db = await waitForDatabase(() => openReady(config.databaseUrl, config, target, create), target, config.databaseWaitMs, say);

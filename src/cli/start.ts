@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config, type LogLevel } from '../config/index.js';
 import { StoreMissing, StoreUnavailable } from '../store/db.js';
@@ -28,14 +28,16 @@ export interface DbTarget {
   kind: 'sqlite' | 'postgres';
   /** The absolute SQLite path (relative ones are resolved from the current directory), or the URL with its password masked. */
   location: string;
+  /** Whether the command refuses to create it (every one but serve and `migrate --create`). */
+  mustExist: boolean;
 }
 
-export function dbTarget(url: string): DbTarget {
+export function dbTarget(url: string, mustExist = false): DbTarget {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    return { kind: 'sqlite', location: path === ':memory:' ? path : resolve(path) };
+    return { kind: 'sqlite', location: path === ':memory:' ? path : resolve(path), mustExist };
   }
-  return { kind: 'postgres', location: maskPassword(url) };
+  return { kind: 'postgres', location: maskPassword(url), mustExist };
 }
 
 /** Start-up lines end up in logs and tickets: never the password, in the user part or as a `password=` parameter. */
@@ -66,8 +68,18 @@ function codeOf(err: unknown): string {
   return '';
 }
 
+/**
+ * The driver's own error inside the store's wrappers: they name the location again ("PostgreSQL at
+ * …: <driver message>"), which our lines name already, and the store reports a SQLite file it cannot
+ * open as StoreMissing with the cause that says why (a parent that is a file, no permission).
+ */
+function unwrap(err: unknown): unknown {
+  return (err instanceof StoreUnavailable || err instanceof StoreMissing) && err.cause instanceof Error ? err.cause : err;
+}
+
 function messageOf(err: unknown): string {
-  const text = err instanceof Error ? err.message || err.name : String(err);
+  const inner = unwrap(err);
+  const text = inner instanceof Error ? inner.message || inner.name : String(inner);
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
@@ -108,23 +120,39 @@ function fileInTheWay(path: string): string | null {
 export function failureLine(err: unknown, target: DbTarget): string {
   const where = target.location;
   if (err instanceof StartError) return err.message;
-  if (isMissing(err)) {
-    return target.kind === 'sqlite'
-      ? `no SQLite database at ${where} (nothing was created; a relative path is resolved from the current directory ${process.cwd()}); check DATABASE_URL or --database-url`
-      : `no PostgreSQL database at ${where}: create it first (createdb) or fix DATABASE_URL`;
-  }
   if (isTransient(err)) return `the database at ${where} does not answer: ${messageOf(err)}`;
+  if (target.kind === 'sqlite') {
+    const line = sqliteOpenFailure(err, target);
+    if (line) return line;
+  } else if (isMissing(unwrap(err))) {
+    return `no PostgreSQL database at ${where}: create it first (createdb) or fix DATABASE_URL`;
+  }
   const code = codeOf(err);
   if (code === '28P01' || code === '28000') return `PostgreSQL at ${where} refused the login: ${messageOf(err)}`;
-  if (target.kind === 'sqlite' && (code.startsWith('SQLITE_') || code.startsWith('E') || /directory does not exist/i.test(messageOf(err)))) {
-    const blocker = fileInTheWay(where);
-    const unwritable = code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
-    const reason = blocker
-      ? `${blocker} is a file, not a directory`
-      : `${messageOf(err)}${unwritable ? ` (check that ${dirname(where)} exists and this user, uid ${process.getuid?.() ?? '?'}, may write to it)` : ''}`;
-    return `cannot open the SQLite database at ${where}: ${reason}`;
-  }
   return `unexpected error (database ${where}): ${messageOf(err)}`;
+}
+
+/**
+ * A SQLite file that could not be opened, explained from what the file system shows: the store
+ * reports a missing file and one it cannot open alike (StoreMissing), and only the caller knows
+ * whether the file had to exist.
+ */
+function sqliteOpenFailure(err: unknown, target: DbTarget): string | null {
+  const where = target.location;
+  const code = codeOf(err);
+  const text = `${code} ${messageOf(err)}`;
+  const opening = err instanceof StoreMissing || /^(SQLITE_|E[A-Z]+$)/.test(code) || /directory does not exist/i.test(text);
+  if (!opening || where === ':memory:') return null;
+  const blocker = fileInTheWay(where);
+  if (blocker) return `cannot open the SQLite database at ${where}: ${blocker} is a file, not a directory`;
+  if (target.mustExist && !existsSync(where)) {
+    return `no SQLite database at ${where} (nothing was created; a relative path is resolved from the current directory ${process.cwd()}); check DATABASE_URL or --database-url`;
+  }
+  // The store's message may already say "cannot open the SQLite database at <path>: "; say it once.
+  const reason = messageOf(err).replace(`cannot open the SQLite database at ${where}: `, '');
+  const unwritable = /SQLITE_CANTOPEN|SQLITE_READONLY|EACCES|EPERM|EROFS/.test(text);
+  const hint = unwritable ? ` (check that ${dirname(where)} exists and this user, uid ${process.getuid?.() ?? '?'}, may write to it)` : '';
+  return `cannot open the SQLite database at ${where}: ${reason}${hint}`;
 }
 
 const verbose = (level: LogLevel | undefined) => level === 'debug' || level === 'trace';
