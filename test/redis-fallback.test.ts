@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/index.js';
+import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, fastHasher, PASSWORD, STORE, TestClock } from './helpers.js';
 import { privateRedis, redisServerMissing, type PrivateRedis } from './private-redis.js';
@@ -155,5 +155,16 @@ describe.skipIf(redisServerMissing || STORE !== 'sqlite')('Redis down, frozen an
     await redis.start();
     await until(() => limits(a).status() === 'shared');
     expect(count(a, INFO, BACK)).toBe(1);
+  });
+});
+
+describe('REDIS_TIMEOUT_MS', () => {
+  it('defaults to 50 ms; a bad value stops the start naming the setting', () => {
+    expect(loadConfig({}).redisTimeoutMs).toBe(50);
+    expect(loadConfig({ REDIS_TIMEOUT_MS: '80' }).redisTimeoutMs).toBe(80);
+    for (const bad of ['0', '-5', 'abc', '10001', '1.5']) {
+      expect(() => loadConfig({ REDIS_TIMEOUT_MS: bad })).toThrow(ConfigError);
+      expect(() => loadConfig({ REDIS_TIMEOUT_MS: bad })).toThrow(/REDIS_TIMEOUT_MS/);
+    }
   });
 });
