@@ -107,6 +107,24 @@ describe.skipIf(STORE !== 'postgres')('serve on PostgreSQL', () => {
     }
   });
 
+  it('a refused login: one line at once, not waited on', async () => {
+    // A stand-in server that answers every start-up message as PostgreSQL does a wrong password.
+    const fields = Buffer.from('SFATAL\0C28P01\0Mpassword authentication failed for user "tollgate"\0\0');
+    const header = Buffer.alloc(5);
+    header.write('E', 0);
+    header.writeInt32BE(fields.length + 4, 1);
+    const refusing = createServer((socket) => socket.once('data', () => socket.end(Buffer.concat([header, fields]))));
+    await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
+    const port = (refusing.address() as { port: number }).port;
+    try {
+      const r = await run(['serve', '--port', '0', '--database-url', `postgres://tollgate:wrong@127.0.0.1:${port}/tollgate`], tempDir(), { DATABASE_WAIT_MS: '20000' });
+      expect(oneLineFailure(r)).toMatch(/refused the login: password authentication failed/);
+      expect(r.stderr).not.toMatch(/waiting for the database/);
+    } finally {
+      await new Promise((r) => refusing.close(r));
+    }
+  });
+
   it('a database that does not exist: one line naming it, for serve and migrate; nothing created', async () => {
     const url = new URL(pgBase());
     url.pathname = `/tollgate_missing_${randomBytes(6).toString('hex')}`;

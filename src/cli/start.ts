@@ -95,8 +95,11 @@ const TRANSIENT_CODES = new Set([
 const TRANSIENT_MESSAGES = /connection terminated|timeout exceeded when trying to connect|connection timeout/i;
 
 export function isTransient(err: unknown): boolean {
-  if (err instanceof StoreUnavailable) return true;
   const code = codeOf(err);
+  // A refused login (28xxx) is "unavailable" to a running node (a password being rotated), but at
+  // start it is a wrong setting: waiting would only delay the line that says so.
+  if (code.startsWith('28')) return false;
+  if (err instanceof StoreUnavailable) return true;
   // 08xxx: connection exceptions.
   return TRANSIENT_CODES.has(code) || code.startsWith('08') || TRANSIENT_MESSAGES.test(messageOf(err));
 }
