@@ -1,4 +1,4 @@
-import { parseIpRange } from '../domain/ip.js';
+import { PROXY_KEYWORDS, parseIpRange } from '../domain/ip.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -29,6 +29,12 @@ export interface Config {
   /** Browser origins allowed to call the client interface (CORS); null: CORS off. */
   corsOrigins: string[] | null;
   sqliteSynchronous: 'normal' | 'full';
+  /** The whole request (headers and body) must arrive within this; authenticated admin bodies only need to keep moving. */
+  requestTimeoutMs: number;
+  /** The request headers must arrive within this (capped at requestTimeoutMs). */
+  headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
   /** How long `serve` and `migrate` retry a database that does not answer at start before giving up (0: no retry). */
   databaseWaitMs: number;
 }
@@ -53,7 +59,9 @@ const fail = (message: string): never => {
   throw new Error(message);
 };
 
-const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+/** A connection timeout: never 0 (Node's "no limit", which lets slow senders hold connections forever), at most an hour. */
+const milliseconds = (raw: string): number =>
+  /^\d{1,7}$/.test(raw) && Number(raw) >= 100 && Number(raw) <= 3_600_000 ? Number(raw) : fail('must be an integer number of milliseconds from 100 to 3600000');
 
 export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   port: {
@@ -82,7 +90,11 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
       const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
       if (entries.length === 0) return fail('must list at least one address or CIDR range');
       for (const e of entries) {
-        if (!PROXY_KEYWORDS.has(e) && !parseIpRange(e)) fail(`"${e}" is not an IP address or CIDR range`);
+        if (PROXY_KEYWORDS.has(e)) continue;
+        const range = parseIpRange(e);
+        if (!range) fail(`"${e}" is not an IP address or CIDR range`);
+        // Trusting every address lets any client write its own X-Forwarded-For: IP bans and limits would mean nothing.
+        if (range?.prefix === 0) fail(`"${e}" trusts every address, so any client could forge X-Forwarded-For; list your proxies' addresses or subnets`);
       }
       return entries;
     },
@@ -157,6 +169,21 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     description: 'normal (default: commits survive a process crash) or full (also a power cut, slower writes)',
     parse: (raw) => (raw === 'normal' || raw === 'full' ? raw : fail('must be normal or full')),
   },
+  requestTimeoutMs: {
+    key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', flag: '--request-timeout-ms',
+    description: 'ms for a whole request (headers and body) to arrive, else 408; an authenticated admin upload is cut only when no byte arrives for this long (default 30000)',
+    parse: (raw) => milliseconds(raw),
+  },
+  headersTimeoutMs: {
+    key: 'headersTimeoutMs', env: 'HEADERS_TIMEOUT_MS', flag: '--headers-timeout-ms',
+    description: 'ms for the request headers to arrive, else 408; at most REQUEST_TIMEOUT_MS (default 10000)',
+    parse: (raw) => milliseconds(raw),
+  },
+  keepAliveTimeoutMs: {
+    key: 'keepAliveTimeoutMs', env: 'KEEP_ALIVE_TIMEOUT_MS', flag: '--keep-alive-timeout-ms',
+    description: 'ms an idle keep-alive connection stays open; keep it above your load balancer’s idle timeout (default 72000)',
+    parse: (raw) => milliseconds(raw),
+  },
   databaseWaitMs: {
     key: 'databaseWaitMs', env: 'DATABASE_WAIT_MS', flag: '--database-wait-ms',
     description: 'how long the start retries a database that does not answer, in ms, 0 for no retry (default 30000)',
@@ -183,6 +210,9 @@ export const DEFAULTS: Config = {
   metricsToken: null,
   corsOrigins: null,
   sqliteSynchronous: 'normal',
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 72_000,
   databaseWaitMs: 30_000,
 };
 

@@ -24,7 +24,8 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'range_not_satisfiable'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'invalid_client_address';
 
 export interface FieldError {
   field: string;

@@ -3,19 +3,70 @@ import { BlockList, isIP } from 'node:net';
 let lastRaw = '';
 let lastNormalised = '';
 
-/** `::ffff:1.2.3.4` is the IPv4 client 1.2.3.4 on a dual-stack socket; treat it as such everywhere. */
+/** A socket's address in canonical form; `::ffff:1.2.3.4` is the IPv4 client 1.2.3.4 on a dual-stack socket. */
 export function normaliseIp(ip: string): string {
   // Consecutive requests mostly come from the same address (keep-alive connections): remember the last answer.
   if (ip === lastRaw) return lastNormalised;
-  lastNormalised = normalise(ip);
+  lastNormalised = canonicalIp(ip) ?? ip;
   lastRaw = ip;
   return lastNormalised;
 }
 
-function normalise(ip: string): string {
-  const lower = ip.toLowerCase();
-  if (lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4) return lower.slice(7);
-  return isIP(lower) === 6 ? lower : ip;
+/**
+ * An address in one canonical text, or null if it is not an address: IPv4 as
+ * a dotted quad without leading zeros, IPv6 lower-case and compressed
+ * (RFC 5952), an IPv4-mapped IPv6 address as its IPv4 address. One address,
+ * one text: IP history, rate-limit buckets and ban checks key on it, so
+ * `2001:DB8:0::1` must not count apart from `2001:db8::1`. Zone ids are
+ * refused: they name a local interface, never a remote client.
+ */
+export function canonicalIp(value: string): string | null {
+  const version = isIP(value);
+  if (version === 4) return value;
+  if (version !== 6 || value.includes('%')) return null;
+  const groups = ipv6Groups(value);
+  return isMapped(groups) ? ipv4Of(groups) : formatIpv6(groups);
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted quad converted). */
+function ipv6Groups(address: string): number[] {
+  const parse = (part: string): number[] =>
+    part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ipv4Groups(g) : [parseInt(g, 16)]));
+  const [head = '', tail] = address.split('::');
+  const left = parse(head);
+  if (tail === undefined) return left;
+  const right = parse(tail);
+  return [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+function ipv4Groups(dotted: string): number[] {
+  const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
+  return [(a << 8) | b, (c << 8) | d];
+}
+
+const isMapped = (g: number[]): boolean => g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff;
+const ipv4Of = (g: number[]): string => `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
+
+/** RFC 5952: lower-case hex, no leading zeros, the longest run (the first of equals) of two or more zero groups as `::`. */
+function formatIpv6(groups: number[]): string {
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart === -1) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
 }
 
 export interface IpRange {
@@ -24,28 +75,26 @@ export interface IpRange {
   family: 'ipv4' | 'ipv6';
 }
 
-/** Parses an address or CIDR range (IPv4, IPv6, IPv4-mapped); null if it is neither. */
+/** Parses an address or CIDR range (IPv4, IPv6, IPv4-mapped) into canonical form; null if it is neither. */
 export function parseIpRange(value: string): IpRange | null {
   const [rawAddress, rawPrefix, ...rest] = value.trim().split('/');
   if (rest.length > 0 || !rawAddress) return null;
-  let address = rawAddress.toLowerCase();
-  let version = isIP(address);
-  if (version === 0) return null;
-  let max = version === 4 ? 32 : 128;
+  const version = isIP(rawAddress);
+  if (version === 0 || rawAddress.includes('%')) return null;
+  const max = version === 4 ? 32 : 128;
   let prefix = max;
   if (rawPrefix !== undefined) {
     if (!/^\d{1,3}$/.test(rawPrefix)) return null;
     prefix = Number(rawPrefix);
     if (prefix > max) return null;
   }
-  if (version === 6 && address.startsWith('::ffff:') && isIP(address.slice(7)) === 4) {
+  if (version === 4) return { address: rawAddress, prefix, family: 'ipv4' };
+  const groups = ipv6Groups(rawAddress.toLowerCase());
+  if (isMapped(groups)) {
     if (prefix < 96) return null; // a range wider than the mapped block is not an IPv4 range
-    address = address.slice(7);
-    prefix -= 96;
-    version = 4;
-    max = 32;
+    return { address: ipv4Of(groups), prefix: prefix - 96, family: 'ipv4' };
   }
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+  return { address: formatIpv6(groups), prefix, family: 'ipv6' };
 }
 
 export function addRange(list: BlockList, range: IpRange): void {
@@ -58,4 +107,65 @@ export function inList(list: BlockList, ip: string): boolean {
   const family = isIP(ip);
   if (family === 0) return false;
   return list.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The keywords TRUST_PROXY accepts besides addresses and ranges (the ranges proxy-addr gives them). */
+const PROXY_RANGES: Record<string, string[]> = {
+  loopback: ['127.0.0.0/8', '::1'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
+export const PROXY_KEYWORDS: ReadonlySet<string> = new Set(Object.keys(PROXY_RANGES));
+
+/** Whether a (canonical) address is one of the proxies whose X-Forwarded-For is honoured. */
+export type ProxyTrust = (ip: string) => boolean;
+
+export function proxyTrust(entries: readonly string[]): ProxyTrust {
+  const list = new BlockList();
+  for (const entry of entries) {
+    for (const value of PROXY_RANGES[entry] ?? [entry]) {
+      const range = parseIpRange(value);
+      if (range) addRange(list, range);
+    }
+  }
+  return (ip) => inList(list, ip);
+}
+
+/**
+ * One X-Forwarded-For entry as an address: `1.2.3.4`, `2001:db8::1`,
+ * `1.2.3.4:port`, `[2001:db8::1]` and `[2001:db8::1]:port` (proxies that add
+ * the client's port or bracket IPv6). Anything else is null: a value that is
+ * not an address must never stand for a client (it would match no ban and
+ * open a rate-limit bucket of its own).
+ */
+export function forwardedAddress(entry: string): string | null {
+  const value = entry.trim();
+  const bracketed = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(value);
+  if (bracketed) return validPort(bracketed[2]) ? canonicalIp(bracketed[1]!) : null;
+  const withPort = /^([\d.]+):(\d{1,5})$/.exec(value);
+  if (withPort) return validPort(withPort[2]) && isIP(withPort[1]!) === 4 ? withPort[1]! : null;
+  return canonicalIp(value);
+}
+
+const validPort = (port: string | undefined): boolean => port === undefined || Number(port) <= 65535;
+
+/**
+ * The client's address: the socket's, or, when the socket is a trusted proxy,
+ * X-Forwarded-For read from the right up to the first hop that is not a
+ * trusted proxy (entries left of it were written by the client and prove
+ * nothing). Null when a hop that must be read is not an address: the request
+ * is refused rather than charged to a made-up or borrowed address.
+ */
+export function clientAddress(socketAddress: string | undefined, forwardedFor: string | undefined, trusted: ProxyTrust | null): string | null {
+  if (socketAddress === undefined) return null;
+  let address = normaliseIp(socketAddress);
+  if (trusted === null || forwardedFor === undefined || !trusted(address)) return address;
+  const hops = forwardedFor.split(',');
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = forwardedAddress(hops[i]!);
+    if (hop === null) return null;
+    address = hop;
+    if (!trusted(address)) return address;
+  }
+  return address;
 }

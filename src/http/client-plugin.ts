@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from '
 import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
 import type { Identity, LimitedAction } from '../domain/limits.js';
 import type { RouteErrorConfig } from './errors.js';
-import { normaliseIp } from '../domain/ip.js';
+import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
 
@@ -24,6 +24,9 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   // Callback style with a synchronous fast path: the app is nearly always cached, and an async hook costs a promise per request.
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS') return done(); // a CORS preflight carries no credentials; the CORS plugin answers it
+    // Before anything is looked up or counted: a request whose address cannot be known is not served under a made-up one.
+    const ip = request.server.clientAddress(request);
+    if (ip === null) return done(new DomainError('invalid_client_address'));
     const now = s.clock();
     const key = header(request, 'x-api-key');
     const secret = header(request, 'x-api-secret');
@@ -34,11 +37,11 @@ export function requireApp(app: FastifyInstance, s: Services): void {
       return done(err as Error);
     }
     if (cached) {
-      request.ctx = { app: cached, ip: normaliseIp(request.ip), now };
+      request.ctx = { app: cached, ip, now };
       return done();
     }
     authenticateApp(s, key, secret).then((found) => {
-      request.ctx = { app: found, ip: normaliseIp(request.ip), now };
+      request.ctx = { app: found, ip, now };
       done();
     }, done);
   });

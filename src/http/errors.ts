@@ -3,8 +3,11 @@ import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.j
 import { StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 
+/** Errors of the connection itself, answered before any route runs (src/http/connections.ts). */
+export type TransportCode = 'bad_request' | 'request_timeout' | 'headers_too_large';
+
 /** Every error code: its HTTP status and the sentence sent when the domain gave none. */
-export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; detail: string }> = {
+export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { status: number; detail: string }> = {
   invalid_app_credentials: { status: 401, detail: 'Invalid application key or secret' },
   invalid_admin_token: { status: 401, detail: 'Missing or invalid admin token' },
   validation_error: { status: 422, detail: 'The request is not valid' },
@@ -27,6 +30,10 @@ export const ERRORS: Record<ErrorCode | 'internal_error', { status: number; deta
   conflict: { status: 409, detail: 'The request conflicts with the current state' },
   range_not_satisfiable: { status: 416, detail: 'The requested range is not satisfiable' },
   service_unavailable: { status: 503, detail: 'The service is temporarily unavailable; try again shortly' },
+  invalid_client_address: { status: 400, detail: 'X-Forwarded-For from a trusted proxy does not name a client IP address' },
+  bad_request: { status: 400, detail: 'The request is not valid HTTP' },
+  request_timeout: { status: 408, detail: 'The request did not arrive in time' },
+  headers_too_large: { status: 431, detail: 'The request headers are too large' },
   internal_error: { status: 500, detail: 'Internal server error' },
 };
 
@@ -130,6 +137,12 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
   }
   if (err.validation) {
     void reply.code(422).send(fromValidation(err));
+    return;
+  }
+  if ((err as { code?: string }).code === 'ECONNRESET' && request.raw.destroyed) {
+    // The connection went before the body arrived (the client left, or a stalled upload was cut): no bug, nobody to answer.
+    request.log.info({ reqId: request.id, method: request.method, url: request.routeOptions.url ?? 'unmatched' }, 'request aborted: the connection closed before the body arrived');
+    void reply.code(400).send(errorBody('bad_request'));
     return;
   }
   const mapped = fromFastify(err);
