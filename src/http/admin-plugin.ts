@@ -6,6 +6,7 @@ import type { Services } from '../domain/services.js';
 import { digest } from '../domain/tokens.js';
 import { decodeCursor, type Cursor } from '../store/pagination.js';
 import { header } from './client-plugin.js';
+import { allowSlowBody } from './connections.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,13 +19,18 @@ export interface AdminAuth {
   envToken: string | null;
 }
 
-/** Every admin route: `Authorization: Bearer <admin token>`, before the body is read. */
+/**
+ * Every admin route: `Authorization: Bearer <admin token>`, before the body is
+ * read. Once verified, the body may take longer than REQUEST_TIMEOUT_MS while
+ * it keeps arriving (uploads of up to MAX_UPLOAD_BYTES on slow links).
+ */
 export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth): void {
   const envDigest = auth.envToken ? digest(auth.envToken) : null;
   app.decorateRequest('actor', '');
   app.addHook('onRequest', async (request) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '');
     request.actor = await authenticateAdmin(s, match?.[1], envDigest);
+    allowSlowBody(request);
   });
 }
 

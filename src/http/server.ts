@@ -1,12 +1,14 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { LoggerOptions } from 'pino';
 import type { Services } from '../domain/services.js';
-import { errorBody, handleError } from './errors.js';
+import { clientAddress, forwardedAddress, proxyTrust } from '../domain/ip.js';
+import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
+import { clientCors } from './cors.js';
+import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { clientRoutes } from './routes/client/index.js';
 import { metaRoutes } from './routes/meta.js';
@@ -24,6 +26,14 @@ export interface ServerOptions {
   logStream?: NodeJS.WritableStream;
   metricsToken?: string | null;
   corsOrigins?: string[] | null;
+  timeouts: Timeouts;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The client's IP address (X-Forwarded-For only from TRUST_PROXY), or null when a forwarded hop is not an address. */
+    clientAddress(request: FastifyRequest): string | null;
+  }
 }
 
 /** Never logged, whatever the level: every credential a request can carry. */
@@ -51,21 +61,36 @@ function validators() {
 }
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
-  const app = Fastify({
+  const trusted = opts.trustProxy ? proxyTrust(opts.trustProxy) : null;
+  let closing = false;
+  const app: FastifyInstance = Fastify({
     logger: opts.logger === false ? false : { ...opts.logger, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, ...(opts.logStream && { stream: opts.logStream }) },
-    trustProxy: opts.trustProxy ?? false,
+    // The same trust as the client address below, so Fastify's request.ip, .host and .protocol agree with it.
+    trustProxy: trusted ? (address: string) => trusted(forwardedAddress(address) ?? '') : false,
+    ...timeoutOptions(opts.timeouts),
+    clientErrorHandler: clientErrorHandler(() => app.log, opts.timeouts.requestMs),
     bodyLimit: 1024 * 1024,
     // Per-request lines cost throughput on the hot paths; the onResponse hook below logs them at debug.
     logController: new LogController({ disableRequestLogging: true }),
     // Measured: a pino child logger per request (to bind reqId) cost ~10% of /app_context throughput.
     // Requests share the server's logger; the few per-request lines carry reqId themselves.
     childLoggerFactory: (logger) => logger,
-    return503OnClosing: true,
+    // Fastify's 503 while closing is {error, message, statusCode}; the onRequest hook below answers in our shape.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 200 },
     // Errors the router raises before any route runs (an over-long or malformed path parameter): our shape, never Fastify's.
     frameworkErrors: (_error, _request, reply: FastifyReply) => {
       void reply.code(422).send(errorBody('validation_error', 'Invalid request: a path parameter is malformed or too long', [{ field: 'params', message: 'is malformed or too long' }]));
     },
+  });
+  guardConnections(app.server);
+  app.decorate('clientAddress', (request: FastifyRequest) => {
+    const forwarded = request.headers['x-forwarded-for'];
+    return clientAddress(request.raw.socket?.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, trusted);
+  });
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
   app.setValidatorCompiler(validators());
   app.setErrorHandler(handleError);
@@ -73,8 +98,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     void reply.code(404).send(errorBody('not_found'));
   });
   // Callback-style hooks: on the hot paths an async hook costs a promise per request.
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    trackResponse(request, reply);
     reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
+    if (closing) {
+      // Shutting down: requests still arriving on open connections are sent elsewhere, and the connection ends.
+      void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).header('connection', 'close').send(errorBody('service_unavailable'));
+      return;
+    }
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      void reply.code(400).header('connection', 'close').send(errorBody('bad_request', 'An HTTP/1.1 request must carry a Host header'));
+      return;
+    }
     done();
   });
   // One line per request at debug. The hook exists only when debug lines are written: measured, an
@@ -115,16 +150,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   metaRoutes(app, opts.services);
   if (opts.metricsToken) registerMetrics(app, opts.services.store.db, opts.metricsToken);
   await app.register(async (scope) => {
-    // CORS is off unless origins are configured, and never on the admin API: admin tokens do not belong in browsers.
-    if (opts.corsOrigins) {
-      await scope.register(cors, {
-        origin: opts.corsOrigins,
-        methods: ['GET', 'POST'],
-        allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-api-secret', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id', 'range', 'if-range'],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
-        maxAge: 600,
-      });
-    }
+    // CORS is off unless origins are configured, and only ever on the client API: admin tokens do not belong in browsers.
+    if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);
     await clientRoutes(scope, opts.services);
   });
   await app.register(adminRoutes, {
