@@ -61,7 +61,6 @@ export class RedisCounters implements Counters {
   private log: CountersLog | null = null;
   private readonly unlogged: [keyof CountersLog, object, string][] = [];
   private started: (() => void) | null = null;
-
   private readonly timeoutMs: number;
 
   constructor(url: string, options: RedisCountersOptions) {
