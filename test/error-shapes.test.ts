@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StoreMissing } from '../src/store/db.js';
 import { ADMIN_TOKEN, PASSWORD, STORE, expectError, harness, type Harness } from './helpers.js';
 
 /**
@@ -75,6 +76,18 @@ describe('error shapes', () => {
       expectError(res, 404, 'not_found');
       expect(res.headers['content-type'], `${method} ${url}`).toMatch(/^application\/json/);
     }
+  });
+
+  it('a database that vanished under the running node (dropped, file removed) is 503 service_unavailable, not 500', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    // What the store raises when the database it was opened on no longer exists (PostgreSQL 3D000).
+    h.tollgate.services.store.users.existsByUsernameKey = async () => {
+      throw new StoreMissing('postgres://u:***@db/tollgate', 'no PostgreSQL database at postgres://u:***@db/tollgate');
+    };
+    const res = await h.client(app, 'POST', '/sign_up', { username: 'alice', password: PASSWORD });
+    expectError(res, 503, 'service_unavailable');
+    expect(res.headers['retry-after']).toBe('2');
   });
 
   it('413 on client routes, admin JSON and uploads, in JSON', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
-import { StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
+import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 
 /** Errors of the connection itself, answered before any route runs (src/http/connections.ts). */
@@ -120,7 +120,8 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
     return;
   }
-  if (err instanceof StoreUnavailable) {
+  // A database dropped or a file removed under a running node (StoreMissing) is an outage too, not a bug.
+  if (err instanceof StoreUnavailable || err instanceof StoreMissing) {
     // Not a bug: the database is down, timed out or full. Say so, so clients and load balancers retry.
     request.log.warn({ reqId: request.id, cause: err.message }, 'database unavailable');
     void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).send(errorBody('service_unavailable'));
