@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorOf, harness, type Harness } from './helpers.js';
+import { STORE, errorOf, harness, type Harness } from './helpers.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -30,5 +30,14 @@ describe('GET /metrics (Prometheus)', () => {
     expect(res.body).not.toContain('00000000-0000-4000-8000-000000000000');
     expect(res.body).toContain('tollgate_http_request_duration_seconds_bucket');
     expect(res.body).toContain('tollgate_process_cpu_user_seconds_total');
+    // Limits are off in the harness: nothing is shared.
+    expect(res.body).toMatch(/^tollgate_rate_limits_shared 0$/m);
+  });
+
+  it('says whether rate-limit counts are shared by every node (PostgreSQL) or counted by this node alone (SQLite)', async () => {
+    h = await harness({ env: { METRICS_TOKEN, RATE_LIMIT: 'on' } });
+    const res = await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(res.body).toMatch(new RegExp(`^tollgate_rate_limits_shared ${STORE === 'postgres' ? 1 : 0}$`, 'm'));
+    expect((await h.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: STORE === 'postgres' ? 'shared' : 'local' });
   });
 });

@@ -112,13 +112,16 @@ describe.skipIf(redisServerMissing || STORE !== 'sqlite')('Redis down, frozen an
     expect(limits(a).status()).toBe('local');
     expect(count(a, WARN, WENT)).toBe(1);
     // The optional accelerator being away takes no node out of a load balancer.
-    expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const ready = await a.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ok', rate_limits: 'local' });
     // The node still limits, on its own.
     for (let i = 0; i < 10; i++) await login(a, app, 'mallory', `wrong-${i}`, `203.0.113.${i}`);
     expect((await login(a, app, 'mallory', 'wrong-x', '203.0.113.99')).statusCode).toBe(429);
 
     await redis.start();
     await until(() => limits(a).status() === 'shared' && limits(b).status() === 'shared');
+    expect((await a.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: 'shared' });
     expect(count(a, INFO, BACK)).toBe(1);
     expect(count(a, WARN, WENT)).toBe(1);
     // Shared again: failures on one node limit the other.

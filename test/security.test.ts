@@ -50,7 +50,7 @@ describe('no leaks, headers, CORS, session cap', () => {
     await withLogs('warn', async (t, lines) => {
       const up = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(up.statusCode).toBe(200);
-      expect(up.json()).toEqual({ status: 'ok' });
+      expect(up.json()).toEqual({ status: 'ok', rate_limits: 'off' });
       await t.services.store.db.close(); // the database goes away under the server
       const down = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(down.statusCode).toBe(503);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DomainError } from '../domain/errors.js';
-import type { Db } from '../store/db.js';
+import type { Services } from '../domain/services.js';
 import { PostgresDb } from '../store/postgres.js';
 import { header } from './client-plugin.js';
 import { digest, digestMatches } from '../domain/tokens.js';
@@ -11,7 +11,8 @@ import { digest, digestMatches } from '../domain/tokens.js';
  * (the route does not exist otherwise): request counts and latency per route
  * and status, database pool usage, and the process metrics of prom-client.
  */
-export function registerMetrics(app: FastifyInstance, db: Db, token: string): void {
+export function registerMetrics(app: FastifyInstance, s: Services, token: string): void {
+  const db = s.store.db;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
   const requests = new Counter({ name: 'tollgate_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'route', 'status'], registers: [registry] });
@@ -27,6 +28,11 @@ export function registerMetrics(app: FastifyInstance, db: Db, token: string): vo
       this.set({ state: 'waiting' }, pool.waitingCount);
     } });
   }
+
+  // 1 while every node shares its rate-limit counts (Redis or PostgreSQL), 0 while this node counts alone.
+  new Gauge({ name: 'tollgate_rate_limits_shared', help: 'Rate-limit counts shared across nodes (1) or local to this node (0)', registers: [registry], collect() {
+    this.set(s.limits.status() === 'shared' ? 1 : 0);
+  } });
 
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the raw URL: ids in paths would make unbounded label sets.

@@ -148,7 +148,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   metaRoutes(app, opts.services);
-  if (opts.metricsToken) registerMetrics(app, opts.services.store.db, opts.metricsToken);
+  if (opts.metricsToken) registerMetrics(app, opts.services, opts.metricsToken);
   await app.register(async (scope) => {
     // CORS is off unless origins are configured, and only ever on the client API: admin tokens do not belong in browsers.
     if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);

@@ -21,6 +21,16 @@ function within(check: Promise<boolean>, ms: number): Promise<boolean> {
 /** Health and readiness, with no application headers. */
 export function metaRoutes(app: FastifyInstance, s: Services): void {
   const status = { type: 'object', required: ['status'], properties: { status: { type: 'string' } } } as const;
+  const ready = {
+    ...status,
+    properties: {
+      ...status.properties,
+      rate_limits: {
+        type: 'string', enum: ['shared', 'local', 'off'],
+        description: 'shared: counted in Redis or PostgreSQL by every node; local: this node counts alone (SQLite, or Redis unreachable); off: RATE_LIMIT=off',
+      },
+    },
+  } as const;
   app.get('/healthz', {
     schema: { tags: ['meta'], summary: 'Liveness: the process serves', response: { 200: status } },
     handler: async () => ({ status: 'ok' }),
@@ -29,7 +39,7 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       tags: ['meta'], summary: 'Readiness: the database answers and can take writes',
       response: {
-        200: status,
+        200: ready,
         503: {
           ...status,
           description: 'The database does not answer within 1.5 s, or its disk is full (SQLite)',
@@ -39,7 +49,8 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
       },
     },
     handler: async (request, reply) => {
-      if (await within(s.store.db.ping(), READY_WITHIN_MS)) return { status: 'ok' };
+      // Redis down does not make a node unready (it limits on its own); the field lets an operator see it.
+      if (await within(s.store.db.ping(), READY_WITHIN_MS)) return { status: 'ok', rate_limits: s.limits.status() };
       request.log.error({ reqId: request.id }, 'readiness: the database does not answer or cannot take writes');
       return reply
         .code(503)
