@@ -17,6 +17,11 @@ export interface AppSettings {
   /** 0: no app-wide cap. */
   rateSignupsPerApp: number;
   rateSignupsPerAppWindowSeconds: number;
+  /** Setting `signatures`: true for `required` (a request without Tollgate-Nonce is 422 nonce_required). */
+  signaturesRequired: boolean;
+  /** 0: no offline leases (403 leases_disabled); else a lease's offline grace and runtime budget. */
+  offlineGraceSeconds: number;
+  leaseRenewSeconds: number;
 }
 
 export interface AppRecord extends AppSettings {
@@ -24,6 +29,8 @@ export interface AppRecord extends AppSettings {
   name: string;
   apiKey: string;
   apiSecretHash: string;
+  /** base64url of the app's Ed25519 root public key (docs/signing.md); null until `tollgate keys init`. */
+  rootPublicKey: string | null;
   createdAt: number;
   updatedAt: number;
 }

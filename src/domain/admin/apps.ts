@@ -30,17 +30,21 @@ export const APP_SETTINGS = [
   ['rate_signups_per_ip_window_seconds', 'rateSignupsPerIpWindowSeconds', 3600],
   ['rate_signups_per_app', 'rateSignupsPerApp', 0],
   ['rate_signups_per_app_window_seconds', 'rateSignupsPerAppWindowSeconds', 3600],
+  ['offline_grace_seconds', 'offlineGraceSeconds', 0],
+  ['lease_renew_seconds', 'leaseRenewSeconds', 3600],
 ] as const satisfies readonly (readonly [string, keyof AppSettings, boolean | number])[];
 
 type SettingName = (typeof APP_SETTINGS)[number][0];
 
-export type AppSettingsInput = { name?: string } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
+/** `signatures` is the one setting that is a word: `optional` (default) or `required` (stored as a flag). */
+export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required' } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
 
 export type AppView = { id: string; name: string; api_key: string; created_at: string; updated_at: string } & Required<Omit<AppSettingsInput, 'name'>>;
 
 export function viewApp(app: AppRecord): AppView {
   const view: Record<string, unknown> = { id: app.id, name: app.name, api_key: app.apiKey };
   for (const [name, field] of APP_SETTINGS) view[name] = app[field];
+  view.signatures = app.signaturesRequired ? 'required' : 'optional';
   view.created_at = iso(app.createdAt);
   view.updated_at = iso(app.updatedAt);
   return view as AppView;
@@ -53,12 +57,14 @@ function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: st
   const out: Record<string, unknown> = {};
   if (input.name !== undefined) out.name = input.name;
   for (const [name, field] of APP_SETTINGS) if (input[name] !== undefined) out[field] = input[name];
+  if (input.signatures !== undefined) out.signaturesRequired = input.signatures === 'required';
   return out as Partial<AppSettings> & { name?: string };
 }
 
 function defaults(): AppSettings {
   const out: Record<string, unknown> = {};
   for (const [, field, value] of APP_SETTINGS) out[field] = value;
+  out.signaturesRequired = false;
   return out as unknown as AppSettings;
 }
 
@@ -72,6 +78,7 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     name: input.name,
     apiKey: newToken('key', s.random),
     apiSecretHash: digest(secret),
+    rootPublicKey: null,
     ...defaults(),
     ...settings,
     createdAt: now,

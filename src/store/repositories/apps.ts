@@ -18,11 +18,14 @@ const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   rateSignupsPerIpWindowSeconds: 'rate_signups_per_ip_window_seconds',
   rateSignupsPerApp: 'rate_signups_per_app',
   rateSignupsPerAppWindowSeconds: 'rate_signups_per_app_window_seconds',
+  signaturesRequired: 'signatures_required',
+  offlineGraceSeconds: 'offline_grace_seconds',
+  leaseRenewSeconds: 'lease_renew_seconds',
 };
-const BOOLEAN_SETTINGS = new Set<keyof AppSettings>(['deviceAuthEnabled', 'anonymousAccessAllowed', 'registrationOpen']);
+const BOOLEAN_SETTINGS = new Set<keyof AppSettings>(['deviceAuthEnabled', 'anonymousAccessAllowed', 'registrationOpen', 'signaturesRequired']);
 const SETTINGS = Object.entries(SETTING_COLUMNS) as [keyof AppSettings, string][];
 
-const COLUMNS = `id, name, api_key, api_secret_hash, ${SETTINGS.map(([, c]) => c).join(', ')}, created_at, updated_at`;
+const COLUMNS = `id, name, api_key, api_secret_hash, root_public_key, ${SETTINGS.map(([, c]) => c).join(', ')}, created_at, updated_at`;
 
 export function toApp(r: Row): AppRecord {
   const settings = {} as Record<keyof AppSettings, number | boolean>;
@@ -32,6 +35,7 @@ export function toApp(r: Row): AppRecord {
     name: r.name as string,
     apiKey: r.api_key as string,
     apiSecretHash: r.api_secret_hash as string,
+    rootPublicKey: (r.root_public_key as string | null) ?? null,
     ...(settings as unknown as AppSettings),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
@@ -41,7 +45,7 @@ export function toApp(r: Row): AppRecord {
 export function appsRepository(q: Queryable) {
   return {
     async insert(app: AppRecord): Promise<void> {
-      const values = [app.id, app.name, app.apiKey, app.apiSecretHash, ...SETTINGS.map(([key]) => app[key]), app.createdAt, app.updatedAt];
+      const values = [app.id, app.name, app.apiKey, app.apiSecretHash, app.rootPublicKey, ...SETTINGS.map(([key]) => app[key]), app.createdAt, app.updatedAt];
       await q.run(`INSERT INTO apps (${COLUMNS}) VALUES (${values.map(() => '?').join(', ')})`, values);
     },
 

@@ -20,6 +20,9 @@ const settings = {
   rate_signups_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
   rate_signups_per_app: { type: 'integer', minimum: 0, maximum: 100_000_000, description: 'Sign-ups per app per window; 0 for no app-wide cap' },
   rate_signups_per_app_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
+  offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
+  lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds' },
 } as const;
 
 export const appSchema = {

@@ -1,0 +1,115 @@
+/**
+ * The byte layouts of docs/signing.md: what a root key, a signing key and a
+ * lease sign. SDKs rebuild the same bytes; sdk/test-vectors pins them. Never
+ * change a v1 layout: make a v2.
+ */
+import { createHash } from 'node:crypto';
+
+export const MAX_CERT_VALIDITY_MS = 90 * 24 * 3600 * 1000;
+export const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
+export const KID = /^[A-Za-z0-9_-]{1,64}$/;
+export const LEASE_BEGIN = '-----BEGIN TOLLGATE LEASE-----';
+export const LEASE_END = '-----END TOLLGATE LEASE-----';
+
+export const b64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+export const sha256Hex = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+
+export interface CertificateFields {
+  app_id: string;
+  kid: string;
+  /** base64url of the 32 raw bytes of the Ed25519 public key. */
+  public_key: string;
+  not_before: number;
+  not_after: number;
+}
+
+export interface Certificate extends CertificateFields {
+  v: 1;
+  /** base64url of the root key's Ed25519 signature over certificateInput(). */
+  sig: string;
+}
+
+export function certificateInput(c: CertificateFields): Buffer {
+  return Buffer.from(['tollgate/keycert/v1', c.app_id, c.kid, c.public_key, String(c.not_before), String(c.not_after)].join('\n'), 'utf8');
+}
+
+/** The certificate as sent in `Tollgate-Key-Cert`, a lease's `cert` and the admin API. */
+export function encodeCertificate(c: Certificate): string {
+  const { v, app_id, kid, public_key, not_before, not_after, sig } = c;
+  return b64url(Buffer.from(JSON.stringify({ v, app_id, kid, public_key, not_before, not_after, sig }), 'utf8'));
+}
+
+/** Parses an encoded certificate, refusing extra or missing fields and wrong types; null if it is not one. */
+export function decodeCertificate(encoded: string): Certificate | null {
+  let c: unknown;
+  try {
+    c = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!c || typeof c !== 'object' || Array.isArray(c)) return null;
+  const o = c as Record<string, unknown>;
+  const keys = Object.keys(o).sort().join(',');
+  if (keys !== 'app_id,kid,not_after,not_before,public_key,sig,v' || o.v !== 1) return null;
+  for (const k of ['app_id', 'kid', 'public_key', 'sig'] as const) if (typeof o[k] !== 'string') return null;
+  for (const k of ['not_before', 'not_after'] as const) if (!Number.isSafeInteger(o[k])) return null;
+  return o as unknown as Certificate;
+}
+
+export interface ResponseSigningInput {
+  kid: string;
+  t: number;
+  nonce: string;
+  appId: string;
+  status: number;
+  method: string;
+  /** Path and query exactly as on the request line. */
+  target: string;
+  requestBodySha256: string;
+  /** Hex SHA-256 of the response body, or for a download's 200/206 the `file-sha256=…; content-range=…` line. */
+  responseLine: string;
+}
+
+export function responseInput(r: ResponseSigningInput): Buffer {
+  return Buffer.from(
+    ['tollgate/response/v1', r.kid, String(r.t), r.nonce, r.appId, String(r.status), `${r.method} ${r.target}`, r.requestBodySha256, r.responseLine].join('\n'),
+    'utf8',
+  );
+}
+
+/** The last signed line of a download's 200 or 206. */
+export const downloadLine = (fileSha256: string, contentRange: string | undefined): string => `file-sha256=${fileSha256}; content-range=${contentRange ?? ''}`;
+
+export const signatureHeader = (kid: string, t: number, sig: Uint8Array): string => `v1; kid=${kid}; t=${t}; sig=${b64url(sig)}`;
+
+/** Parses `v1; kid=…; t=…; sig=…` (those four, in that order); null if malformed. */
+export function parseSignatureHeader(value: string): { kid: string; t: number; sig: Buffer } | null {
+  const m = /^v1; kid=([A-Za-z0-9_-]{1,64}); t=(\d{1,16}); sig=([A-Za-z0-9_-]{86})$/.exec(value);
+  if (!m) return null;
+  const sig = Buffer.from(m[3]!, 'base64url');
+  return sig.length === 64 ? { kid: m[1]!, t: Number(m[2]), sig } : null;
+}
+
+export const hwidHash = (appId: string, hardwareId: string): string => sha256Hex(`${appId}\n${hardwareId}`);
+
+export interface LeasePayload {
+  lease_id: string;
+  seq: number;
+  app_id: string;
+  user_id: string;
+  hwid_hash: string;
+  is_lifetime: boolean;
+  active_until: number | null;
+  iat: number;
+  renew_after: number;
+  exp: number;
+  max_offline_runtime_s: number;
+}
+
+export const leaseInput = (payloadBytes: Uint8Array): Buffer => Buffer.concat([Buffer.from('tollgate/lease/v1\n', 'utf8'), payloadBytes]);
+
+/** The lease file: armour around base64url of {v, kid, cert, payload, sig}, wrapped at 64 characters. */
+export function leaseFile(lease: { kid: string; cert: string; payload: string; sig: string }): string {
+  const body = b64url(Buffer.from(JSON.stringify({ v: 1, kid: lease.kid, cert: lease.cert, payload: lease.payload, sig: lease.sig }), 'utf8'));
+  return [LEASE_BEGIN, ...(body.match(/.{1,64}/g) ?? []), LEASE_END, ''].join('\n');
+}
