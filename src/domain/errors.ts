@@ -25,7 +25,9 @@ export type ErrorCode =
   | 'conflict'
   | 'range_not_satisfiable'
   | 'service_unavailable'
-  | 'invalid_client_address';
+  | 'invalid_client_address'
+  | 'nonce_required'
+  | 'leases_disabled';
 
 export interface FieldError {
   field: string;

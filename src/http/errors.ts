@@ -30,6 +30,8 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   conflict: { status: 409, detail: 'The request conflicts with the current state' },
   range_not_satisfiable: { status: 416, detail: 'The requested range is not satisfiable' },
   service_unavailable: { status: 503, detail: 'The service is temporarily unavailable; try again shortly' },
+  nonce_required: { status: 422, detail: 'This application requires signed answers: send a Tollgate-Nonce header' },
+  leases_disabled: { status: 403, detail: 'Offline leases are not enabled for this application' },
   invalid_client_address: { status: 400, detail: 'X-Forwarded-For from a trusted proxy does not name a client IP address' },
   bad_request: { status: 400, detail: 'The request is not valid HTTP' },
   request_timeout: { status: 408, detail: 'The request did not arrive in time' },
