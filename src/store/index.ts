@@ -4,8 +4,10 @@ import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
 import { filesRepository } from './repositories/files.js';
+import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
 import { sessionsRepository } from './repositories/sessions.js';
+import { signingKeysRepository } from './repositories/signing-keys.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
@@ -20,6 +22,8 @@ export function repositories(q: Queryable) {
     variables: variablesRepository(q),
     files: filesRepository(q),
     bans: bansRepository(q),
+    signingKeys: signingKeysRepository(q),
+    leases: leasesRepository(q),
   };
 }
 
