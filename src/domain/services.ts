@@ -9,6 +9,7 @@ import { applicationCache } from './context.js';
 import { CredentialCache } from './credential-cache.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
 import { Limiter } from './limits.js';
+import { keyRingCache, type KeyRing } from './signing/keys.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -30,6 +31,8 @@ export interface Change {
   app?: { id: string; apiKey: string };
   /** The bans of this app. */
   bans?: string;
+  /** The signing keys or root key of this app (a rotation, a certificate, a retirement). */
+  keys?: string;
   /** The variables or files of this app. */
   content?: string;
   /** A user's membership, password, sessions or existence: the user and every session of theirs. */
@@ -49,6 +52,8 @@ export interface Change {
 export interface Caches {
   appsByKey: InvalidatingCache<AppRecord | null>;
   bans: InvalidatingCache<BanSet>;
+  /** Signing keys per app id (src/domain/signing/keys.ts). */
+  signingKeys: InvalidatingCache<KeyRing>;
   applications: InvalidatingCache<ApplicationView>;
   /** Sessions by token digest, tagged with their user. */
   sessions: InvalidatingCache<SessionRecord | null>;
@@ -84,6 +89,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     return { value: app, validUntil: app ? Infinity : NOT_KEPT };
   }, clock, options);
   const bans = banCache(store, clock, cacheTtlMs);
+  const signingKeys = keyRingCache(store, clock, cacheTtlMs);
   const applications = applicationCache(store, clock, cacheTtlMs);
   const sessions = new InvalidatingCache<SessionRecord | null>(async (digest) => {
     const session = (await store.sessions.findByHash(digest)) ?? null;
@@ -108,15 +114,17 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const userCaches = [sessions, users, userIdsByName, userIdsByCode];
 
   function clearAll() {
-    for (const cache of [appsByKey, bans, applications, ...userCaches]) (cache as InvalidatingCache<unknown>).clear();
+    for (const cache of [appsByKey, bans, signingKeys, applications, ...userCaches]) (cache as InvalidatingCache<unknown>).clear();
   }
   const drop = (change: Change) => {
     if (change.app) {
       appsByKey.invalidate(change.app.apiKey);
       bans.invalidate(change.app.id);
+      signingKeys.invalidate(change.app.id);
       applications.invalidate(change.app.id);
     }
     if (change.bans) bans.invalidate(change.bans);
+    if (change.keys) signingKeys.invalidate(change.keys);
     if (change.content) applications.invalidate(change.content);
     if (change.user) for (const cache of userCaches) (cache as InvalidatingCache<unknown>).invalidateTag(change.user);
     if (change.session) sessions.invalidate(change.session);
@@ -135,7 +143,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   }
 
   const caches: Caches = {
-    appsByKey, bans, applications, sessions, users, userIdsByName, userIdsByCode,
+    appsByKey, bans, signingKeys, applications, sessions, users, userIdsByName, userIdsByCode,
     async changed(change) {
       drop(change);
       // The write has committed: a failed broadcast must not turn it into an error. Other nodes then serve

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Repositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
-import { DomainError } from '../errors.js';
+import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Change, Services } from '../services.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
+import { requireUsableKey } from './keys.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -71,6 +72,8 @@ function defaults(): AppSettings {
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
 export async function createApp(s: AdminServices, input: AppSettingsInput & { name: string }): Promise<AppView & { api_secret: string }> {
   const settings = toSettings(input);
+  // A new app has no signing key yet: `required` would refuse every client (see requireUsableKey).
+  if (settings.signaturesRequired) throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   const now = s.clock();
   const secret = newToken('secret', s.random);
   const app: AppRecord = {
@@ -115,6 +118,7 @@ export async function updateApp(s: AdminServices, id: string, input: AppSettings
   const settings = toSettings(input);
   return write(s, async ({ tx, audit, changed }) => {
     const app = await appIn(tx, id);
+    if (settings.signaturesRequired && !app.signaturesRequired) await requireUsableKey(tx, id, s.clock());
     await tx.apps.update(id, settings, s.clock());
     const after = viewApp(await appIn(tx, id));
     await audit('app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));

@@ -4,6 +4,7 @@ import { refuseNul, requireAdmin, type AdminAuth } from '../../admin-plugin.js';
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
+import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
 import { operatorRoutes } from './operators.js';
 import { userRoutes } from './users.js';
@@ -21,6 +22,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   licenseRoutes(app, s);
   variableRoutes(app, s);
   banRoutes(app, s);
+  keyRoutes(app, s);
   userRoutes(app, s);
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);

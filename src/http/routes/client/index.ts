@@ -4,6 +4,7 @@ import { requireApp } from '../../client-plugin.js';
 import { accountRoutes } from './accounts.js';
 import { contextRoutes } from './context.js';
 import { fileRoutes } from './files.js';
+import { keyListRoutes } from './keys.js';
 import { sessionRoutes } from './sessions.js';
 
 /** The client interface of SPEC.md, every route behind the application headers. */
@@ -13,4 +14,5 @@ export async function clientRoutes(app: FastifyInstance, s: Services): Promise<v
   sessionRoutes(app, s);
   contextRoutes(app, s);
   fileRoutes(app, s);
+  keyListRoutes(app, s);
 }

@@ -1,0 +1,91 @@
+/**
+ * The signing keys the server answers with (docs/signing.md, "Keys"): one
+ * key ring per app, cached on every node and dropped by any key change of the
+ * app (Change.keys), here at once and elsewhere through the bus, never served
+ * longer than the cache TTL. The hot path (signing every answer) reads only
+ * this cache; the private key objects are parsed once per load.
+ */
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import type { Store } from '../../store/index.js';
+import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
+import { InvalidatingCache } from '../cache.js';
+import type { Services } from '../services.js';
+
+export interface SigningKey {
+  kid: string;
+  appId: string;
+  privateKey: KeyObject;
+  /** The encoded certificate (header Tollgate-Key-Cert, a lease's `cert`). */
+  certificate: string;
+  notBefore: number;
+  notAfter: number;
+}
+
+/** What a client may learn about a certified key (GET /signing_keys). */
+export interface ListedKey {
+  kid: string;
+  certificate: string;
+  notAfter: number;
+}
+
+/** Everything cached about one app's keys: the keys that can sign, the certified ones, the retired kids. */
+export interface KeyRing {
+  /** Certified, unretired, with a private key: newest first (not_before, then created_at). */
+  signers: SigningKey[];
+  /** Certified and not retired (whatever their validity), oldest first. */
+  certified: ListedKey[];
+  retired: string[];
+}
+
+export function buildKeyRing(records: SigningKeyRecord[]): KeyRing {
+  const usable = records.filter(
+    (k): k is SigningKeyRecord & { privateKey: string; certificate: string; notBefore: number; notAfter: number } =>
+      k.status === 'active' && k.privateKey !== null && k.certificate !== null && k.notBefore !== null && k.notAfter !== null,
+  );
+  usable.sort((a, b) => b.notBefore - a.notBefore || b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : -1));
+  return {
+    signers: usable.map((k) => ({
+      kid: k.kid,
+      appId: k.appId,
+      privateKey: createPrivateKey({ key: Buffer.from(k.privateKey, 'base64'), format: 'der', type: 'pkcs8' }),
+      certificate: k.certificate,
+      notBefore: k.notBefore,
+      notAfter: k.notAfter,
+    })),
+    certified: records
+      .filter((k) => k.status === 'active' && k.certificate !== null && k.notAfter !== null)
+      .map((k) => ({ kid: k.kid, certificate: k.certificate!, notAfter: k.notAfter! })),
+    retired: records.filter((k) => k.status === 'retired').map((k) => k.kid),
+  };
+}
+
+/** Key rings per app id. Validity is judged at read time against the caller's `now`, so nothing here expires by itself. */
+export function keyRingCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<KeyRing> {
+  return new InvalidatingCache<KeyRing>(async (appId) => ({ value: buildKeyRing(await store.signingKeys.all(appId)), validUntil: Infinity }), clock, { ttlMs });
+}
+
+/** The key that signs at `now`: the first (newest) signer whose validity contains it. */
+export function pick(ring: KeyRing, now: number): SigningKey | null {
+  for (const k of ring.signers) if (k.notBefore <= now && now < k.notAfter) return k;
+  return null;
+}
+
+/** The newest active key of the app at `now` (certified, not retired, now within its validity), cached; null if none. */
+export async function currentSigningKey(s: Services, appId: string, now: number): Promise<SigningKey | null> {
+  return pick(await s.caches.signingKeys.get(appId), now);
+}
+
+/** The same, synchronously from the cache, or undefined on a miss (hot path). */
+export function peekSigningKey(s: Services, appId: string, now: number): SigningKey | null | undefined {
+  const ring = s.caches.signingKeys.peek(appId, now);
+  return ring === undefined ? undefined : pick(ring, now);
+}
+
+/** The client key list of docs/signing.md: certified keys not yet expired at `now`, and every retired kid. */
+export async function clientKeyList(s: Services, appId: string, now: number): Promise<{ keys: { kid: string; certificate: string; status: 'active' }[]; retired: string[] }> {
+  const ring = await s.caches.signingKeys.get(appId);
+  return {
+    keys: ring.certified.filter((k) => now < k.notAfter).map((k) => ({ kid: k.kid, certificate: k.certificate, status: 'active' as const })),
+    retired: ring.retired,
+  };
+}
