@@ -1,0 +1,122 @@
+/** responses.json: requests, the answers the client received, and the verdict of docs/signing.md. */
+import { DAY, b64url, downloadLine, ed25519, responseInput, sha256Hex, signatureHeader, utf8 } from './lib.mjs';
+import {
+  APP_ID, OTHER_APP_ID, T0, evil, evilCertOtherRoot, k1, k1CertEncoded, k1CertOtherApp, k1Fields, k2, k2CertEncoded, rawCert, k1Cert, root,
+} from './fixtures.mjs';
+
+const FILE_ID = '3c1d9e7a-5b2f-4e8c-a1d6-7f0b2c9e4a53';
+const FILE = utf8('hello from tollgate\n'.repeat(3));
+const NONCE = 'n0nce-AAAAAAAAAAAAAAAAAAAA';
+const OLD_NONCE = 'n0nce-BBBBBBBBBBBBBBBBBBBB';
+
+const appContextBody = utf8(JSON.stringify({ application: { variables: { latest_version: '2.4.1' }, files: [] }, user: null, server_time: '2026-01-01T01:00:00.000Z' }));
+const loginRequest = utf8(JSON.stringify({ credentials: { username: 'alice', password: 'correct horse battery' } }));
+const loginAnswer = utf8(JSON.stringify({ session_token: 'tg_sess_0123456789abcdef' }));
+const errorAnswer = utf8(JSON.stringify({ detail: 'Invalid credentials', code: 'invalid_credentials' }));
+
+/**
+ * Signs an answer. `signed` holds what the signer put in the 9 lines; `sent` what the client
+ * then receives and `request` what it sent (by default the same): a tampered case changes one.
+ */
+function answer({ key = k1, cert = k1CertEncoded, t = T0 + 3600_000, request, status = 200, body = utf8(''), headers = {}, signed = {} }) {
+  const s = { kid: key.kid, t, nonce: request.nonce, appId: APP_ID, status, method: request.method, target: request.target, requestBody: request.body, responseLine: sha256Hex(body), ...signed };
+  const sig = ed25519(key, responseInput({ ...s, requestBodySha256: sha256Hex(s.requestBody) }));
+  return { status, headers: { 'tollgate-signature': signatureHeader(s.kid, s.t, sig), 'tollgate-key-cert': cert, ...headers }, body };
+}
+
+const req = (method, target, body = utf8(''), nonce = NONCE) => ({ method, target, body, nonce });
+const getContext = req('GET', '/app_context');
+const postLogin = req('POST', '/auth/login', loginRequest);
+const download = req('GET', `/files/${FILE_ID}/download`);
+
+function downloadAnswer(status, range, signedFile = FILE, signedRange = range) {
+  const [from, to] = range ? /bytes (\d+)-(\d+)/.exec(range).slice(1).map(Number) : [0, FILE.length - 1];
+  const headers = { etag: `"${sha256Hex(signedFile)}"`, ...(range && { 'content-range': range }) };
+  return answer({ request: download, status, body: FILE.subarray(from, to + 1), headers, signed: { responseLine: downloadLine(sha256Hex(signedFile), signedRange) } });
+}
+
+export function responseCases() {
+  const cases = [];
+  const add = (name, why, request, ans, expect, extra = {}) => cases.push({ name, why, request, answer: ans, expect, ...extra });
+  const ok = answer({ request: getContext, body: appContextBody });
+  const withHeader = (a, name, value) => ({ ...a, headers: { ...a.headers, [name]: value } });
+  const without = (a, name) => ({ ...a, headers: Object.fromEntries(Object.entries(a.headers).filter(([k]) => k !== name)) });
+  const sigOf = (a) => a.headers['tollgate-signature'];
+
+  add('ok', 'GET /app_context answered 200, signed by the current key', getContext, ok, 'ok');
+  add('ok_post_body', 'POST /auth/login: the request body hash is in the signed bytes', postLogin, answer({ request: postLogin, body: loginAnswer }), 'ok');
+  add('ok_error', 'error answers are signed too (the verdict is ok; the app then sees the error)', postLogin, answer({ request: postLogin, status: 401, body: errorAnswer }), 'ok');
+  add('ok_no_content', 'POST /auth/logout answered 204 with no body', req('POST', '/auth/logout'), answer({ request: req('POST', '/auth/logout'), status: 204 }), 'ok');
+  const withQuery = req('GET', '/app_context?lang=en&x=%2F');
+  add('ok_query', 'the target is the path and query exactly as sent', withQuery, answer({ request: withQuery, body: appContextBody }), 'ok');
+  add('ok_rotated', 'the next key, certified by the same root: no client update', getContext, answer({ key: k2, cert: k2CertEncoded, t: T0 + 100 * DAY, request: getContext, body: appContextBody }), 'ok');
+  add('ok_download_200', 'a whole download: the last line is file-sha256=…; content-range= (empty)', download, downloadAnswer(200), 'ok', { download: { file: FILE } });
+  add('ok_download_206', 'a resumed download: the part received, the signature over the whole file and the Content-Range', download, downloadAnswer(206, `bytes 10-${FILE.length - 1}/${FILE.length}`), 'ok', { download: { file: FILE } });
+
+  add('missing_signature', 'no Tollgate-Signature (an unsigned answer)', getContext, without(ok, 'tollgate-signature'), 'missing_signature');
+  add('missing_certificate', 'no Tollgate-Key-Cert', getContext, without(ok, 'tollgate-key-cert'), 'missing_signature');
+  add('missing_both', 'neither header (an answer given before the app was known)', getContext, without(without(ok, 'tollgate-key-cert'), 'tollgate-signature'), 'missing_signature');
+
+  const [, kid, t, sig] = /^v1; kid=(.*); t=(.*); sig=(.*)$/.exec(sigOf(ok));
+  const malformed = {
+    malformed_version: `v2; kid=${kid}; t=${t}; sig=${sig}`,
+    malformed_order: `v1; t=${t}; kid=${kid}; sig=${sig}`,
+    malformed_extra_field: `v1; kid=${kid}; t=${t}; sig=${sig}; x=1`,
+    malformed_t_not_decimal: `v1; kid=${kid}; t=0x${Number(t).toString(16)}; sig=${sig}`,
+    malformed_t_signed: `v1; kid=${kid}; t=+${t}; sig=${sig}`,
+    malformed_sig_short: `v1; kid=${kid}; t=${t}; sig=${b64url(Buffer.from(sig, 'base64url').subarray(0, 63))}`,
+    malformed_sig_padded: `v1; kid=${kid}; t=${t}; sig=${sig}==`,
+    malformed_no_spaces: `v1;kid=${kid};t=${t};sig=${sig}`,
+    malformed_kid_bad_chars: `v1; kid=k1 2026; t=${t}; sig=${sig}`,
+    malformed_empty: '',
+  };
+  for (const [name, value] of Object.entries(malformed)) add(name, `header: ${JSON.stringify(value.slice(0, 60))}`, getContext, withHeader(ok, 'tollgate-signature', value), 'malformed_signature');
+
+  const emulatorOwnRoot = answer({ key: evil, cert: evilCertOtherRoot, request: getContext, body: appContextBody });
+  add('bad_certificate_emulator_root', 'an emulator with its own root and key: the pinned root does not verify its certificate', getContext, emulatorOwnRoot, 'bad_certificate');
+  add('bad_certificate_garbled', 'a certificate that does not decode', getContext, withHeader(ok, 'tollgate-key-cert', 'AAAA'), 'bad_certificate');
+  add('bad_certificate_field_changed', 'the certificate with not_after extended after signing', getContext, withHeader(ok, 'tollgate-key-cert', rawCert({ ...k1Cert, not_after: k1Cert.not_after + DAY })), 'bad_certificate');
+  add('wrong_app', "another app's certificate (same root): the answer is for another app", getContext, answer({ cert: k1CertOtherApp, request: getContext, body: appContextBody }), 'wrong_app');
+  add('kid_mismatch', "the signature names k2 but carries k1's certificate", getContext, answer({ cert: k1CertEncoded, key: k2, t: T0 + 70 * DAY, request: getContext, body: appContextBody }), 'kid_mismatch');
+  add('key_retired', 'a retired kid (learned from GET /signing_keys) is refused even though it verifies', getContext, ok, 'key_retired', { retired: [k1.kid] });
+  add('key_expired_after', 't one millisecond after not_after', getContext, answer({ t: k1Fields.not_after + 1, request: getContext, body: appContextBody }), 'key_expired');
+  add('key_expired_before', 't one millisecond before not_before', getContext, answer({ t: k1Fields.not_before - 1, request: getContext, body: appContextBody }), 'key_expired');
+
+  const tampered = (name, why, request, signed, body = appContextBody, status = 200) => add(name, why, request, answer({ request: getContext, body, status, signed }), 'bad_signature');
+  tampered('bad_signature_status', 'signed as a 403, received as a 200', getContext, { status: 403 });
+  tampered('bad_signature_body', 'the body changed after signing', getContext, { responseLine: sha256Hex(utf8('{"user":null}')) });
+  tampered('bad_signature_target', 'an answer to another request target', getContext, { target: '/app_context?x=1' });
+  tampered('bad_signature_method', 'an answer to another method', getContext, { method: 'POST' });
+  tampered('bad_signature_replay', 'a replay: the right key, an old nonce', getContext, { nonce: OLD_NONCE });
+  tampered('bad_signature_other_app', 'signed with this app\'s key but for another app id', getContext, { appId: OTHER_APP_ID });
+  tampered('bad_signature_request_body', 'an answer to another request body', postLogin, { requestBody: utf8('{"credentials":{"code":"X"}}'), method: 'POST', target: '/auth/login' });
+  tampered('bad_signature_t', 't in the header differs from the t signed', getContext, { t: T0 + 3600_001 });
+  add('bad_signature_emulator_key', "an emulator replaying the real certificate with its own key", getContext, answer({ key: { ...evil, kid: k1.kid }, request: getContext, body: appContextBody }), 'bad_signature');
+  add('bad_signature_flipped', 'one bit of the signature changed', getContext, withHeader(ok, 'tollgate-signature', `v1; kid=${kid}; t=${t}; sig=${flipSig(sig)}`), 'bad_signature');
+  add('bad_signature_download_file', 'the assembled file differs from the file signed', download, downloadAnswer(200, undefined, utf8('another file')), 'bad_signature', { download: { file: FILE } });
+  add('bad_signature_download_range', 'the Content-Range received differs from the one signed', download, downloadAnswer(206, `bytes 10-${FILE.length - 1}/${FILE.length}`, FILE, `bytes 0-${FILE.length - 1}/${FILE.length}`), 'bad_signature', { download: { file: FILE } });
+  return cases;
+}
+
+function flipSig(sig) {
+  const bytes = Buffer.from(sig, 'base64url');
+  bytes[10] ^= 0x80;
+  return b64url(bytes);
+}
+
+/** The JSON form: bytes as base64 (standard, padded), headers by lower-case name. */
+export function responsesFile() {
+  return {
+    app_id: APP_ID,
+    root_public_key: root.publicKey,
+    cases: responseCases().map((c) => ({
+      name: c.name,
+      why: c.why,
+      request: { method: c.request.method, target: c.request.target, body_b64: c.request.body.toString('base64'), nonce: c.request.nonce, app_id: APP_ID },
+      answer: { status: c.answer.status, headers: c.answer.headers, body_b64: c.answer.body.toString('base64') },
+      ...(c.download && { download: { file_b64: c.download.file.toString('base64') } }),
+      retired: c.retired ?? [],
+      expect: c.expect,
+    })),
+  };
+}
