@@ -100,14 +100,14 @@ async function freshDatabase(dir: string): Promise<{ url: string; drop: () => Pr
 }
 
 /** A fresh Tollgate on its own database, driven in-process; no state is shared between harnesses. */
-export async function harness(options: { clock?: TestClock; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function harness(options: { clock?: TestClock; env?: Record<string, string>; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const dbPath = join(dir, 'tollgate.db');
   const database = await freshDatabase(dir);
   const clock = options.clock ?? new TestClock();
   // Rate limits are off unless a test turns them on: most tests make many failed attempts from one address on purpose.
   const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...options.env });
-  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher });
+  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, ...(options.logStream && { logStream: options.logStream }) });
   await tollgate.server.ready();
 
   const inject = (opts: InjectOptions) => tollgate.server.inject(opts);

@@ -5,6 +5,7 @@ import type { RouteErrorConfig } from './errors.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
+import { noteRequestBody, readNonce } from './signing.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,13 +37,14 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     } catch (err) {
       return done(err as Error);
     }
+    // The end of step 1: the nonce (docs/signing.md), refused or required before anything else of the request is done.
     if (cached) {
       request.ctx = { app: cached, ip, now };
-      return done();
+      return done(readNonce(request, cached) ?? undefined);
     }
     authenticateApp(s, key, secret).then((found) => {
       request.ctx = { app: found, ip, now };
-      done();
+      done(readNonce(request, found) ?? undefined);
     }, done);
   });
   // Step 2, before the shape is validated: a key already at its limit is refused here (a read, and for sign-ups
@@ -60,10 +62,14 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     route.preValidation = [limit, ...existing];
   });
   // Clients send JSON whatever Content-Type they declare (or none): parse it as JSON, or fail with a 422.
+  // Read as bytes: a signed answer covers the SHA-256 of the body exactly as received, and decoding first
+  // would turn invalid UTF-8 into U+FFFD (another hash than the client's). Decoded below as before.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: CLIENT_BODY_LIMIT }, (_req, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CLIENT_BODY_LIMIT }, (req, body, done) => {
+    const bytes = body as Buffer;
+    noteRequestBody(req, bytes);
     try {
-      done(null, body === '' ? undefined : JSON.parse(body as string, rejectPrototypeKeys));
+      done(null, bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8'), rejectPrototypeKeys));
     } catch {
       // Syntax errors, forbidden keys, and nesting deep enough to exhaust the stack alike: the body is not acceptable JSON.
       done(new SyntaxError('the body is not valid JSON'), undefined);

@@ -4,6 +4,7 @@ import type { Services } from '../../../domain/services.js';
 import { errorBody } from '../../errors.js';
 import { header, userCredentials } from '../../client-plugin.js';
 import { contentDisposition, parseRange } from '../../range.js';
+import { noteDownload } from '../../signing.js';
 import { errors, userAuthHeaders, uuid } from '../../schemas.js';
 
 /** GET /files/{file_id}/download (SPEC 4.6): streamed, resumable (Range), verifiable (ETag = SHA-256). */
@@ -25,6 +26,7 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
     handler: async (request, reply) => {
       const file = await fileForDownload(s, request.ctx, userCredentials(request), request.params.file_id);
       const etag = `"${file.sha256}"`;
+      noteDownload(request, file.sha256); // a signed 200/206 covers the whole file's hash and the Content-Range, not the stream
       const ifRange = header(request, 'if-range');
       const range = ifRange !== undefined && ifRange !== etag ? { kind: 'full' as const } : parseRange(header(request, 'range'), file.size);
       reply

@@ -1,0 +1,156 @@
+/**
+ * Signed answers (docs/signing.md, "Signed answers"): every client-API answer
+ * to a request that carries `Tollgate-Nonce`, 2xx and errors alike, gets
+ * `Tollgate-Signature` and `Tollgate-Key-Cert`, so a client can tell the
+ * server's answers from an emulator's, a replay, or an answer to another
+ * request or another app.
+ *
+ * The nonce is read at the end of step 1 (client-plugin.ts calls readNonce);
+ * the request body's hash is taken by the client content parser from the raw
+ * bytes; the answer is signed in onSend, where the bytes Fastify will write
+ * are final. A request without a nonce costs one header lookup and one
+ * `=== null` in onSend.
+ */
+import { sign } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+import { downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
+import { currentSigningKey, peekSigningKey, type SigningKey } from '../domain/signing/keys.js';
+import type { Services } from '../domain/services.js';
+import type { AppRecord } from '../store/records.js';
+
+/** What the answer to a request with a nonce is signed over, besides what the request itself holds. */
+export interface SigningState {
+  nonce: string;
+  /** Hex SHA-256 of the request body bytes as received: the empty hash until the content parser has read a body. */
+  bodySha256: string;
+  /** A download's file hash (kept since upload): a 200/206 signs it and the Content-Range instead of the streamed body. */
+  fileSha256: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set at the end of step 1 when the request carries a valid Tollgate-Nonce; null otherwise (answered unsigned). */
+    signing: SigningState | null;
+  }
+}
+
+export const EMPTY_SHA256 = sha256Hex(new Uint8Array(0));
+const NONCE_HEADER = 'tollgate-nonce';
+/** One warning per app per minute when it cannot sign: a misconfigured app must not flood the log at request rate. */
+const WARN_EVERY_MS = 60_000;
+const WARNED_APPS_KEPT = 10_000;
+
+/**
+ * The end of step 1, before anything else of the request is done: a malformed
+ * nonce is a 422 naming the header, a missing one is 422 nonce_required when
+ * the app requires signatures. Answers to both are unsigned (there is no
+ * usable nonce to sign over). Returns the error to fail the request with.
+ */
+export function readNonce(request: FastifyRequest, app: AppRecord): DomainError | null {
+  const nonce = request.headers[NONCE_HEADER];
+  if (nonce === undefined) {
+    return app.signaturesRequired
+      ? new DomainError('nonce_required', undefined, [{ field: 'header.tollgate-nonce', message: 'is required by this application' }])
+      : null;
+  }
+  // Node joins repeated unknown headers with ", ": two nonces fail the pattern like any other malformed one.
+  if (typeof nonce !== 'string' || !NONCE.test(nonce)) {
+    const message = 'must be 16 to 64 characters of A-Z, a-z, 0-9, _ and -';
+    return new DomainError('validation_error', `Invalid request: header.tollgate-nonce ${message}`, [{ field: 'header.tollgate-nonce', message }]);
+  }
+  request.signing = { nonce, bodySha256: EMPTY_SHA256, fileSha256: null };
+  return null;
+}
+
+/** Called by the client content parser with the raw body bytes, before they are decoded or parsed. */
+export function noteRequestBody(request: FastifyRequest, body: Buffer): void {
+  if (request.signing !== null) request.signing.bodySha256 = sha256Hex(body);
+}
+
+/** The download route: its 200/206 is signed over the whole file's hash, not over the bytes of this (partial) stream. */
+export function noteDownload(request: FastifyRequest, fileSha256: string): void {
+  if (request.signing !== null) request.signing.fileSha256 = fileSha256;
+}
+
+/** Registers the signing hook on the client routes' scope (call once, beside requireApp). */
+export function signAnswers(app: FastifyInstance, s: Services): void {
+  app.decorateRequest('signing', null);
+  const warnedAt = new Map<string, number>();
+
+  function unsigned(request: FastifyRequest, now: number): void {
+    const appId = request.ctx.app.id;
+    const last = warnedAt.get(appId);
+    if (last !== undefined && now - last < WARN_EVERY_MS && now >= last) return;
+    if (warnedAt.size >= WARNED_APPS_KEPT) warnedAt.clear();
+    warnedAt.set(appId, now);
+    request.log.warn({ appId }, 'a request asked for a signed answer, but the app has no usable signing key (none certified, or all retired or expired): answering unsigned');
+  }
+
+  function apply(request: FastifyRequest, reply: FastifyReply, payload: unknown, key: SigningKey | null, now: number): void {
+    if (key === null) return unsigned(request, now);
+    const responseLine = lastLine(request, reply, payload);
+    if (responseLine === null) {
+      request.log.error({ reqId: request.id }, 'an answer with a streamed body that is not a download cannot be signed: answering unsigned');
+      return;
+    }
+    const signing = request.signing!;
+    const input = responseInput({
+      kid: key.kid, t: now, nonce: signing.nonce, appId: request.ctx.app.id, status: reply.statusCode,
+      method: request.method, target: request.raw.url ?? request.url, requestBodySha256: signing.bodySha256, responseLine,
+    });
+    reply.header('tollgate-signature', signatureHeader(key.kid, now, sign(null, input, key.privateKey))).header('tollgate-key-cert', key.certificate);
+  }
+
+  // Callback style with a synchronous fast path: the unsigned path and a cached key cost no promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.signing === null) return done();
+    const now = s.clock();
+    const appId = request.ctx.app.id;
+    try {
+      const key = peekSigningKey(s, appId, now);
+      if (key !== undefined) {
+        apply(request, reply, payload, key, now);
+        return done();
+      }
+    } catch (err) {
+      return failed(request, err, done);
+    }
+    currentSigningKey(s, appId, now).then(
+      (key) => {
+        try {
+          apply(request, reply, payload, key, now);
+        } catch (err) {
+          return failed(request, err, done);
+        }
+        done();
+      },
+      (err) => failed(request, err, done),
+    );
+  });
+}
+
+/**
+ * The key could not be loaded (the database is down) or signing failed: the
+ * answer goes out unsigned, which an SDK refuses as missing_signature, rather
+ * than turning every answer into a 500. The error's message only: never an
+ * object that might hold key material.
+ */
+function failed(request: FastifyRequest, err: unknown, done: () => void): void {
+  request.log.error({ reqId: request.id, cause: err instanceof Error ? err.message : 'unknown' }, 'signing the answer failed: answering unsigned');
+  done();
+}
+
+/** The last signed line: the hash of the body bytes as sent, or for a download's 200/206 the file line. Null if it cannot be known. */
+function lastLine(request: FastifyRequest, reply: FastifyReply, payload: unknown): string | null {
+  const signing = request.signing!;
+  const status = reply.statusCode;
+  if (signing.fileSha256 !== null && (status === 200 || status === 206)) {
+    const range = reply.getHeader('content-range');
+    return downloadLine(signing.fileSha256, range === undefined ? undefined : String(range));
+  }
+  // A HEAD answer carries no body (Fastify's HEAD route drops the GET handler's payload after this hook).
+  if (request.method === 'HEAD' || payload === undefined || payload === null) return EMPTY_SHA256;
+  if (typeof payload === 'string' || payload instanceof Uint8Array) return sha256Hex(payload);
+  return null;
+}

@@ -1,0 +1,160 @@
+/**
+ * docs/signing.md, "Signed answers": every client answer to a request with
+ * Tollgate-Nonce is signed, 2xx and errors alike, and verifies with a
+ * verifier written from the document (test/signing-test-verifier.ts) against
+ * the pinned root only; the same answer checked against another request or
+ * another app does not.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectError, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { setUpKeys } from './signing-fixtures.js';
+import { call, verifyAnswer, type Pin, type SignedCall } from './signing-test-verifier.js';
+
+let h: Harness;
+let app: TestApp;
+let pin: Pin;
+let kid: string;
+let token: string;
+
+beforeEach(async () => {
+  h = await harness();
+  app = await h.createApp();
+  const keys = await setUpKeys(h, app);
+  pin = { appId: app.id, rootPublicKey: keys.rootPublicKey };
+  kid = keys.kid;
+  await h.activeUser(app, 'alice');
+  token = await h.login(app, 'alice');
+});
+afterEach(async () => h.close());
+
+const send = (method: string, target: string, opts: Parameters<typeof call>[4] = {}) => call(h.inject, app.headers, method, target, opts);
+const bearer = () => ({ authorization: `Bearer ${token}` });
+
+function expectVerified(c: SignedCall, status: number): void {
+  expect(c.res.statusCode, String(c.res.rawPayload)).toBe(status);
+  const v = verifyAnswer(pin, c.req, c.res);
+  expect(v.verdict, String(c.res.rawPayload)).toBe('ok');
+  expect(v.kid).toBe(kid);
+  expect(v.t).toBe(h.clock.ms);
+}
+
+describe('signed answers verify against the pinned root', () => {
+  it('200 GET /app_context, with the certificate of the signing key', async () => {
+    const c = await send('GET', '/app_context', { headers: bearer() });
+    expectVerified(c, 200);
+    expect(c.res.headers['tollgate-signature']).toMatch(new RegExp(`^v1; kid=${kid}; t=\\d+; sig=[A-Za-z0-9_-]{86}$`));
+    expect(JSON.parse(Buffer.from(String(c.res.headers['tollgate-key-cert']), 'base64url').toString()).kid).toBe(kid);
+  });
+
+  it('a query string is signed exactly as on the request line', async () => {
+    expectVerified(await send('GET', '/app_context?b=2&a=%41', { headers: bearer() }), 200);
+  });
+
+  it('401 (a wrong Bearer token), 403 banned, 404 file_not_found', async () => {
+    expectVerified(await send('GET', '/app_context', { headers: { authorization: 'Bearer nope' } }), 401);
+    await h.ban(app, 'hardware_id', 'hw-banned');
+    expectVerified(await send('GET', '/app_context', { headers: { ...bearer(), 'x-hardware-id': 'hw-banned' } }), 403);
+    expectVerified(await send('GET', '/files/00000000-0000-4000-8000-000000000000/download', { headers: bearer(), download: true }), 404);
+  });
+
+  it('422: a bad shape, a body that is not JSON, and one that is not even UTF-8 (hashed as received, not as decoded)', async () => {
+    expectVerified(await send('POST', '/sign_up', { body: '{"username":1,"password":2}' }), 422);
+    expectVerified(await send('POST', '/sign_up', { body: '{"username":' }), 422);
+    const notUtf8 = Buffer.from([0x7b, 0x22, 0x75, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x22, 0x7d]); // {"u":"<ff fe c3>"}
+    const c = await send('POST', '/sign_up', { body: notUtf8 });
+    expectVerified(c, 422);
+    // The decoded text (with U+FFFD) would hash differently: the signature is over the bytes.
+    expect(verifyAnswer(pin, { ...c.req, body: notUtf8.toString('utf8') }, c.res).verdict).toBe('bad_signature');
+  });
+
+  it('200 sign_up and 200 login: bodies in, bodies out', async () => {
+    expectVerified(await send('POST', '/sign_up', { body: JSON.stringify({ username: 'bob', password: PASSWORD }) }), 200);
+    expectVerified(await send('POST', '/auth/login', { body: JSON.stringify({ credentials: { username: 'alice', password: PASSWORD } }) }), 200);
+  });
+
+  it('a 413 is signed over the empty request-body hash: the body over the limit was never read', async () => {
+    const c = await send('POST', '/sign_up', { body: 'x'.repeat(70 * 1024) });
+    expect(c.res.statusCode).toBe(413);
+    expect(verifyAnswer(pin, { ...c.req, body: '' }, c.res).verdict).toBe('ok');
+  });
+
+  it('HEAD is signed over the empty body it answers with', async () => {
+    const c = await send('HEAD', '/app_context', { headers: bearer() });
+    expect(c.res.rawPayload.length).toBe(0);
+    expectVerified(c, 200);
+  });
+});
+
+describe('429 with RATE_LIMIT on', () => {
+  it('the refusal of step 2 is signed', async () => {
+    await h.close();
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    app = await h.createApp();
+    pin = { appId: app.id, rootPublicKey: (await setUpKeys(h, app).then((k) => ((kid = k.kid), k))).rootPublicKey };
+    expect((await h.admin('PATCH', `/apps/${app.id}`, { rate_signups_per_ip: 1 })).statusCode).toBe(200);
+    expectVerified(await send('POST', '/sign_up', { body: JSON.stringify({ username: 'first', password: PASSWORD }) }), 200);
+    const c = await send('POST', '/sign_up', { body: JSON.stringify({ username: 'second', password: PASSWORD }) });
+    expectVerified(c, 429);
+    expect(c.res.headers['retry-after']).toBeDefined();
+  });
+});
+
+describe('an answer checked against anything else does not verify', () => {
+  it('another nonce, method, target, request body, app, status or body: bad_signature or wrong_app', async () => {
+    const c = await send('POST', '/auth/login', { body: JSON.stringify({ credentials: { username: 'alice', password: PASSWORD } }) });
+    expectVerified(c, 200);
+    const other = await h.createApp();
+    const cases: [string, Pin, SignedCall['req'], SignedCall['res'], string][] = [
+      ['an old nonce (a replay)', pin, { ...c.req, nonce: 'another-nonce-0123456789' }, c.res, 'bad_signature'],
+      ['another method', pin, { ...c.req, method: 'PUT' }, c.res, 'bad_signature'],
+      ['another path', pin, { ...c.req, target: '/sign_up' }, c.res, 'bad_signature'],
+      ['another query', pin, { ...c.req, target: '/auth/login?x=1' }, c.res, 'bad_signature'],
+      ['another request body', pin, { ...c.req, body: JSON.stringify({ credentials: { username: 'mallory', password: PASSWORD } }) }, c.res, 'bad_signature'],
+      ['another app', { ...pin, appId: other.id }, c.req, c.res, 'wrong_app'],
+      ['another status', pin, c.req, { ...c.res, status: 201 }, 'bad_signature'],
+      ['another body', pin, c.req, { ...c.res, body: Buffer.concat([c.res.rawPayload, Buffer.from(' ')]) }, 'bad_signature'],
+      ['another root (an emulator)', { ...pin, rootPublicKey: Buffer.alloc(32, 7).toString('base64url') }, c.req, c.res, 'bad_certificate'],
+    ];
+    for (const [what, p, req, res, verdict] of cases) expect(verifyAnswer(p, req, res).verdict, what).toBe(verdict);
+  });
+
+  it('a retired kid the client has learned is refused', async () => {
+    const c = await send('GET', '/app_context', { headers: bearer() });
+    expect(verifyAnswer({ ...pin, retired: new Set([kid]) }, c.req, c.res).verdict).toBe('key_retired');
+  });
+});
+
+describe('the nonce', () => {
+  it('no nonce: no signature headers, the answer as before', async () => {
+    const signed = await send('GET', '/app_context', { headers: bearer() });
+    const c = await send('GET', '/app_context', { headers: bearer(), nonce: null });
+    expect(c.res.statusCode).toBe(200);
+    expect(c.res.headers['tollgate-signature']).toBeUndefined();
+    expect(c.res.headers['tollgate-key-cert']).toBeUndefined();
+    expect(c.res.rawPayload.equals(signed.res.rawPayload)).toBe(true);
+    expect(verifyAnswer(pin, c.req, c.res).verdict).toBe('missing_signature');
+  });
+
+  it.each([
+    ['too short', 'abcdefghijklmno'],
+    ['too long', 'a'.repeat(65)],
+    ['a character outside base64url', 'abcdefghijklmnop='],
+    ['two nonces', 'abcdefghijklmnop, qrstuvwxyzabcdef'],
+  ])('a malformed nonce (%s) is 422 naming header.tollgate-nonce, unsigned', async (_what, nonce) => {
+    const c = await send('GET', '/app_context', { headers: bearer(), nonce });
+    const body = expectError(c.res as never, 422, 'validation_error');
+    expect(body.errors?.[0]?.field).toBe('header.tollgate-nonce');
+    expect(c.res.headers['tollgate-signature']).toBeUndefined();
+  });
+
+  it('signatures: required: no nonce is 422 nonce_required before the request is looked at; with one, signed as usual', async () => {
+    expect((await h.admin('PATCH', `/apps/${app.id}`, { signatures: 'required' })).statusCode).toBe(200);
+    // A sign-up without a nonce: refused at step 1's end, nothing created.
+    const c = await send('POST', '/sign_up', { body: JSON.stringify({ username: 'carol', password: PASSWORD }), nonce: null });
+    const body = expectError(c.res as never, 422, 'nonce_required');
+    expect(body.errors?.[0]?.field).toBe('header.tollgate-nonce');
+    expect(c.res.headers['tollgate-signature']).toBeUndefined();
+    expect(await h.tollgate.services.store.users.findByUsernameKey(app.id, 'carol')).toBeFalsy();
+    expectVerified(await send('POST', '/sign_up', { body: JSON.stringify({ username: 'carol', password: PASSWORD }) }), 200);
+  });
+});
