@@ -5,6 +5,7 @@ import { signAnswers } from '../../signing.js';
 import { accountRoutes } from './accounts.js';
 import { contextRoutes } from './context.js';
 import { fileRoutes } from './files.js';
+import { leaseRoutes } from './lease.js';
 import { keyListRoutes } from './keys.js';
 import { sessionRoutes } from './sessions.js';
 
@@ -16,5 +17,6 @@ export async function clientRoutes(app: FastifyInstance, s: Services): Promise<v
   sessionRoutes(app, s);
   contextRoutes(app, s);
   fileRoutes(app, s);
+  leaseRoutes(app, s);
   keyListRoutes(app, s);
 }

@@ -1,0 +1,81 @@
+import { randomUUID, sign } from 'node:crypto';
+import type { UserRecord } from '../store/records.js';
+import type { RequestContext } from './access.js';
+import { DomainError, validationError } from './errors.js';
+import type { Services } from './services.js';
+import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
+import { currentSigningKey, type SigningKey } from './signing/keys.js';
+import { run } from './steps.js';
+import { authenticateUser, type UserCredentials } from './user-auth.js';
+import { write } from './unit-of-work.js';
+
+export const NO_SIGNING_KEY_DETAIL = 'This application has no usable signing key, so it cannot issue leases: the operator must run `tollgate keys init` (or `keys rotate`)';
+export const ANONYMOUS_LEASE_DETAIL = 'A lease is issued only to a logged in user';
+
+/**
+ * POST /lease (docs/signing.md, "Offline leases"): an offline permit for one
+ * user on one device, signed with the app's current signing key. The checks,
+ * in order (each an early return; this order is the precedence):
+ *
+ *  1-2. app headers and the rate limits of legacy headers (hooks, as on every client route);
+ *  a. no Tollgate-Nonce: 422 nonce_required (a lease is always asked for with a nonce,
+ *     so the answer that carries it is signed and bound to this request);
+ *  b. the app gives no leases (offline_grace_seconds 0): 403 leases_disabled, before any
+ *     credential is tried (no password hashed, no attempt counted, no device slot taken for nothing);
+ *  c. no x-hardware-id: 422 validation_error (a lease is bound to a device, device auth on or off);
+ *  d. no usable signing key: 503 service_unavailable (an operator error; still before the credentials);
+ *  3-8. the whole access check of GET /app_context (authenticateUser), in its order;
+ *  an anonymous caller (the app allows anonymous access): 401 anonymous_not_allowed, which is
+ *  not a "drop your lease" code: sending no credentials must not cost a user their lease.
+ */
+export async function issueLease(s: Services, ctx: RequestContext, nonce: string | undefined, creds: UserCredentials): Promise<string> {
+  if (nonce === undefined) {
+    throw new DomainError('nonce_required', 'A lease is asked for with a nonce: send a Tollgate-Nonce header', [{ field: 'header.tollgate-nonce', message: 'is required for a lease' }]);
+  }
+  const app = ctx.app;
+  if (app.offlineGraceSeconds <= 0) throw new DomainError('leases_disabled');
+  if (creds.hardwareId === undefined) throw validationError('header.x-hardware-id', 'is required');
+  const key = await currentSigningKey(s, app.id, ctx.now);
+  if (!key) throw new DomainError('service_unavailable', NO_SIGNING_KEY_DETAIL);
+
+  const user = await run(authenticateUser(s, ctx, creds));
+  if (!user) throw new DomainError('anonymous_not_allowed', ANONYMOUS_LEASE_DETAIL);
+
+  const hardwareHash = hwidHash(app.id, creds.hardwareId);
+  const leaseId = randomUUID();
+  const seq = await write(s, ({ tx }) => tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now }));
+  // The user was deleted after the access check read it (cached): as for a deleted user's credentials.
+  if (seq === undefined) throw new DomainError('invalid_credentials');
+  return signedLease(key, leasePayload(ctx, user, leaseId, seq, hardwareHash));
+}
+
+/** The payload of docs/signing.md's table, its fields in the table's order. */
+export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: string, seq: number, hardwareHash: string): LeasePayload {
+  const { app, now: iat } = ctx;
+  const activeUntil = user.isLifetime ? null : user.activeUntil;
+  const graceEnd = iat + app.offlineGraceSeconds * 1000;
+  return {
+    lease_id: leaseId,
+    seq,
+    app_id: app.id,
+    user_id: user.id,
+    hwid_hash: hardwareHash,
+    is_lifetime: user.isLifetime,
+    active_until: activeUntil,
+    iat,
+    renew_after: iat + app.leaseRenewSeconds * 1000,
+    // Offline use never outlasts the membership the lease was issued under.
+    exp: activeUntil === null ? graceEnd : Math.min(graceEnd, activeUntil),
+    max_offline_runtime_s: app.offlineGraceSeconds,
+  };
+}
+
+/**
+ * Serialised ONCE: the signature covers these bytes, and the lease carries
+ * them as they are (base64url), so no verifier ever re-serialises JSON.
+ */
+export function signedLease(key: SigningKey, payload: LeasePayload): string {
+  const payloadBytes = Buffer.from(JSON.stringify(payload), 'utf8');
+  const sig = sign(null, leaseInput(payloadBytes), key.privateKey);
+  return leaseFile({ kid: key.kid, cert: key.certificate, payload: b64url(payloadBytes), sig: b64url(sig) });
+}
