@@ -25,6 +25,8 @@ export default defineConfig({
           setupFiles: ['test/setup/postgres-skip.ts'],
         },
       },
+      // The TypeScript SDK: its tests start the built server themselves (a child process on SQLite), so they run once, not per store.
+      { extends: true, test: { name: 'sdk', include: ['sdk/typescript/test/**/*.test.ts'] } },
     ],
   },
 });

@@ -1,0 +1,85 @@
+/**
+ * Verification of a signed answer (docs/signing.md, "Signed answers"): the
+ * ordered checks, the first failure being the verdict. Runs before the body
+ * is parsed: the caller hands over raw bytes and parses only after `ok`.
+ */
+import { certificateCovers, checkCertificateChain, type Pinned } from './certificate.js';
+import { ed25519Verify, sha256Hex } from './crypto.js';
+import { b64urlDecode, utf8 } from './encoding.js';
+
+export type AnswerVerdict =
+  | 'ok'
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'bad_certificate'
+  | 'wrong_app'
+  | 'kid_mismatch'
+  | 'key_retired'
+  | 'key_expired'
+  | 'bad_signature';
+
+export interface SignedRequest {
+  method: string;
+  /** Path and query exactly as sent on the request line. */
+  target: string;
+  body: Uint8Array;
+  nonce: string;
+}
+
+export interface ReceivedAnswer {
+  status: number;
+  signature: string | null | undefined;
+  certificate: string | null | undefined;
+  /** Hex SHA-256 of the body, or a download's `file-sha256=…; content-range=…` line (see downloadLine). */
+  responseLine: string;
+}
+
+export interface AnswerCheck {
+  verdict: AnswerVerdict;
+  kid?: string;
+  /** The server's time, trusted once the verdict is ok. */
+  t?: number;
+}
+
+const HEADER = /^v1; kid=([A-Za-z0-9_-]{1,64}); t=(\d{1,16}); sig=([A-Za-z0-9_-]{86})$/;
+
+export function parseSignatureHeader(value: string): { kid: string; t: number; sig: Uint8Array } | null {
+  const m = HEADER.exec(value);
+  if (!m) return null;
+  const sig = b64urlDecode(m[3]!);
+  const t = Number(m[2]);
+  return sig?.length === 64 && Number.isSafeInteger(t) ? { kid: m[1]!, t, sig } : null;
+}
+
+export const downloadLine = (fileSha256: string, contentRange: string | null | undefined): string => `file-sha256=${fileSha256}; content-range=${contentRange ?? ''}`;
+
+export async function responseLineOf(body: Uint8Array): Promise<string> {
+  return sha256Hex(body);
+}
+
+export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>, request: SignedRequest, answer: ReceivedAnswer): Promise<AnswerCheck> {
+  // Absent, not empty: an empty header is present and malformed.
+  if (answer.signature == null || answer.certificate == null) return { verdict: 'missing_signature' };
+  const header = parseSignatureHeader(answer.signature);
+  if (!header) return { verdict: 'malformed_signature' };
+  const { kid, t } = header;
+  const chain = await checkCertificateChain(answer.certificate, pinned);
+  if (chain.verdict !== 'ok') return { verdict: chain.verdict, kid, t };
+  const { cert } = chain;
+  if (cert.kid !== kid) return { verdict: 'kid_mismatch', kid, t };
+  if (retired.has(kid)) return { verdict: 'key_retired', kid, t };
+  if (!certificateCovers(cert, t)) return { verdict: 'key_expired', kid, t };
+  const lines = [
+    'tollgate/response/v1',
+    kid,
+    String(t),
+    request.nonce,
+    pinned.appId,
+    String(answer.status),
+    `${request.method} ${request.target}`,
+    await sha256Hex(request.body),
+    answer.responseLine,
+  ];
+  const ok = await ed25519Verify(cert.publicKeyBytes, header.sig, utf8(lines.join('\n')));
+  return { verdict: ok ? 'ok' : 'bad_signature', kid, t };
+}

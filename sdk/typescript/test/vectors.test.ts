@@ -1,0 +1,62 @@
+/**
+ * Every shared vector of sdk/test-vectors passes the SDK's verifier. The
+ * vectors were generated from docs/signing.md independently of this code and
+ * of the server's, so each side checks the other.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkCertificate } from '../src/certificate.js';
+import { sha256Hex } from '../src/crypto.js';
+import { checkLease } from '../src/lease.js';
+import { downloadLine, verifyAnswer } from '../src/verify.js';
+
+const dir = join(import.meta.dirname, '../../test-vectors');
+const load = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
+const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, 'base64'));
+
+describe('shared test vectors', () => {
+  it('are what generate.mjs writes (nobody edited them by hand)', () => {
+    expect(() => execFileSync(process.execPath, [join(dir, 'generate.mjs'), '--check'], { stdio: 'pipe' })).not.toThrow();
+  });
+
+  const certs = load('certificates.json');
+  it.each(certs.cases.map((c: { name: string }) => [c.name, c]))('certificate %s', async (_name, c) => {
+    expect(await checkCertificate(c.certificate, { appId: certs.app_id, rootPublicKey: certs.root_public_key }, c.at)).toBe(c.expect);
+  });
+
+  const responses = load('responses.json');
+  it.each(responses.cases.map((c: { name: string }) => [c.name, c]))('answer %s', async (_name, c) => {
+    const body = bytes(c.answer.body_b64);
+    const h = c.answer.headers;
+    const responseLine = c.download ? downloadLine(await sha256Hex(bytes(c.download.file_b64)), h['content-range']) : await sha256Hex(body);
+    const request = { method: c.request.method, target: c.request.target, body: bytes(c.request.body_b64), nonce: c.request.nonce };
+    const pinned = { appId: c.request.app_id, rootPublicKey: responses.root_public_key };
+    const check = await verifyAnswer(pinned, new Set(c.retired), request, { status: c.answer.status, signature: h['tollgate-signature'], certificate: h['tollgate-key-cert'], responseLine });
+    expect(check.verdict).toBe(c.expect);
+  });
+
+  const leases = load('leases.json');
+  it.each(leases.cases.map((c: { name: string }) => [c.name, c]))('lease %s', async (_name, c) => {
+    const check = await checkLease(c.lease, {
+      pinned: { appId: leases.app_id, rootPublicKey: leases.root_public_key },
+      retired: new Set(c.retired),
+      hardwareId: c.hardware_id,
+      state: c.state,
+      now: c.now,
+    });
+    expect(check.verdict).toBe(c.expect);
+    if (c.renew_due !== undefined) expect(check.renewDue).toBe(c.renew_due);
+  });
+
+  it('cover every verdict of docs/signing.md', () => {
+    const seen = (file: { cases: { expect: string }[] }) => new Set(file.cases.map((c) => c.expect));
+    expect([...seen(responses)].sort()).toEqual(
+      ['ok', 'missing_signature', 'malformed_signature', 'bad_certificate', 'wrong_app', 'kid_mismatch', 'key_retired', 'key_expired', 'bad_signature'].sort(),
+    );
+    expect([...seen(leases)].sort()).toEqual(
+      ['ok', 'malformed', 'bad_certificate', 'wrong_app', 'bad_signature', 'key_expired', 'key_retired', 'hardware_mismatch', 'superseded', 'dropped', 'clock_rollback', 'expired', 'runtime_exhausted'].sort(),
+    );
+  });
+});
