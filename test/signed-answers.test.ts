@@ -158,3 +158,21 @@ describe('the nonce', () => {
     expectVerified(await send('POST', '/sign_up', { body: JSON.stringify({ username: 'carol', password: PASSWORD }) }), 200);
   });
 });
+
+describe('browsers (an SDK in an Electron renderer)', () => {
+  it('with CORS on, a preflight allows Tollgate-Nonce and a signed answer exposes its signature headers', async () => {
+    await h.close();
+    const origin = 'https://app.example';
+    h = await harness({ env: { CORS_ORIGINS: origin } });
+    app = await h.createApp({ anonymous_access_allowed: true });
+    const keys = await setUpKeys(h, app);
+    pin = { appId: app.id, rootPublicKey: keys.rootPublicKey };
+    kid = keys.kid;
+    const preflight = await h.inject({ method: 'OPTIONS', url: '/app_context', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'tollgate-nonce' } });
+    expect(preflight.statusCode).toBe(204);
+    expect(String(preflight.headers['access-control-allow-headers'])).toContain('tollgate-nonce');
+    const c = await send('GET', '/app_context', { headers: { origin } });
+    expectVerified(c, 200);
+    expect(String(c.res.headers['access-control-expose-headers'])).toMatch(/tollgate-signature.*tollgate-key-cert/);
+  });
+});

@@ -23,8 +23,8 @@ export async function clientCors(scope: FastifyInstance, origins: string[]): Pro
   await scope.register(cors, {
     origin: origins,
     methods: ['GET', 'POST'],
-    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-api-secret', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id', 'range', 'if-range'],
-    exposedHeaders: ['content-disposition', 'content-range', 'etag', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-api-secret', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id', 'range', 'if-range', 'tollgate-nonce'],
+    exposedHeaders: ['content-disposition', 'content-range', 'etag', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'tollgate-signature', 'tollgate-key-cert'],
     maxAge: 600,
   });
 }
