@@ -6,6 +6,7 @@ import { SETTINGS, type Config } from '../config/index.js';
 import { createTollgate } from '../wiring.js';
 import { appsCommand } from './commands/apps.js';
 import { filesCommand, varsCommand } from './commands/content.js';
+import { keysCommand } from './commands/keys.js';
 import { licensesCommand } from './commands/licenses.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
@@ -91,6 +92,7 @@ usersCommand(program);
 varsCommand(program);
 filesCommand(program);
 bansCommand(program);
+keysCommand(program);
 tokensCommand(program);
 auditCommand(program);
 
