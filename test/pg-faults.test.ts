@@ -137,8 +137,15 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
     for (const body of bodies) expect(body).toMatchObject({ code: 'service_unavailable' });
     expect(signedUp.length).toBeGreaterThan(0);
 
-    // Serves again at once, and what it acknowledged is there.
-    expect((await t.client(app, 'POST', '/sign_up', { username: 'after_load', password: PASSWORD })).statusCode).toBe(200);
+    // Serves again by itself (the last termination may still be reaching idle pooled clients: a few
+    // 503s, bounded, then 200, with no restart), and what it acknowledged is there.
+    let after = 0;
+    for (let i = 0; i < 20 && after !== 200; i++) {
+      if (i > 0) await sleep(100);
+      after = (await t.client(app, 'POST', '/sign_up', { username: 'after_load', password: PASSWORD })).statusCode;
+      expect([200, 503]).toContain(after);
+    }
+    expect(after).toBe(200);
     const db = t.tollgate.services.store.db;
     const users = await db.all<{ username: string }>('SELECT username FROM users WHERE app_id = ?', [app.id]);
     expect(users.map((u) => u.username)).toEqual(expect.arrayContaining(signedUp));
