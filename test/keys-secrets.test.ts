@@ -49,7 +49,7 @@ describe.skipIf(STORE !== 'sqlite')('signing private keys never leave the signer
     } as unknown as Harness;
 
     const created = (await h.admin('POST', '/apps', { name: 'Secret keys' })).json();
-    const app = { id: created.id, headers: { 'x-api-key': created.api_key, 'x-api-secret': created.api_secret } } as TestApp;
+    const app: TestApp = { id: created.id, name: created.name, apiKey: created.api_key, apiSecret: created.api_secret, headers: { 'x-api-key': created.api_key, 'x-api-secret': created.api_secret } };
     const { rootPrivateKey, kid } = await setUpKeys(h, app);
     const second = await rotateKey(h, app, rootPrivateKey);
     const pending = (await h.admin('POST', `/apps/${app.id}/signing-keys`)).json().kid as string;

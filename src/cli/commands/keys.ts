@@ -14,6 +14,7 @@ import { positiveInt, remote, requireApp, type CliContext } from '../context.js'
 import { printObject, printRows } from '../output.js';
 
 const DAY_MS = 24 * 3600 * 1000;
+const CLOCK_SKEW_MS = 60_000;
 const MAX_DAYS = MAX_CERT_VALIDITY_MS / DAY_MS;
 const COLUMNS = ['kid', 'status', 'not_before', 'not_after', 'created_at', 'retired_at'];
 
@@ -28,7 +29,8 @@ const appPath = (app: string) => `admin/v1/apps/${encodeURIComponent(app)}`;
 /** Creates a signing key on the server and certifies it with the root, valid from now for `validDays`. */
 async function newCertifiedKey(api: ApiClient, app: string, root: KeyObject, validDays: number): Promise<KeyView> {
   const key = await api.json<KeyView>('POST', `${appPath(app)}/signing-keys`);
-  const notBefore = Date.now();
+  // A minute back: a server clock a little behind this machine's still finds the new key valid at once.
+  const notBefore = Date.now() - CLOCK_SKEW_MS;
   const fields = { app_id: app, kid: key.kid, public_key: key.public_key, not_before: notBefore, not_after: notBefore + validDays * DAY_MS };
   const certificate = encodeCertificate({ v: 1, ...fields, sig: b64url(sign(null, certificateInput(fields), root)) });
   return api.json<KeyView>('PUT', `${appPath(app)}/signing-keys/${encodeURIComponent(key.kid)}/certificate`, { certificate });
