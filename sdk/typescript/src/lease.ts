@@ -109,6 +109,8 @@ export interface LeaseCheckInput {
   hardwareId: string;
   state: RollbackState;
   now: number;
+  /** The stored state failed its MAC or its copies disagree: a rollback by other means (docs/signing.md). */
+  tampered?: boolean;
 }
 
 /** The offline check, in the order of docs/signing.md (the first failure is the verdict). */
@@ -128,11 +130,11 @@ export async function checkLease(file: string, input: LeaseCheckInput): Promise<
   return verdict === 'ok' ? { verdict, payload, kid, renewDue: input.now >= payload.renew_after } : { verdict, payload, kid };
 }
 
-async function verdictOfPayload(p: LeasePayload, { hardwareId, state, now, pinned }: LeaseCheckInput): Promise<LeaseVerdict> {
+async function verdictOfPayload(p: LeasePayload, { hardwareId, state, now, pinned, tampered }: LeaseCheckInput): Promise<LeaseVerdict> {
   if (p.hwid_hash !== (await hwidHash(pinned.appId, hardwareId))) return 'hardware_mismatch';
   if (p.seq < state.highest_seq) return 'superseded';
   if (state.dropped) return 'dropped';
-  if (now < Math.max(state.highest_trusted_time, p.iat) - ROLLBACK_TOLERANCE_MS) return 'clock_rollback';
+  if (tampered || now < Math.max(state.highest_trusted_time, p.iat) - ROLLBACK_TOLERANCE_MS) return 'clock_rollback';
   if (now >= p.exp) return 'expired';
   if (state.runtime_used_ms >= p.max_offline_runtime_s * 1000) return 'runtime_exhausted';
   return 'ok';

@@ -1,0 +1,143 @@
+/**
+ * TollgateClient: a typed call per client endpoint, each sent with a fresh
+ * nonce and verified against the pinned root before its body is parsed
+ * (docs/signing.md). A failed verification is a thrown
+ * TollgateVerificationError; a verified error answer a thrown TollgateError.
+ */
+import type { Operations } from './api-types.js';
+import type { Pinned } from './certificate.js';
+import { download, type DownloadOptions, type DownloadResult } from './download.js';
+import { hardwareId as machineHardwareId } from './hardware-id.js';
+import { Memory } from './memory.js';
+import { Offline, type LeaseInfo } from './offline.js';
+import { StateKeeper } from './state.js';
+import { FileLeaseStore, type LeaseStore } from './store.js';
+import { Transport, type Clock, type KeyList, type Outgoing } from './transport.js';
+
+export interface TollgateClientOptions {
+  /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
+  baseUrl: string;
+  appKey: string;
+  appSecret: string;
+  /** Pinned: the app id and the public root key printed by `tollgate keys init`. */
+  appId: string;
+  rootPublicKey: string;
+  /** This device's id (sent as x-hardware-id / hardware_id, binds leases). Default: hardwareId(appId) from the OS machine id, when first needed. */
+  hardwareId?: string;
+  /** Where the lease and the rollback state live. Default: files in the user's app-data folders (Node). */
+  leaseStore?: LeaseStore;
+  /** Injected clocks (tests): wall `now()` and `monotonic()`, both in ms. */
+  clock?: Partial<Clock>;
+  fetch?: typeof fetch;
+  /** How often the key list is refreshed when no unknown kid forces it. Default: one day. */
+  keyRefreshMs?: number;
+}
+
+/** How a call authenticates its user: a session (after login), a license code, or a username and password. */
+export type UserAuth = { sessionToken: string } | { licenseCode: string } | { username: string; password: string };
+
+type Body<K extends keyof Operations> = Operations[K]['body'];
+type Answer<K extends keyof Operations> = Operations[K]['answer'];
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Header values travel as bytes: send UTF-8, as the server reads them (Node's fetch writes each char as one byte). */
+const headerText = (text: string): string => String.fromCharCode(...new TextEncoder().encode(text));
+
+export class TollgateClient {
+  /** The user of the calls that need one; set by login() (or by you), cleared by logout(). */
+  auth: UserAuth | null = null;
+  private readonly transport: Transport;
+  private readonly offline: Offline;
+  private readonly hwid: () => Promise<string>;
+
+  constructor(private readonly options: TollgateClientOptions) {
+    const clock: Clock = { now: options.clock?.now ?? Date.now, monotonic: options.clock?.monotonic ?? (() => performance.now()) };
+    const pinned: Pinned = { appId: options.appId, rootPublicKey: options.rootPublicKey };
+    let id: Promise<string> | undefined;
+    this.hwid = () => (id ??= options.hardwareId !== undefined ? Promise.resolve(options.hardwareId) : machineHardwareId(options.appId));
+    let store: Promise<LeaseStore> | undefined;
+    const leaseStore = () => (store ??= options.leaseStore ? Promise.resolve(options.leaseStore) : FileLeaseStore.forApp(options.appId));
+    const memory = new Memory(async () => {
+      const s = await leaseStore();
+      return { store: s, keeper: new StateKeeper(s, options.appId, await this.hwid()) };
+    });
+    this.transport = new Transport(
+      { baseUrl: options.baseUrl, appKey: options.appKey, appSecret: options.appSecret, pinned, clock, fetch: options.fetch ?? globalThis.fetch.bind(globalThis), keyRefreshMs: options.keyRefreshMs ?? DAY_MS },
+      memory,
+    );
+    this.offline = new Offline(pinned, clock, memory, leaseStore, this.hwid);
+  }
+
+  signUp(body: Body<'signUp'>): Promise<Answer<'signUp'>> {
+    return this.json({ method: 'POST', path: '/sign_up', json: this.withHardware(body) });
+  }
+
+  signUpWithLicenseCode(body: Body<'signUpWithLicenseCode'>): Promise<Answer<'signUpWithLicenseCode'>> {
+    return this.json({ method: 'POST', path: '/sign_up_with_license_code', json: this.withHardware(body) });
+  }
+
+  activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>> {
+    return this.json({ method: 'POST', path: '/activate_license', json: this.withHardware(body) });
+  }
+
+  /** Logs in; the session is then used by the calls that need a user. */
+  async login(body: Body<'login'>): Promise<Answer<'login'>> {
+    const session = await this.json<Answer<'login'>>({ method: 'POST', path: '/auth/login', json: this.withHardware(body) });
+    this.auth = { sessionToken: session.session_token };
+    return session;
+  }
+
+  async logout(): Promise<void> {
+    if (!this.auth || !('sessionToken' in this.auth)) throw new Error('tollgate-client: logout() needs a session (log in first)');
+    await this.transport.send({ method: 'POST', path: '/auth/logout', headers: await this.userHeaders(this.auth) });
+    this.auth = null;
+  }
+
+  /** The application (variables, files) and the user; `auth` defaults to the client's. */
+  async getAppContext(auth: UserAuth | null = this.auth): Promise<Answer<'getAppContext'>> {
+    return this.json({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+  }
+
+  /** Downloads a file to `destination`, resuming an interrupted download, verified against the signed file hash. */
+  async downloadFile(fileId: string, destination: string, opts: DownloadOptions & { auth?: UserAuth | null } = {}): Promise<DownloadResult> {
+    const path = `/files/${encodeURIComponent(fileId)}/download`;
+    return download(this.transport, { method: 'GET', path, headers: await this.userHeaders(opts.auth === undefined ? this.auth : opts.auth), dropsLease: true }, destination, opts);
+  }
+
+  /** Fetches an offline lease for this user and device and keeps it in the lease store. */
+  async createLease(auth: UserAuth | null = this.auth): Promise<LeaseInfo> {
+    const headers = { ...(await this.userHeaders(auth)), 'x-hardware-id': headerText(await this.hwid()) };
+    const res = await this.transport.send({ method: 'POST', path: '/lease', headers, dropsLease: true });
+    return this.offline.keep(new TextDecoder().decode(res.body), res.t);
+  }
+
+  /** Checks the stored lease without network; throws TollgateLeaseError with the verdict unless it is good. Call it periodically while offline. */
+  checkLease(): Promise<LeaseInfo> {
+    return this.offline.check();
+  }
+
+  /** GET /signing_keys; also refreshes the retired kids the client refuses. */
+  getSigningKeys(): Promise<KeyList> {
+    return this.transport.fetchKeyList();
+  }
+
+  private async json<T>(req: Outgoing): Promise<T> {
+    const res = await this.transport.send(req);
+    // Parsed only now: the bytes were verified first.
+    return (res.body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(res.body))) as T;
+  }
+
+  private withHardware<T extends { hardware_id?: string }>(body: T): T {
+    return this.options.hardwareId === undefined || body.hardware_id !== undefined ? body : { ...body, hardware_id: this.options.hardwareId };
+  }
+
+  private async userHeaders(auth: UserAuth | null): Promise<Record<string, string>> {
+    const h: Record<string, string> = {};
+    if (auth && 'sessionToken' in auth) h.authorization = `Bearer ${auth.sessionToken}`;
+    else if (auth && 'licenseCode' in auth) h['x-api-license-code'] = headerText(auth.licenseCode);
+    else if (auth) Object.assign(h, { 'x-api-username': headerText(auth.username), 'x-api-password': headerText(auth.password) });
+    if (this.options.hardwareId !== undefined) h['x-hardware-id'] = headerText(this.options.hardwareId);
+    return h;
+  }
+}
