@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cleanEnv, freePort, killAllChildren, logPath, rssSampler, runNode, startChild, stopChild } from './lib/proc.mjs';
-import { createCodes, PASSWORD, seedUsers, setUpApp, tollgateClient, USER_PREFIX } from './lib/tollgate.mjs';
+import { createCodes, PASSWORD, seedUsers, setUpApp, setUpSigningKey, tollgateClient, USER_PREFIX } from './lib/tollgate.mjs';
 import { formatSummary, summarise } from './profile-summary.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -226,6 +226,7 @@ async function prepareStore(server, databaseUrl, files, hash, label) {
   const { client } = server;
   say(`${label}: creating the app, its variables and files (upload of ${(files.large.size / MiB).toFixed(0)} MiB)`);
   const app = await setUpApp(client, { small: files.small, large: files.large });
+  await setUpSigningKey(DIST, client, app.id);
   const t = Date.now();
   await seedUsers(DIST, databaseUrl, app.id, opt.users, hash, (n) => say(`${label}: seeded ${n} users…`), (m) => say(`${label}: ${m}`));
   const seedSeconds = (Date.now() - t) / 1000;
@@ -271,6 +272,13 @@ function scenarios(server, app, db, codes = []) {
     {
       name: 'app_context_bearer', route: 'GET /app_context (Bearer)', ceiling: 'json', target: { ratio: db === 'postgres' ? 0.35 : 0.6 },
       options: { url: `${url}/app_context`, headers: bearer, connections: opt.connections },
+    },
+    {
+      // The same request asking for a signed answer (Tollgate-Nonce): the row above minus this one is the cost of
+      // signing (a SHA-256 of the body and one Ed25519 signature). One nonce for the whole run: the server keeps
+      // no nonce, so a fresh one per request would cost it nothing more.
+      name: 'app_context_signed', route: 'GET /app_context (Bearer, signed: Tollgate-Nonce)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.25 },
+      options: { url: `${url}/app_context`, headers: { ...bearer, 'tollgate-nonce': 'bench-nonce-0123456789abcdef' }, connections: opt.connections },
     },
     {
       name: 'app_context_license_code', route: 'GET /app_context (x-api-license-code)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
@@ -513,7 +521,7 @@ async function main() {
 
   // 3. PostgreSQL, when there is one.
   let postgres = null;
-  const pgScenarios = ['app_context_bearer', 'app_context_license_code', 'app_context_password'].filter(selected);
+  const pgScenarios = ['app_context_bearer', 'app_context_signed', 'app_context_license_code', 'app_context_password'].filter(selected);
   if (opt.postgres && pgScenarios.length > 0) {
     const pgInfo = await postgresServer();
     if (pgInfo.skip) {
@@ -545,6 +553,7 @@ async function main() {
     notes.push('PostgreSQL: SKIPPED (--no-postgres)');
   }
   await stopChild(ceilingServer.child);
+  notes.push(...signingCost(rows));
 
   const finishedAt = new Date().toISOString();
   const result = {
@@ -639,6 +648,16 @@ function pairedCeilings(ceilingServer, jsonBytes, files, argon2) {
       return record({ name: 'argon2', what: defs.argon2.what, ...c, concurrency: opt.argon2Connections, rate: c.rps }).rate;
     },
   };
+}
+
+/** The cost of a signed answer: the signed /app_context row against the unsigned one of the same store (time per request, one event loop). */
+function signingCost(rows) {
+  return ['sqlite', 'postgres'].flatMap((db) => {
+    const plain = rows.find((r) => r.db === db && r.name === 'app_context_bearer');
+    const signed = rows.find((r) => r.db === db && r.name === 'app_context_signed');
+    if (!plain?.rps || !signed?.rps) return [];
+    return [`Signed answers (${db}): ${fmt(signed.rps)} req/s against ${fmt(plain.rps)} unsigned, ${fmt(1e6 / signed.rps - 1e6 / plain.rps)} µs more per request (one Ed25519 signature, two SHA-256, ~500 header bytes)`];
+  });
 }
 
 /** Downloads compare bytes per second (a run completes only a few 100 MiB responses); the rest, requests per second. */

@@ -2,7 +2,7 @@
 // its variables, files and license codes; the database directly (the built
 // project's own openDb) for the bulk of users, which HTTP could never seed
 // fast enough at a million.
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -65,6 +65,23 @@ export async function setUpApp(client, files) {
     fileIds[key] = f.id;
   }
   return { id: app.id, appHeaders, fileIds };
+}
+
+/**
+ * Gives the app a root key and one certified signing key, as `tollgate keys init` does (the root's private
+ * half stays here and is dropped), so the signed scenario measures real Ed25519 signing. The certificate's
+ * bytes come from the built project's own format functions.
+ */
+export async function setUpSigningKey(dist, client, appId) {
+  const { b64url, certificateInput, encodeCertificate } = await import(pathToFileURL(join(dist, 'domain', 'signing', 'format.js')).href);
+  const root = generateKeyPairSync('ed25519');
+  await client.admin('PUT', `/apps/${appId}/root-key`, { body: { public_key: root.publicKey.export({ format: 'jwk' }).x } });
+  const { kid, public_key } = await client.admin('POST', `/apps/${appId}/signing-keys`, { expect: 201 });
+  const now = Date.now();
+  const fields = { app_id: appId, kid, public_key, not_before: now - 60_000, not_after: now + 30 * 24 * 3600 * 1000 };
+  const certificate = encodeCertificate({ v: 1, ...fields, sig: b64url(sign(null, certificateInput(fields), root.privateKey)) });
+  await client.admin('PUT', `/apps/${appId}/signing-keys/${kid}/certificate`, { body: { certificate } });
+  return kid;
 }
 
 /** Creates `count` unused license codes (in batches of at most 10,000, the API's limit). */
