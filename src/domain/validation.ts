@@ -100,6 +100,8 @@ export function parseTimestamp(raw: string): number | null {
   const offsetH = m[10] === undefined ? 0 : Number(m[10]);
   const offsetM = m[11] === undefined ? 0 : Number(m[11]);
   if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59 || offsetH > 23 || offsetM > 59) return null;
+  // Before Date.UTC, which reads years 0-99 as 1900-1999 (0070 would be stored as 1970). 1969 stays: with an offset it may be 1970 in UTC.
+  if (y < 1969) return null;
   const local = Date.UTC(y, mo - 1, d, h, mi, s, ms);
   if (new Date(local).getUTCDate() !== d) return null; // 30 February, 31 April
   const at = local - sign * (offsetH * 60 + offsetM) * 60_000;
