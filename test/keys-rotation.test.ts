@@ -58,6 +58,7 @@ describe('signing keys: rotation and retirement', () => {
 
   it('retire: never current again, its private key NULL in the database, listed as retired', async () => {
     const first = await setUpKeys(h, app);
+    h.clock.minutes(1); // the newer key is the one with the later not_before
     const second = await rotateKey(h, app, first.rootPrivateKey);
     expect(await current()).toBe(second);
     const retired = await h.admin('POST', `/apps/${app.id}/signing-keys/${second}/retire`);
@@ -138,6 +139,7 @@ describe.skipIf(STORE !== 'postgres')('signing keys: a second node on the same d
       expect(await seen()).toBe(kid);
     };
     expect(await seen()).toBe(first.kid); // cached on the other node from here on
+    h.clock.minutes(1);
     const second = await rotateKey(h, app, first.rootPrivateKey);
     await eventually(second);
     await h.admin('POST', `/apps/${app.id}/signing-keys/${second}/retire`);

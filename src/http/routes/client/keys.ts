@@ -12,6 +12,8 @@ export function keyListRoutes(app: FastifyInstance, s: Services): void {
       tags: ['client'],
       operationId: 'listSigningKeys',
       summary: 'The application’s certified signing keys not yet expired, and every retired kid',
+      // The application key and secret (the security schemes of src/http/schemas.ts: appSecurity), no user.
+      security: [{ appKey: [], appSecret: [] }],
       documentedHeaders: appHeaders,
       response: {
         200: {
