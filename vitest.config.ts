@@ -26,7 +26,7 @@ export default defineConfig({
         },
       },
       // The TypeScript SDK: its tests start the built server themselves (a child process on SQLite), so they run once, not per store.
-      { extends: true, test: { name: 'sdk', include: ['sdk/typescript/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sdk', include: ['sdk/typescript/test/**/*.test.ts'], globalSetup: ['sdk/typescript/test/global-setup.ts'] } },
     ],
   },
 });
