@@ -182,7 +182,7 @@ describe('logs', () => {
       return [r.privateKey!, der.toString('base64url'), der.toString('hex'), seed.toString('base64'), seed.toString('base64url'), seed.toString('hex')];
     });
     expect(secrets.length).toBe(12);
-    for (const headers of [{ authorization: `Bearer ${token}` }, { authorization: 'Bearer wrong' }, {}]) await call(h.inject, app.headers, 'GET', '/app_context', { headers });
+    for (const headers of [{ authorization: `Bearer ${token}` }, { authorization: 'Bearer wrong' }, {}] as Record<string, string>[]) await call(h.inject, app.headers, 'GET', '/app_context', { headers });
     await call(h.inject, app.headers, 'POST', '/sign_up', { body: '{"username":' });
     await h.admin('GET', `/apps/${app.id}/signing-keys`);
     await h.admin('POST', `/apps/${app.id}/signing-keys/${keys.kid}/retire`);

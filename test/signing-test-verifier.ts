@@ -42,10 +42,11 @@ export interface ReceivedAnswer {
   /** The body bytes; ignored for a download's 200/206 (see `download`). */
   body?: Uint8Array | string;
   /**
-   * A download's 200/206: the signed line is `file-sha256=…; content-range=…`. The client takes the
-   * file hash it expects (here from the ETag) and checks the assembled bytes against it afterwards.
+   * A download's 200/206: the signed line is `file-sha256=…; content-range=…`. With the whole file
+   * assembled (`{file}`), its hash goes into that line; with only the headers (`true`), the hash the
+   * ETag announces does, and the caller checks the assembled bytes against `fileSha256` afterwards.
    */
-  download?: boolean;
+  download?: boolean | { file: Uint8Array };
 }
 
 export interface Verification {
@@ -117,7 +118,7 @@ export function verifyAnswer(pin: Pin, req: SentRequest, res: ReceivedAnswer): V
   let lastLine: string;
   let fileSha256: string | undefined;
   if (res.download && (res.status === 200 || res.status === 206)) {
-    fileSha256 = /^"([0-9a-f]{64})"$/.exec(single(res.headers.etag) ?? '')?.[1] ?? '';
+    fileSha256 = typeof res.download === 'object' ? sha256(res.download.file) : (/^"([0-9a-f]{64})"$/.exec(single(res.headers.etag) ?? '')?.[1] ?? '');
     lastLine = `file-sha256=${fileSha256}; content-range=${single(res.headers['content-range']) ?? ''}`;
   } else {
     lastLine = sha256(res.body ?? '');
