@@ -1,4 +1,4 @@
-import { PROXY_KEYWORDS, parseIpRange } from '../domain/ip.js';
+import { PROXY_KEYWORDS, familiesTrusted, parseIpRange } from '../domain/ip.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -95,7 +95,12 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
         if (!range) fail(`"${e}" is not an IP address or CIDR range`);
         // Trusting every address lets any client write its own X-Forwarded-For: IP bans and limits would mean nothing.
         if (range?.prefix === 0) fail(`"${e}" trusts every address, so any client could forge X-Forwarded-For; list your proxies' addresses or subnets`);
+        const alone = familiesTrusted([e]);
+        if (alone.length > 0) fail(`"${e}" trusts every ${alone.join(' and ')} address, so any client could forge X-Forwarded-For; list your proxies' addresses or subnets`);
       }
+      // Also in pieces (0.0.0.0/1,128.0.0.0/1): judged on the trust the server builds, not on each entry's prefix.
+      const together = familiesTrusted(entries);
+      if (together.length > 0) fail(`"${entries.join(',')}" together trust every ${together.join(' and ')} address, so any client could forge X-Forwarded-For; list your proxies' addresses or subnets`);
       return entries;
     },
   },

@@ -131,6 +131,62 @@ export function proxyTrust(entries: readonly string[]): ProxyTrust {
   return (ip) => inList(list, ip);
 }
 
+const V4_SIZE = 1n << 32n;
+const V6_TOP = (1n << 128n) - 1n;
+/** Where IPv4 sits in the IPv6 space: BlockList matches an IPv4 address against IPv6 ranges as ::ffff:a.b.c.d. */
+const MAPPED = 0xffffn << 32n;
+
+function rangeBounds(range: IpRange): [bigint, bigint] {
+  const bits = range.family === 'ipv4' ? 32 : 128;
+  const value = range.family === 'ipv4'
+    ? range.address.split('.').reduce((n, octet) => (n << 8n) | BigInt(octet), 0n)
+    : ipv6Groups(range.address).reduce((n, group) => (n << 16n) | BigInt(group), 0n);
+  const size = 1n << BigInt(bits - range.prefix);
+  const start = value - (value % size);
+  return [start, start + size - 1n];
+}
+
+/** Whether the union of [start, end] intervals covers 0..top. */
+function covers(intervals: [bigint, bigint][], top: bigint): boolean {
+  let next = 0n;
+  for (const [start, end] of intervals.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    if (start > next) return false;
+    if (end + 1n > next) next = end + 1n;
+  }
+  return next > top;
+}
+
+/**
+ * The address families (`IPv4`, `IPv6`) every address of which these
+ * TRUST_PROXY entries trust, as the proxy check matches them: an IPv6 range
+ * holding ::ffff:0:0/96 (`::/8`, `::/80`) trusts every IPv4 client, and
+ * ranges may cover a family in pieces (`0.0.0.0/1,128.0.0.0/1`).
+ */
+export function familiesTrusted(entries: readonly string[]): ('IPv4' | 'IPv6')[] {
+  const v4: [bigint, bigint][] = [];
+  const v6: [bigint, bigint][] = [];
+  for (const entry of entries) {
+    for (const value of PROXY_RANGES[entry] ?? [entry]) {
+      const range = parseIpRange(value);
+      if (!range) continue;
+      const [start, end] = rangeBounds(range);
+      if (range.family === 'ipv4') {
+        v4.push([start, end]);
+        v6.push([MAPPED + start, MAPPED + end]);
+      } else {
+        v6.push([start, end]);
+        const low = start > MAPPED ? start : MAPPED;
+        const high = end < MAPPED + V4_SIZE - 1n ? end : MAPPED + V4_SIZE - 1n;
+        if (low <= high) v4.push([low - MAPPED, high - MAPPED]);
+      }
+    }
+  }
+  const families: ('IPv4' | 'IPv6')[] = [];
+  if (covers(v4, V4_SIZE - 1n)) families.push('IPv4');
+  if (covers(v6, V6_TOP)) families.push('IPv6');
+  return families;
+}
+
 /**
  * One X-Forwarded-For entry as an address: `1.2.3.4`, `2001:db8::1`,
  * `1.2.3.4:port`, `[2001:db8::1]` and `[2001:db8::1]:port` (proxies that add
