@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config, type LogLevel } from '../config/index.js';
 import { StoreMissing, StoreUnavailable } from '../store/db.js';
+import { maskedUrl } from '../store/postgres-errors.js';
 
 /**
  * Start-up of the local commands (serve, migrate, backup): where the database
@@ -37,19 +38,8 @@ export function dbTarget(url: string, mustExist = false): DbTarget {
     const path = url.slice('sqlite:'.length);
     return { kind: 'sqlite', location: path === ':memory:' ? path : resolve(path), mustExist };
   }
-  return { kind: 'postgres', location: maskPassword(url), mustExist };
-}
-
-/** Start-up lines end up in logs and tickets: never the password, in the user part or as a `password=` parameter. */
-export function maskPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    return u.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
+  // Start-up lines end up in logs and tickets: the store's masking, the same as in its own messages.
+  return { kind: 'postgres', location: maskedUrl(url), mustExist };
 }
 
 /** A failure already phrased for the operator: printed as is. */
