@@ -35,8 +35,8 @@ export class Memory {
   async update(change: (s: ClientState) => void, opts: { reset?: boolean; lazy?: boolean } = {}): Promise<void> {
     const m = await this.load();
     if (opts.reset) {
-      const { retired, known, keys_fetched_at } = m.state;
-      m.state = { ...freshState(), retired, known, keys_fetched_at };
+      const { retired, known, keys_fetched_at, max_server_time } = m.state;
+      m.state = { ...freshState(), retired, known, keys_fetched_at, max_server_time };
       m.tampered = false;
     }
     change(m.state);

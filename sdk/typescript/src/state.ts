@@ -18,11 +18,13 @@ export interface ClientState extends RollbackState {
   known: string[];
   /** When the key list was last fetched (local clock), for the daily refresh. */
   keys_fetched_at: number;
+  /** The latest server time of any verified answer (only grows): a key that ended before it is expired, whatever `t` it signs. */
+  max_server_time: number;
   /** Server time minus local clock at the last verified answer: offline checks run on server-aligned time. */
   clock_offset_ms: number;
 }
 
-export const freshState = (): ClientState => ({ highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, retired: [], known: [], keys_fetched_at: 0, clock_offset_ms: 0 });
+export const freshState = (): ClientState => ({ highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, retired: [], known: [], keys_fetched_at: 0, clock_offset_ms: 0, max_server_time: 0 });
 
 export interface LoadedState {
   state: ClientState;

@@ -54,11 +54,15 @@ export interface Verified {
 /** The verified refusals that tell the SDK to drop its lease: a ban, a revoked license, a deleted user, a device reset. */
 export const DROP_CODES: ReadonlySet<string> = new Set(['banned', 'membership_inactive', 'invalid_credentials', 'invalid_license', 'device_mismatch', 'device_limit']);
 
-/** After a refresh forced by an unknown kid, the next such refresh waits this long (an emulator must not make us loop). */
+/** How far apart the server's nodes' clocks may be. */
+const SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000;
+
+/** An unknown kid is looked up at most this often. */
 const UNKNOWN_KID_REFRESH_GAP_MS = 60_000;
 
 export class Transport {
-  private lastForcedRefresh = -Infinity;
+  /** Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop. */
+  private lookedUp = new Map<string, number>();
   private refreshing = false;
 
   constructor(private readonly o: TransportOptions, private readonly memory: Memory) {}
@@ -95,10 +99,13 @@ export class Transport {
     const signature = response.headers.get('tollgate-signature');
     const certificate = response.headers.get('tollgate-key-cert');
     const kid = signature === null ? undefined : parseSignatureHeader(signature)?.kid;
-    if (kid !== undefined && !(await this.memory.read()).state.known.includes(kid)) await this.refreshKeys(true);
+    if (kid !== undefined && !(await this.memory.read()).state.known.includes(kid)) await this.refreshKeys(kid);
     const { state } = await this.memory.read();
     const check = await verifyAnswer(this.o.pinned, new Set(state.retired), sent, { status: response.status, signature, certificate, responseLine });
     if (check.verdict !== 'ok') throw new TollgateVerificationError(check.verdict, response.status);
+    // Beyond the contract's steps: an ended key that signs a back-dated `t` (a leaked old private key) is still
+    // expired once we have seen the server's time past its end. Tolerance: several nodes' clocks differ a little.
+    if (check.notAfter! < state.max_server_time - SERVER_CLOCK_TOLERANCE_MS) throw new TollgateVerificationError('key_expired', response.status);
     await this.learn(check.t!, check.kid!);
     return { t: check.t!, kid: check.kid! };
   }
@@ -112,12 +119,13 @@ export class Transport {
       (s) => {
         // The server's time, from an answer to our own fresh nonce: the best clock there is.
         s.highest_trusted_time = t;
+        s.max_server_time = Math.max(s.max_server_time, t);
         s.clock_offset_ms = t - now;
         if (newKid) s.known.push(kid);
       },
       { lazy: !newKid },
     );
-    if (now - state.keys_fetched_at >= this.o.keyRefreshMs) await this.refreshKeys(false);
+    if (now - state.keys_fetched_at >= this.o.keyRefreshMs) await this.refreshKeys();
   }
 
   /** GET /signing_keys: learns the retired kids (the set only grows) and the current ones. Throws like any call. */
@@ -139,11 +147,14 @@ export class Transport {
   }
 
   /** The refresh done on the way: on an unknown kid (at most once a minute) or when the daily one is due. */
-  private async refreshKeys(forced: boolean): Promise<void> {
+  private async refreshKeys(unknownKid?: string): Promise<void> {
     if (this.refreshing) return;
-    const mono = this.o.clock.monotonic();
-    if (forced && mono - this.lastForcedRefresh < UNKNOWN_KID_REFRESH_GAP_MS) return;
-    if (forced) this.lastForcedRefresh = mono;
+    if (unknownKid !== undefined) {
+      const mono = this.o.clock.monotonic();
+      if (mono - (this.lookedUp.get(unknownKid) ?? -Infinity) < UNKNOWN_KID_REFRESH_GAP_MS) return;
+      if (this.lookedUp.size >= 64) this.lookedUp.clear();
+      this.lookedUp.set(unknownKid, mono);
+    }
     try {
       await this.fetchKeyList();
     } catch (err) {

@@ -39,6 +39,8 @@ export interface AnswerCheck {
   kid?: string;
   /** The server's time, trusted once the verdict is ok. */
   t?: number;
+  /** The signing key's certificate end, once the certificate verified. */
+  notAfter?: number;
 }
 
 const HEADER = /^v1; kid=([A-Za-z0-9_-]{1,64}); t=(\d{1,16}); sig=([A-Za-z0-9_-]{86})$/;
@@ -66,9 +68,10 @@ export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>,
   const chain = await checkCertificateChain(answer.certificate, pinned);
   if (chain.verdict !== 'ok') return { verdict: chain.verdict, kid, t };
   const { cert } = chain;
-  if (cert.kid !== kid) return { verdict: 'kid_mismatch', kid, t };
-  if (retired.has(kid)) return { verdict: 'key_retired', kid, t };
-  if (!certificateCovers(cert, t)) return { verdict: 'key_expired', kid, t };
+  const notAfter = cert.not_after;
+  if (cert.kid !== kid) return { verdict: 'kid_mismatch', kid, t, notAfter };
+  if (retired.has(kid)) return { verdict: 'key_retired', kid, t, notAfter };
+  if (!certificateCovers(cert, t)) return { verdict: 'key_expired', kid, t, notAfter };
   const lines = [
     'tollgate/response/v1',
     kid,
@@ -81,5 +84,5 @@ export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>,
     answer.responseLine,
   ];
   const ok = await ed25519Verify(cert.publicKeyBytes, header.sig, utf8(lines.join('\n')));
-  return { verdict: ok ? 'ok' : 'bad_signature', kid, t };
+  return { verdict: ok ? 'ok' : 'bad_signature', kid, t, notAfter };
 }
