@@ -11,6 +11,7 @@ import type { Cursor } from '../../store/pagination.js';
 import type { Page } from '../../store/records.js';
 import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
 import { DomainError, validationError } from '../errors.js';
+import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../signing/format.js';
@@ -83,8 +84,9 @@ export async function createSigningKey(s: AdminServices, appId: string): Promise
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const now = s.clock();
   const record: SigningKeyRecord = {
-    // Readable (creation date) and unguessable; the table's key, so unique across apps.
-    kid: `${new Date(now).toISOString().slice(0, 10).replaceAll('-', '')}-${s.random(12).toString('base64url')}`,
+    // Time-ordered (UUIDv7): keys made in the same millisecond still sort in the order they were made, so
+    // "the newest key" is never a coin toss. Public (it is in every signature header), and unique across apps.
+    kid: uuidv7(now),
     appId,
     publicKey: publicKey.export({ format: 'jwk' }).x!,
     privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),

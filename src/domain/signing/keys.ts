@@ -30,7 +30,7 @@ export interface ListedKey {
 
 /** Everything cached about one app's keys: the keys that can sign, the certified ones, the retired kids. */
 export interface KeyRing {
-  /** Certified, unretired, with a private key: newest first (not_before, then created_at). */
+  /** Certified, unretired, with a private key: newest first (not_before, then created_at, then kid: UUIDv7, time-ordered). */
   signers: SigningKey[];
   /** Certified and not retired (whatever their validity), oldest first. */
   certified: ListedKey[];
