@@ -5,6 +5,8 @@
  * package must type-check on its own (the root type check does not cover it).
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -55,4 +57,25 @@ it('the package type-checks on its own, strict, with no runtime dependency', asy
   expect(tsc).toBe('');
   const pkg = (await import('../package.json', { with: { type: 'json' } })).default as { dependencies?: object };
   expect(pkg.dependencies ?? {}).toEqual({});
+});
+
+it("the README's example app type-checks against the package", async () => {
+  const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(SDK, 'README.md'), 'utf8'))![1]!;
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-sdk-readme-'));
+  try {
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(dir, 'example.ts'), example);
+    const compilerOptions = {
+      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true,
+      lib: ['ES2022', 'DOM'], types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')], paths: { 'tollgate-client': [join(SDK, 'src/index.ts')] },
+    };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['example.ts'] }));
+    const tsc = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')]).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    expect(tsc).toBe('');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
