@@ -13,6 +13,9 @@ import { harness, STORE, type Harness } from './helpers.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
+  operationId?: string;
+  parameters?: Json[];
+  requestBody?: Json;
   tags?: string[];
   summary?: string;
   security?: Record<string, string[]>[];
@@ -21,8 +24,9 @@ interface Operation {
 interface OpenApiDoc {
   openapi: string;
   info: { title: string; version: string };
+  servers?: { url: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components?: { securitySchemes?: Record<string, Json>; schemas?: Record<string, Json> };
+  components?: { securitySchemes?: Record<string, Json>; schemas?: Record<string, Json>; parameters?: Record<string, Json>; headers?: Record<string, Json> };
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -234,8 +238,50 @@ describe.skipIf(pgMissing)('OpenAPI document', () => {
       if (!o.op.tags?.some((t) => t.startsWith('admin'))) bad.push(`${o.key}: not tagged admin`);
     }
     expect(bad).toEqual([]);
-    // And the client operations do not claim the admin token.
-    for (const o of operations().filter((x) => !x.path.startsWith('/admin/'))) expect(o.op.security ?? [], o.key).toEqual([]);
+    // And no other operation claims the admin token.
+    for (const o of operations().filter((x) => !x.path.startsWith('/admin/'))) expect(JSON.stringify(o.op.security ?? []), o.key).not.toContain('adminToken');
+  });
+
+  it('every client operation requires the application key AND secret in every security alternative; meta says none', () => {
+    const schemes = doc.components?.securitySchemes ?? {};
+    expect(schemes.appKey).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }));
+    expect(schemes.appSecret).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-secret' }));
+    expect(schemes.sessionToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const [name, header] of [['licenseCode', 'x-api-license-code'], ['legacyUsername', 'x-api-username'], ['legacyPassword', 'x-api-password']]) {
+      expect(schemes[name!], name).toMatchObject({ type: 'apiKey', in: 'header', name: header });
+    }
+    const bad: string[] = [];
+    for (const o of operations().filter((x) => x.op.tags?.includes('client'))) {
+      const alternatives = o.op.security ?? [];
+      if (alternatives.length === 0) bad.push(`${o.key}: no security`);
+      for (const alt of alternatives) if (!('appKey' in alt && 'appSecret' in alt)) bad.push(`${o.key}: ${JSON.stringify(alt)} lacks the app credentials`);
+    }
+    expect(bad).toEqual([]);
+    const byId = (id: string) => operations().find((o) => o.op.operationId === id)!.op.security;
+    expect(byId('getAppContext')).toContainEqual({ appKey: [], appSecret: [], sessionToken: [] });
+    expect(byId('getAppContext')).toContainEqual({ appKey: [], appSecret: [], legacyUsername: [], legacyPassword: [] });
+    expect(byId('logout')).toEqual([{ appKey: [], appSecret: [], sessionToken: [] }]);
+    for (const o of operations().filter((x) => x.op.tags?.includes('meta'))) expect(o.op.security, o.key).toEqual([]);
+  });
+
+  it('no credential is a header parameter (OpenAPI ignores an Authorization parameter; credentials are security schemes)', () => {
+    const CREDENTIALS = ['authorization', 'x-api-key', 'x-api-secret', 'x-api-license-code', 'x-api-username', 'x-api-password'];
+    const found = operations().flatMap((o) => (o.op.parameters ?? []).map((p) => deref(p)).filter((p) => p.in === 'header' && CREDENTIALS.includes(String(p.name).toLowerCase())).map((p) => `${o.key} ${String(p.name)}`));
+    expect(found).toEqual([]);
+  });
+
+  it('every operation has a unique camelCase operationId, and the document names its server', () => {
+    const ids = operations().map((o) => o.op.operationId);
+    expect(ids.filter((id) => typeof id !== 'string' || !/^[a-z][a-zA-Z0-9]*$/.test(id)), 'missing or not camelCase').toEqual([]);
+    expect(new Set(ids).size, 'duplicate operationId').toBe(ids.length);
+    const byKey = Object.fromEntries(operations().map((o) => [o.key, o.op.operationId]));
+    // Stable names generated clients call: renaming one breaks them.
+    expect(byKey).toMatchObject({
+      'POST /sign_up': 'signUp', 'POST /sign_up_with_license_code': 'signUpWithLicenseCode', 'POST /activate_license': 'activateLicense',
+      'POST /auth/login': 'login', 'POST /auth/logout': 'logout', 'GET /app_context': 'getAppContext', 'GET /files/:file_id/download': 'downloadFile',
+      'POST /admin/v1/apps': 'createApp', 'DELETE /admin/v1/apps/:app_id': 'deleteApp', 'POST /admin/v1/apps/:app_id/files': 'uploadFile',
+    });
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
   });
 
   describe('/docs', () => {

@@ -13,6 +13,9 @@ import { adminRoutes } from './routes/admin/index.js';
 import { clientRoutes } from './routes/client/index.js';
 import { metaRoutes } from './routes/meta.js';
 import { registerMetrics } from './metrics.js';
+import { ADMIN_SCHEMAS } from './admin-schemas.js';
+import { swaggerOptions } from './openapi.js';
+import { registerSchemas } from './schemas.js';
 
 export const CLIENT_API_VERSION = '1.9.11';
 
@@ -123,27 +126,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     });
   }
 
-  await app.register(swagger, {
-    // Client routes document their headers as `documentedHeaders`: the hooks enforce them (step 1 and the
-    // user-auth methods), and a `headers` schema would make Fastify validate a copy of every request's headers.
-    transform: ({ schema, url }) => {
-      const { documentedHeaders, ...rest } = (schema ?? {}) as Record<string, unknown>;
-      return { schema: (documentedHeaders ? { ...rest, headers: documentedHeaders } : rest) as typeof schema, url };
-    },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Tollgate',
-        version: CLIENT_API_VERSION,
-        description: 'Client interface (release 1.9.11) and the operators’ admin API of Tollgate, a self-hosted access and licensing service.',
-      },
-      components: {
-        securitySchemes: {
-          adminToken: { type: 'http', scheme: 'bearer', description: 'An admin token (tg_adm_…) or TOLLGATE_ADMIN_TOKEN' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, swaggerOptions(CLIENT_API_VERSION));
+  // Named schemas before any route refers to them: responses serialize through them, the document names them.
+  registerSchemas(app, ADMIN_SCHEMAS);
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../domain/services.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody } from '../errors.js';
+import { noSecurity } from '../schemas.js';
 
 /**
  * How long /readyz waits for the database. Its own bound, shorter than the query timeouts: probes
@@ -32,14 +33,14 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
     },
   } as const;
   app.get('/healthz', {
-    schema: { tags: ['meta'], summary: 'Liveness: the process serves', response: { 200: status } },
+    schema: { operationId: 'getHealth', tags: ['meta'], security: noSecurity, summary: 'Liveness: the process serves', response: { 200: { ...status, description: 'The process serves' } } },
     handler: async () => ({ status: 'ok' }),
   });
   app.get('/readyz', {
     schema: {
-      tags: ['meta'], summary: 'Readiness: the database answers and can take writes',
+      operationId: 'getReadiness', tags: ['meta'], security: noSecurity, summary: 'Readiness: the database answers and can take writes',
       response: {
-        200: ready,
+        200: { ...ready, description: 'Ready to serve' },
         503: {
           ...status,
           description: 'The database does not answer within 1.5 s, or its disk is full (SQLite)',

@@ -3,19 +3,20 @@ import { Readable } from 'node:stream';
 import { createLicenses, deleteLicense, exportLicensesCsv, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
 import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
-import { errors, timestamp, uuid } from '../../schemas.js';
+import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { documented, errors, ref, uuid } from '../../schemas.js';
 
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
-export const licenseSchema = {
-  type: 'object',
-  required: ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'],
-  properties: {
-    id: uuid, code: { type: 'string' }, minutes: { type: ['integer', 'null'] }, grants_lifetime_access: { type: 'boolean' },
-    revokes_lifetime_access: { type: 'boolean' }, note: { type: ['string', 'null'] }, expires_at: nullableTimestamp, created_at: timestamp,
-    used_at: nullableTimestamp, used_by_user_id: { type: ['string', 'null'] },
-  },
-} as const;
+/**
+ * What src/domain/admin/licenses.ts requires beyond the shape: minutes unless lifetime or
+ * revokes_lifetime_access is true, and never minutes with lifetime. Document-only: the domain
+ * answers these with 422s naming body.minutes.
+ */
+const minutesRule = {
+  allOf: [
+    { anyOf: [{ required: ['minutes'] }, { required: ['lifetime'], properties: { lifetime: { const: true } } }, { required: ['revokes_lifetime_access'], properties: { revokes_lifetime_access: { const: true } } }] },
+    { not: { required: ['minutes', 'lifetime'], properties: { minutes: {}, lifetime: { const: true } } } },
+  ],
+};
 
 const appParams = { type: 'object', required: ['app_id'], properties: { app_id: uuid } } as const;
 const licenseParams = { type: 'object', required: ['app_id', 'license_id'], properties: { app_id: uuid, license_id: uuid } } as const;
@@ -33,29 +34,32 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Params: { app_id: string }; Body: CreateLicensesInput }>('/apps/:app_id/licenses', {
     bodyLimit: 64 * 1024,
     schema: {
-      tags, security: adminSecurity, summary: 'Create a batch of licenses in one transaction', params: appParams,
-      body: {
+      operationId: 'createLicenses', tags, security: adminSecurity, summary: 'Create a batch of licenses in one transaction', params: appParams,
+      body: documented({
         type: 'object', required: ['count'], additionalProperties: false,
         properties: {
           count: { type: 'integer', minimum: 1, maximum: MAX_BATCH },
           minutes: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
           lifetime: { type: 'boolean' },
           revokes_lifetime_access: { type: 'boolean' },
-          mask: { type: 'string', minLength: 1, description: 'X = one random symbol of ABCDEFGHJKLMNPQRSTUVWXYZ23456789; anything else literal' },
+          mask: documented(
+            { type: 'string', minLength: 1, description: 'X = one random symbol of ABCDEFGHJKLMNPQRSTUVWXYZ23456789; anything else literal; at least 13 X (64 random bits)' },
+            { maxLength: 128, pattern: '(X[^X]*){13}' },
+          ),
           note: { type: 'string', maxLength: 1000 },
-          expires_at: { type: 'string', description: 'The code cannot be redeemed after this time' },
+          expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone: the code cannot be redeemed after this time' }, { format: 'date-time' }),
         },
-      },
-      response: { 201: { type: 'object', required: ['licenses'], properties: { licenses: { type: 'array', items: licenseSchema } } }, ...errors(401, 404, 422) },
+      }, minutesRule),
+      response: { 201: { ...ref('LicenseBatch'), description: 'Created' }, ...errors(401, 404, 413, 422) },
     },
     handler: async (request, reply) => reply.code(201).send({ licenses: await createLicenses(acting(s, request), request.params.app_id, request.body) }),
   });
 
   app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; used?: string; q?: string } }>('/apps/:app_id/licenses', {
     schema: {
-      tags, security: adminSecurity, summary: 'List licenses (filter by used, search code or note)', params: appParams,
+      operationId: 'listLicenses', tags, security: adminSecurity, summary: 'List licenses (filter by used, search code or note)', params: appParams,
       querystring: { type: 'object', properties: { ...pageQuery, used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
-      response: { 200: pageSchema(licenseSchema), ...errors(401, 404, 422) },
+      response: { 200: { ...ref('LicensePage'), description: 'A page of licenses' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => {
       const { cursor, limit } = request.query;
@@ -65,7 +69,7 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
 
   app.get<{ Params: { app_id: string }; Querystring: { used?: string; q?: string } }>('/apps/:app_id/licenses/export', {
     schema: {
-      tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
+      operationId: 'exportLicenses', tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
       querystring: { type: 'object', properties: { used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
       response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
     },
@@ -84,13 +88,13 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
   });
 
   app.get<{ Params: { app_id: string; license_id: string } }>('/apps/:app_id/licenses/:license_id', {
-    schema: { tags, security: adminSecurity, summary: 'Get a license (who redeemed it and when)', params: licenseParams, response: { 200: licenseSchema, ...errors(401, 404, 422) } },
+    schema: { operationId: 'getLicense', tags, security: adminSecurity, summary: 'Get a license (who redeemed it and when)', params: licenseParams, response: { 200: { ...ref('License'), description: 'The license' }, ...errors(401, 404, 422) } },
     handler: async (request) => getLicense(s, request.params.app_id, request.params.license_id),
   });
 
   app.delete<{ Params: { app_id: string; license_id: string } }>('/apps/:app_id/licenses/:license_id', {
     schema: {
-      tags, security: adminSecurity, summary: 'Delete an unused license', params: licenseParams,
+      operationId: 'deleteLicense', tags, security: adminSecurity, summary: 'Delete an unused license', params: licenseParams,
       response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 409, 422) },
     },
     handler: async (request, reply) => {

@@ -1,36 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { deleteUser, listUsers, patchUser, resetDevices, revokeSessions, userDetail, type UserPatch } from '../../../domain/admin/users.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
-import { errors, membershipSchema, timestamp, uuid } from '../../schemas.js';
-
-const summarySchema = {
-  type: 'object',
-  required: ['id', 'username', 'membership', 'created_at', 'password_set', 'device_count'],
-  properties: { id: uuid, username: { type: 'string' }, membership: membershipSchema, created_at: timestamp, password_set: { type: 'boolean' }, device_count: { type: 'integer' } },
-} as const;
-const nullableString = { type: ['string', 'null'] } as const;
-const detailSchema = {
-  type: 'object',
-  required: [...summarySchema.required, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id'],
-  properties: {
-    ...summarySchema.properties,
-    signup_license_id: nullableString,
-    devices: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: { type: 'string' }, created_at: timestamp, last_seen_at: timestamp } } },
-    ips: { type: 'array', items: { type: 'object', properties: { ip: { type: 'string' }, first_seen_at: timestamp, last_seen_at: timestamp, count: { type: 'integer' } } } },
-    activations: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: uuid, license_id: uuid, occurred_at: timestamp, minutes: { type: ['integer', 'null'] },
-          grants_lifetime_access: { type: 'boolean' }, revokes_lifetime_access: { type: 'boolean' },
-        },
-      },
-    },
-    sessions: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: nullableString, ip: nullableString, created_at: timestamp, expires_at: timestamp } } },
-  },
-} as const;
+import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { errors, password, ref, uuid } from '../../schemas.js';
 
 const userParams = { type: 'object', required: ['app_id', 'user_id'], properties: { app_id: uuid, user_id: uuid } } as const;
 const tags = ['admin: users'];
@@ -39,38 +11,38 @@ type Params = { app_id: string; user_id: string };
 export function userRoutes(app: FastifyInstance, s: Services): void {
   app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; q?: string } }>('/apps/:app_id/users', {
     schema: {
-      tags, security: adminSecurity, summary: 'Search and page through users (q matches username or id)',
+      operationId: 'listUsers', tags, security: adminSecurity, summary: 'Search and page through users (q matches username or id)',
       params: { type: 'object', required: ['app_id'], properties: { app_id: uuid } },
       querystring: { type: 'object', properties: { ...pageQuery, q: { type: 'string', maxLength: 128 } } },
-      response: { 200: pageSchema(summarySchema), ...errors(401, 404, 422) },
+      response: { 200: { ...ref('UserSummaryPage'), description: 'A page of users' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => page(await listUsers(s, request.params.app_id, request.query.q || null, cursorOf(request.query.cursor), request.query.limit)),
   });
 
   app.get<{ Params: Params }>('/apps/:app_id/users/:user_id', {
-    schema: { tags, security: adminSecurity, summary: 'A user with membership, devices, IP history, activations and live sessions', params: userParams, response: { 200: detailSchema, ...errors(401, 404, 422) } },
+    schema: { operationId: 'getUser', tags, security: adminSecurity, summary: 'A user with membership, devices, IP history, activations and live sessions', params: userParams, response: { 200: { ...ref('UserDetail'), description: 'The user' }, ...errors(401, 404, 422) } },
     handler: async (request) => userDetail(s, request.params.app_id, request.params.user_id),
   });
 
   app.patch<{ Params: Params; Body: UserPatch }>('/apps/:app_id/users/:user_id', {
     schema: {
-      tags, security: adminSecurity, summary: 'Extend by minutes, grant or revoke lifetime, set the expiry or the password', params: userParams,
+      operationId: 'updateUser', tags, security: adminSecurity, summary: 'Extend by minutes, grant or revoke lifetime, set the expiry or the password', params: userParams,
       body: {
         type: 'object', additionalProperties: false, minProperties: 1,
         properties: {
           extend_minutes: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
           lifetime: { type: 'boolean', description: 'true grants lifetime access, false revokes it' },
           active_until: { type: ['string', 'null'], description: 'Set the expiry outright (ISO 8601), or null' },
-          password: { type: 'string' },
+          password: password('At least the application’s password_min_length characters.'),
         },
       },
-      response: { 200: summarySchema, ...errors(401, 404, 422) },
+      response: { 200: { ...ref('UserSummary'), description: 'The user as changed' }, ...errors(401, 404, 413, 422) },
     },
     handler: async (request) => patchUser(acting(s, request), request.params.app_id, request.params.user_id, request.body),
   });
 
   app.post<{ Params: Params }>('/apps/:app_id/users/:user_id/reset-devices', {
-    schema: { tags, security: adminSecurity, summary: 'Forget the user’s devices (and end their sessions)', params: userParams, response: { 204: { type: 'null', description: 'Done' }, ...errors(401, 404, 422) } },
+    schema: { operationId: 'resetUserDevices', tags, security: adminSecurity, summary: 'Forget the user’s devices (and end their sessions)', params: userParams, response: { 204: { type: 'null', description: 'Done' }, ...errors(401, 404, 422) } },
     handler: async (request, reply) => {
       await resetDevices(acting(s, request), request.params.app_id, request.params.user_id);
       return reply.code(204).send();
@@ -79,14 +51,14 @@ export function userRoutes(app: FastifyInstance, s: Services): void {
 
   app.post<{ Params: Params }>('/apps/:app_id/users/:user_id/revoke-sessions', {
     schema: {
-      tags, security: adminSecurity, summary: 'End every session of the user', params: userParams,
-      response: { 200: { type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer' } } }, ...errors(401, 404, 422) },
+      operationId: 'revokeUserSessions', tags, security: adminSecurity, summary: 'End every session of the user', params: userParams,
+      response: { 200: { ...ref('RevokedSessions'), description: 'How many sessions ended' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => revokeSessions(acting(s, request), request.params.app_id, request.params.user_id),
   });
 
   app.delete<{ Params: Params }>('/apps/:app_id/users/:user_id', {
-    schema: { tags, security: adminSecurity, summary: 'Delete the user and everything that is theirs', params: userParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
+    schema: { operationId: 'deleteUser', tags, security: adminSecurity, summary: 'Delete the user and everything that is theirs', params: userParams, response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) } },
     handler: async (request, reply) => {
       await deleteUser(acting(s, request), request.params.app_id, request.params.user_id);
       return reply.code(204).send();

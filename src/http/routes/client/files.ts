@@ -5,7 +5,10 @@ import { errorBody } from '../../errors.js';
 import { header, userCredentials } from '../../client-plugin.js';
 import { contentDisposition, parseRange } from '../../range.js';
 import { noteDownload } from '../../signing.js';
-import { errors, userAuthHeaders, uuid } from '../../schemas.js';
+import { errors, userAuthHeaders, userSecurity, uuid } from '../../schemas.js';
+
+const binary = { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } as const;
+const downloadHeaders = ['ContentDisposition', 'ETag', 'AcceptRanges', 'ContentLength'];
 
 /** GET /files/{file_id}/download (SPEC 4.6): streamed, resumable (Range), verifiable (ETag = SHA-256). */
 export function fileRoutes(app: FastifyInstance, s: Services): void {
@@ -13,15 +16,26 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
     exposeHeadRoute: false,
     config: { limited: 'legacy_auth' },
     schema: {
+      operationId: 'downloadFile',
       tags: ['client'],
       summary: 'Download a file of the application',
-      documentedHeaders: userAuthHeaders,
+      description: 'Streamed and resumable: one byte range per request (RFC 9110); the ETag is the hex SHA-256 of the whole file.',
+      security: userSecurity,
+      documentedHeaders: {
+        type: 'object',
+        properties: {
+          ...userAuthHeaders.properties,
+          range: { type: 'string', description: 'One byte range, bytes=<first>-[<last>] or bytes=-<suffix>; anything else is ignored (the whole file is sent)', examples: ['bytes=1048576-'] },
+          'if-range': { type: 'string', description: 'The ETag of an earlier answer: the range is honoured only if the file is still the same, else the whole file is sent' },
+        },
+      },
       params: { type: 'object', required: ['file_id'], properties: { file_id: uuid } },
       response: {
-        200: { description: 'The file content', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-        206: { description: 'The requested byte range', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        200: { description: 'The file content', content: binary },
+        206: { description: 'The requested byte range', content: binary },
         ...errors(401, 403, 404, 416, 422, 429),
       },
+      documentedResponseHeaders: { 200: downloadHeaders, 206: [...downloadHeaders, 'ContentRange'], 416: ['ContentRange'] },
     },
     handler: async (request, reply) => {
       const file = await fileForDownload(s, request.ctx, userCredentials(request), request.params.file_id);

@@ -2,41 +2,40 @@ import type { FastifyInstance } from 'fastify';
 import { login, logout, type LoginInput } from '../../../domain/login.js';
 import type { Services } from '../../../domain/services.js';
 import { userCredentials } from '../../client-plugin.js';
-import { appHeaders, errors } from '../../schemas.js';
+import { appSecurity, documentedAs, errors, hardwareId, ref, sessionSecurity } from '../../schemas.js';
 
 /** POST /auth/login (SPEC 4.3) and POST /auth/logout (DECISIONS). */
 export function sessionRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Body: LoginInput }>('/auth/login', {
     config: { limited: 'login' },
     schema: {
+      operationId: 'login',
       tags: ['client'],
       summary: 'Create a session; returns a session token',
-      documentedHeaders: appHeaders,
+      security: appSecurity,
       body: {
         type: 'object',
         required: ['credentials'],
         properties: {
-          credentials: {
-            type: 'object',
-            description: 'Either {username, password} or {code}',
-            properties: { username: { type: 'string' }, password: { type: 'string' }, code: { type: 'string' } },
-          },
-          hardware_id: { type: 'string', description: 'Required when device authentication is enabled' },
+          // The domain tells the two forms apart with its own 422 messages (src/domain/login.ts); the document states them as a oneOf.
+          credentials: documentedAs(
+            { type: 'object', properties: { username: { type: 'string' }, password: { type: 'string' }, code: { type: 'string' } } },
+            { description: 'Either {username, password} or {code}, not both', oneOf: [ref('PasswordCredentials'), ref('CodeCredentials')] },
+          ),
+          hardware_id: hardwareId,
         },
       },
-      response: {
-        200: { type: 'object', required: ['session_token'], properties: { session_token: { type: 'string' } } },
-        ...errors(401, 403, 413, 422, 429),
-      },
+      response: { 200: { ...ref('Session'), description: 'The session' }, ...errors(401, 403, 413, 422, 429) },
     },
     handler: (request) => login(s, request.ctx, request.body),
   });
 
   app.post('/auth/logout', {
     schema: {
+      operationId: 'logout',
       tags: ['client'],
       summary: 'Revoke the Bearer session token',
-      documentedHeaders: { type: 'object', properties: { ...appHeaders.properties, authorization: { type: 'string', description: 'Bearer <session_token>' } } },
+      security: sessionSecurity,
       response: { 204: { type: 'null', description: 'Session revoked' }, ...errors(401, 413, 422) },
     },
     handler: async (request, reply) => {

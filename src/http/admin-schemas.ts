@@ -1,0 +1,162 @@
+/**
+ * The named schemas of the admin API (components of the OpenAPI document), registered by
+ * server.ts through registerSchemas. Request limits the domain checks are stated document-only
+ * (see `documented` in schemas.ts); numbers are imported where the domain exports them.
+ */
+import { BAN_TYPES } from '../domain/admin/bans.js';
+import { VARIABLE_NAME, VARIABLE_VALUE_MAX } from '../domain/admin/content.js';
+import { documented, nullableTimestamp, ref, text, timestamp, uuid } from './schemas.js';
+
+/** Application names and admin token names: 1 to 128 characters (src/domain/admin/apps.ts, tokens.ts check them). */
+export const NAME_RULE = { min: 1, max: 128 };
+/** File names: 1 to 255 characters, no path separator (src/domain/admin/content.ts). */
+export const FILE_NAME = documented(text({ min: 1, max: 255 }, 'The file name clients see; no / or \\'), { pattern: '^[^/\\\\]+$' });
+/** Media types as src/domain/admin/content.ts accepts them. */
+export const MIME_TYPE = documented({ type: 'string', description: 'A media type such as application/octet-stream' } as const, {
+  pattern: '^[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}/[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}$',
+});
+export const variableName = text(VARIABLE_NAME, 'The variable name');
+export const variableValue = documented({ type: 'string' } as const, { maxLength: VARIABLE_VALUE_MAX });
+
+export const appSettings = {
+  device_auth_enabled: { type: 'boolean' },
+  anonymous_access_allowed: { type: 'boolean' },
+  max_devices_per_user: { type: 'integer', minimum: 1, maximum: 1000 },
+  session_ttl_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000 },
+  password_min_length: { type: 'integer', minimum: 1, maximum: 1024 },
+  registration_open: { type: 'boolean' },
+  max_sessions_per_user: { type: 'integer', minimum: 0, maximum: 10_000, description: 'Live sessions per user; a new login ends the oldest beyond it (0: no cap)' },
+  rate_failures_per_identity: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per username or license code per window' },
+  rate_failures_per_identity_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_failures_per_ip: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per client IP per window' },
+  rate_failures_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_signups_per_ip: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Sign-ups per client IP per window' },
+  rate_signups_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  rate_signups_per_app: { type: 'integer', minimum: 0, maximum: 100_000_000, description: 'Sign-ups per app per window; 0 for no app-wide cap' },
+  rate_signups_per_app_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+  signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
+  offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
+  lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds' },
+} as const;
+
+const appProperties = { id: uuid, name: { type: 'string' }, api_key: { type: 'string' }, ...appSettings, created_at: timestamp, updated_at: timestamp } as const;
+const appRequired = ['id', 'name', 'api_key', ...Object.keys(appSettings), 'created_at', 'updated_at'];
+
+const app = { $id: 'App', type: 'object', required: appRequired, properties: appProperties } as const;
+const appWithSecret = {
+  $id: 'AppWithSecret',
+  description: 'An application as created: the only answer that shows its API secret',
+  type: 'object',
+  required: [...appRequired, 'api_secret'],
+  properties: { ...appProperties, api_secret: { type: 'string' } },
+} as const;
+const appSecret = { $id: 'AppSecret', type: 'object', required: ['api_secret'], properties: { api_secret: { type: 'string' } } } as const;
+
+const license = {
+  $id: 'License',
+  type: 'object',
+  required: ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'],
+  properties: {
+    id: uuid, code: { type: 'string' }, minutes: { type: ['integer', 'null'] }, grants_lifetime_access: { type: 'boolean' },
+    revokes_lifetime_access: { type: 'boolean' }, note: { type: ['string', 'null'] }, expires_at: nullableTimestamp, created_at: timestamp,
+    used_at: nullableTimestamp, used_by_user_id: { type: ['string', 'null'] },
+  },
+} as const;
+const licenseBatch = { $id: 'LicenseBatch', type: 'object', required: ['licenses'], properties: { licenses: { type: 'array', items: ref('License') } } } as const;
+
+const variable = {
+  $id: 'Variable', type: 'object', required: ['name', 'value', 'updated_at'],
+  properties: { name: { type: 'string' }, value: { type: 'string' }, updated_at: timestamp },
+} as const;
+const storedFile = {
+  $id: 'StoredFile',
+  type: 'object',
+  required: ['id', 'name', 'mime_type', 'is_encrypted', 'size', 'sha256', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid, name: { type: 'string' }, mime_type: { type: 'string' }, is_encrypted: { type: 'boolean' }, size: { type: 'integer', minimum: 0 },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of the content; the download’s ETag' }, created_at: timestamp, updated_at: timestamp,
+  },
+} as const;
+
+const ban = {
+  $id: 'Ban',
+  type: 'object',
+  required: ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'],
+  properties: { id: uuid, type: { type: 'string', enum: BAN_TYPES }, value: { type: 'string' }, reason: { type: ['string', 'null'] }, expires_at: nullableTimestamp, created_at: timestamp },
+} as const;
+
+const userSummaryProperties = {
+  id: uuid, username: { type: 'string' }, membership: ref('Membership'), created_at: timestamp, password_set: { type: 'boolean' }, device_count: { type: 'integer', minimum: 0 },
+} as const;
+const userSummaryRequired = ['id', 'username', 'membership', 'created_at', 'password_set', 'device_count'];
+const userSummary = { $id: 'UserSummary', type: 'object', required: userSummaryRequired, properties: userSummaryProperties } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+const userDetail = {
+  $id: 'UserDetail',
+  type: 'object',
+  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id'],
+  properties: {
+    ...userSummaryProperties,
+    signup_license_id: nullableString,
+    devices: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: { type: 'string' }, created_at: timestamp, last_seen_at: timestamp } } },
+    ips: { type: 'array', items: { type: 'object', properties: { ip: { type: 'string' }, first_seen_at: timestamp, last_seen_at: timestamp, count: { type: 'integer' } } } },
+    activations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: uuid, license_id: uuid, occurred_at: timestamp, minutes: { type: ['integer', 'null'] },
+          grants_lifetime_access: { type: 'boolean' }, revokes_lifetime_access: { type: 'boolean' },
+        },
+      },
+    },
+    sessions: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: nullableString, ip: nullableString, created_at: timestamp, expires_at: timestamp } } },
+  },
+} as const;
+const revokedSessions = { $id: 'RevokedSessions', type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer', minimum: 0 } } } as const;
+
+const tokenProperties = { id: uuid, name: { type: 'string' }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp } as const;
+const tokenRequired = ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'];
+const adminToken = { $id: 'AdminToken', type: 'object', required: tokenRequired, properties: tokenProperties } as const;
+const adminTokenWithSecret = {
+  $id: 'AdminTokenWithSecret',
+  description: 'An admin token as created: the only answer that shows the token',
+  type: 'object',
+  required: [...tokenRequired, 'token'],
+  properties: { ...tokenProperties, token: { type: 'string' } },
+} as const;
+const auditEvent = {
+  $id: 'AuditEvent',
+  type: 'object',
+  required: ['id', 'at', 'actor', 'action', 'app_id', 'target_id', 'details'],
+  properties: {
+    id: uuid, at: timestamp, actor: { type: 'string' }, action: { type: 'string' }, app_id: { type: ['string', 'null'] },
+    target_id: { type: ['string', 'null'] }, details: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+/** A page of a list: `next_cursor` is null on the last page. Named `<Item>Page`. */
+function pageOf(item: string) {
+  return {
+    $id: `${item}Page`,
+    type: 'object',
+    required: ['items', 'next_cursor'],
+    properties: { items: { type: 'array', items: ref(item) }, next_cursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last' } },
+  } as const;
+}
+/** Lists that are never paged (variables, files): one page, `next_cursor` always null. */
+function listOf(item: string) {
+  return {
+    $id: `${item}List`,
+    type: 'object',
+    required: ['items', 'next_cursor'],
+    properties: { items: { type: 'array', items: ref(item) }, next_cursor: { type: 'null' } },
+  } as const;
+}
+
+export const ADMIN_SCHEMAS: readonly object[] = [
+  app, appWithSecret, appSecret, license, licenseBatch, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
+  adminToken, adminTokenWithSecret, auditEvent,
+  pageOf('App'), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
+  listOf('Variable'), listOf('StoredFile'),
+];
