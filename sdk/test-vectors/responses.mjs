@@ -90,7 +90,8 @@ export function responseCases() {
   tampered('bad_signature_replay', 'a replay: the right key, an old nonce', getContext, { nonce: OLD_NONCE });
   tampered('bad_signature_other_app', 'signed with this app\'s key but for another app id', getContext, { appId: OTHER_APP_ID });
   tampered('bad_signature_request_body', 'an answer to another request body', postLogin, { requestBody: utf8('{"credentials":{"code":"X"}}'), method: 'POST', target: '/auth/login' });
-  tampered('bad_signature_t', 't in the header differs from the t signed', getContext, { t: T0 + 3600_001 });
+  const lateT = answer({ t: T0 + 3600_001, request: getContext, body: appContextBody });
+  add('bad_signature_t', 't in the header differs from the t signed', getContext, withHeader(lateT, 'tollgate-signature', sigOf(lateT).replace(`t=${T0 + 3600_001}`, `t=${T0 + 3600_000}`)), 'bad_signature');
   add('bad_signature_emulator_key', "an emulator replaying the real certificate with its own key", getContext, answer({ key: { ...evil, kid: k1.kid }, request: getContext, body: appContextBody }), 'bad_signature');
   add('bad_signature_flipped', 'one bit of the signature changed', getContext, withHeader(ok, 'tollgate-signature', `v1; kid=${kid}; t=${t}; sig=${flipSig(sig)}`), 'bad_signature');
   add('bad_signature_download_file', 'the assembled file differs from the file signed', download, downloadAnswer(200, undefined, utf8('another file')), 'bad_signature', { download: { file: FILE } });
