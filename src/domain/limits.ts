@@ -84,15 +84,16 @@ export class Limiter {
    * a place in the failure windows of the IP and of the username or code, taken
    * before the check in one step with the comparison: N parallel guesses get
    * at most `limit` checks, where reading at step 2 and adding after the
-   * check let all of them through. A wrong credential keeps its place (that is
-   * the failure counted); anything else gives it back, so successes never use
-   * up the allowance. No place: 429, and nothing was checked.
+   * check let all of them through. The place is held in flight: a wrong
+   * credential moves it into the window (that is the failure counted);
+   * anything else gives it back, so successes never use up the allowance. No
+   * place: 429, and nothing was checked.
    */
   async attempt<T>(ctx: RequestContext, who: Identity, check: () => T | Promise<T>): Promise<T> {
     if (!this.counters) return check();
     const rules = this.failureRules(ctx.app, ctx.ip, who);
     const taken = await this.counters.take(rules, ctx.now);
-    if (!taken.ok) throw this.refusal(rules[taken.full]!, ctx.now);
+    if (!taken.ok) throw taken.inFlightOnly ? new RateLimited(rules[taken.full]!.limit, IN_FLIGHT_RETRY_S) : this.refusal(rules[taken.full]!, ctx.now);
     let failed = false;
     try {
       return await check();
@@ -100,8 +101,9 @@ export class Limiter {
       failed = err instanceof DomainError && FAILURE_CODES.has(err.code);
       throw err;
     } finally {
-      // A give-back that fails (the counters' store is down) costs the user one place until the window ends.
-      if (!failed) await taken.giveBack().catch(() => undefined);
+      // The counters' store may fail here too (the check's 503 is often the same outage): the place then
+      // lapses with its slice, within a minute, instead of being kept or given back.
+      await (failed ? taken.keep() : taken.giveBack()).catch(() => undefined);
     }
   }
 
@@ -109,3 +111,10 @@ export class Limiter {
     return new RateLimited(rule.limit, Math.max(1, Math.ceil((windowEnd(now, rule.windowMs) - now) / 1000)));
   }
 }
+
+/**
+ * Retry-After of a 429 caused only by places in flight (parallel attempts
+ * still being checked): they free up within a verification, not at the
+ * window's end. One a lost answer left behind lapses within FLIGHT_SLICE_MS × 2.
+ */
+const IN_FLIGHT_RETRY_S = 1;

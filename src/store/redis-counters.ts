@@ -1,25 +1,47 @@
 import { Redis, type Result } from 'ioredis';
-import { MemoryCounters, windowEnd, windowKey, type Counters, type Slot, type Taken } from './counters.js';
+import { MemoryCounters, flights, windowEnd, windowKey, type Counters, type Slot, type Taken } from './counters.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     tollgateTake(numberOfKeys: number, ...keysThenArgs: string[]): Result<number, Context>;
+    tollgateKeep(numberOfKeys: number, ...keysThenArgs: string[]): Result<number, Context>;
     tollgateGiveBack(numberOfKeys: number, ...keys: string[]): Result<number, Context>;
   }
 }
 
-/** Takes a place in every key (ARGV: limit, ttl per key) or in none; returns 0, or the 1-based index of a full key. */
+/**
+ * Takes a place in flight for every slot or for none. KEYS: per slot its
+ * window, its current and its previous in-flight key; ARGV: per slot its
+ * limit and the current in-flight key's ttl. Returns 0, or the 1-based index
+ * of a full slot, negated when places in flight alone filled it.
+ */
 const TAKE = `
-for i, key in ipairs(KEYS) do
-  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[2 * i - 1]) then return i end
+local n = #KEYS / 3
+for i = 1, n do
+  local confirmed = tonumber(redis.call('GET', KEYS[3 * i - 2]) or '0')
+  local flying = tonumber(redis.call('GET', KEYS[3 * i - 1]) or '0') + tonumber(redis.call('GET', KEYS[3 * i]) or '0')
+  local limit = tonumber(ARGV[2 * i - 1])
+  if confirmed + flying >= limit then
+    if confirmed < limit then return -i end
+    return i
+  end
 end
-for i, key in ipairs(KEYS) do
-  redis.call('INCR', key)
-  redis.call('PEXPIRE', key, ARGV[2 * i])
+for i = 1, n do
+  redis.call('INCR', KEYS[3 * i - 1])
+  redis.call('PEXPIRE', KEYS[3 * i - 1], ARGV[2 * i])
 end
 return 0`;
 
-/** Gives a place back; a key whose window has ended (gone) is left alone rather than recreated at -1 without expiry. */
+/** A wrong credential: its places move into the windows. KEYS: per slot its window, then its in-flight key; ARGV: per slot the window's ttl. */
+const KEEP = `
+for i = 1, #KEYS / 2 do
+  redis.call('INCR', KEYS[2 * i - 1])
+  redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[i])
+  if tonumber(redis.call('GET', KEYS[2 * i]) or '0') > 0 then redis.call('DECR', KEYS[2 * i]) end
+end
+return 0`;
+
+/** Gives places in flight back; a key that has lapsed (gone) is left alone rather than recreated at -1 without expiry. */
 const GIVE_BACK = `
 for _, key in ipairs(KEYS) do
   if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
@@ -70,7 +92,7 @@ export class RedisCounters implements Counters {
       maxRetriesPerRequest: 0, // a command in flight when the link drops fails then, not after reconnection attempts
       connectTimeout: CONNECT_WAIT_MS,
       retryStrategy: (times) => Math.min(times * 100, 2000),
-      scripts: { tollgateTake: { lua: TAKE }, tollgateGiveBack: { lua: GIVE_BACK } },
+      scripts: { tollgateTake: { lua: TAKE }, tollgateKeep: { lua: KEEP }, tollgateGiveBack: { lua: GIVE_BACK } },
     });
     this.redis.on('error', () => undefined); // reported through the state changes below, once per outage
     this.redis.on('ready', () => void this.probe());
@@ -116,13 +138,24 @@ export class RedisCounters implements Counters {
 
   async take(slots: readonly Slot[], now: number): Promise<Taken> {
     return this.either(async () => {
-      const keys = slots.map((s) => PREFIX + windowKey(s.key, s.windowMs, now));
-      const args = slots.flatMap((s) => [String(s.limit), String(ttl(s.windowMs, now))]);
+      const windows = slots.map((s) => PREFIX + windowKey(s.key, s.windowMs, now));
+      const inFlight = windows.map((w) => flights(w, now));
+      const keys = windows.flatMap((w, i) => [w, inFlight[i]!.current, inFlight[i]!.previous]);
+      const args = slots.flatMap((s, i) => [String(s.limit), String(inFlight[i]!.expires - now + 1000)]);
+      // A script that ran but whose answer came too late holds places in Redis that nobody gives back:
+      // they lapse with their slice (the node meanwhile counts this attempt in its own memory).
       const full = Number(await this.answered(this.redis.tollgateTake(keys.length, ...keys, ...args)));
-      if (full > 0) return { ok: false, full: full - 1 };
-      // Redis gone by then: the place stays taken until its window ends (one attempt's worth, never more).
-      const giveBack = () => this.answered(this.redis.tollgateGiveBack(keys.length, ...keys)).then(() => undefined, (err: Error) => this.lost(err.message));
-      return { ok: true, giveBack };
+      if (full !== 0) return { ok: false, full: Math.abs(full) - 1, inFlightOnly: full < 0 };
+      const current = inFlight.map((f) => f.current);
+      // Redis gone by then: the places lapse with their slice (and a wrong credential goes uncounted there).
+      const settle = (command: Promise<number>) => this.answered(command).then(() => undefined, (err: Error) => this.lost(err.message));
+      return {
+        ok: true,
+        keep: () => settle(this.redis.tollgateKeep(
+          windows.length * 2, ...windows.flatMap((w, i) => [w, current[i]!]), ...slots.map((s) => String(ttl(s.windowMs, now))),
+        )),
+        giveBack: () => settle(this.redis.tollgateGiveBack(current.length, ...current)),
+      };
     }, () => this.local.take(slots, now));
   }
 
