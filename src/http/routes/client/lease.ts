@@ -1,10 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { issueLease } from '../../../domain/lease.js';
 import type { Services } from '../../../domain/services.js';
+import { HARDWARE_ID } from '../../../domain/validation.js';
 import { header, userCredentials } from '../../client-plugin.js';
-import { errors, userAuthHeaders } from '../../schemas.js';
+import { errors, text, userSecurity } from '../../schemas.js';
 
 export const LEASE_CONTENT_TYPE = 'application/x-tollgate-lease';
+
+/** A user credential is required: the user-security alternatives without the anonymous one (app credentials alone). */
+const leaseSecurity = userSecurity.filter((alternative) => 'sessionToken' in alternative || 'licenseCode' in alternative || 'legacyUsername' in alternative);
 
 /** POST /lease (docs/signing.md, "Offline leases"): a signed permit to run offline on one device for a while. */
 export function leaseRoutes(app: FastifyInstance, s: Services): void {
@@ -18,13 +22,14 @@ export function leaseRoutes(app: FastifyInstance, s: Services): void {
         'User authentication as GET /app_context (all its checks, in its order), with x-hardware-id and Tollgate-Nonce required; no body. ' +
         'The lease file is armoured base64url of {v, kid, cert, payload, sig} (docs/signing.md). ' +
         '403 leases_disabled when the app has offline_grace_seconds 0; 503 when the app has no usable signing key.',
+      security: leaseSecurity,
+      // The nonce becomes the document's TollgateNonceRequired parameter (src/http/openapi.ts); both are checked by the domain.
       documentedHeaders: {
-        ...userAuthHeaders,
+        type: 'object',
         required: ['x-hardware-id', 'tollgate-nonce'],
         properties: {
-          ...userAuthHeaders.properties,
-          'x-hardware-id': { type: 'string', minLength: 1, description: 'Hardware ID of this device: the lease is bound to it (required)' },
-          'tollgate-nonce': { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$', description: 'Fresh for every request; the answer is signed over it (required)' },
+          'x-hardware-id': text(HARDWARE_ID, 'Hardware ID of this device: the lease is bound to it. Required, device authentication on or off'),
+          'tollgate-nonce': { type: 'string' },
         },
       },
       response: {
