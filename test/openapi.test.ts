@@ -3,6 +3,9 @@ import { join, relative, resolve, sep } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { harness, STORE, type Harness } from './helpers.js';
+import { ERRORS } from '../src/http/errors.js';
+import { HARDWARE_ID, LICENSE_CODE, PASSWORD_MAX_BYTES, USERNAME } from '../src/domain/validation.js';
+import { NONCE } from '../src/domain/signing/format.js';
 
 /**
  * The OpenAPI 3.1 document at /openapi.json (DECISIONS.md, "Meta endpoints"):
@@ -282,6 +285,68 @@ describe.skipIf(pgMissing)('OpenAPI document', () => {
       'POST /admin/v1/apps': 'createApp', 'DELETE /admin/v1/apps/:app_id': 'deleteApp', 'POST /admin/v1/apps/:app_id/files': 'uploadFile',
     });
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+  });
+
+  it('one ErrorBody, referenced everywhere, whose code lists every code of the error table', () => {
+    const body = doc.components!.schemas!.ErrorBody as { properties: { code: { enum: string[] } } };
+    expect([...body.properties.code.enum].sort()).toEqual(Object.keys(ERRORS).sort());
+    // No inline copy left: every {detail, code} object outside the components is a $ref.
+    const inline = (raw.match(/"detail":\{"type":"string"/g) ?? []).length;
+    expect(inline, 'inline copies of the error schema (ErrorBody and /readyz 503 only)').toBe(2);
+    for (const o of operations()) {
+      for (const [status, response] of Object.entries(o.op.responses ?? {})) {
+        if (/^2/.test(status) || `${o.key} ${status}` === 'GET /readyz 503') continue;
+        expect((response.content as Json)['application/json'], `${o.key} ${status}`).toEqual({ schema: { $ref: '#/components/schemas/ErrorBody' } });
+      }
+    }
+  });
+
+  it('every admin operation with a body declares 413; uploads take application/octet-stream', () => {
+    const missing = operations().filter((o) => o.path.startsWith('/admin/') && o.op.requestBody && !o.op.responses?.['413']).map((o) => o.key);
+    expect(missing).toEqual([]);
+    for (const id of ['uploadFile', 'replaceFileContent']) {
+      const op = operations().find((o) => o.op.operationId === id)!.op;
+      expect(op.requestBody, id).toMatchObject({ content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } });
+    }
+  });
+
+  it('the download documents Range/If-Range, its response headers, 206 and 416', () => {
+    const op = operations().find((o) => o.op.operationId === 'downloadFile')!.op;
+    const names = (op.parameters ?? []).map((p) => String(deref(p).name).toLowerCase());
+    expect(names).toEqual(expect.arrayContaining(['range', 'if-range', 'x-hardware-id', 'tollgate-nonce']));
+    const headers = (status: string) => Object.keys((op.responses![status]!.headers ?? {}) as Json);
+    expect(headers('200')).toEqual(expect.arrayContaining(['Content-Disposition', 'ETag', 'Accept-Ranges', 'Content-Length']));
+    expect(headers('206')).toEqual(expect.arrayContaining(['Content-Range', 'ETag', 'Content-Length']));
+    expect(headers('416')).toContain('Content-Range');
+  });
+
+  it('client operations reference the signing headers, defined once as components', () => {
+    const components = doc.components!;
+    expect(components.parameters!.TollgateNonce).toMatchObject({ name: 'Tollgate-Nonce', in: 'header', required: false, schema: { pattern: NONCE.source } });
+    expect(Object.keys(components.headers!)).toEqual(expect.arrayContaining(['TollgateSignature', 'TollgateKeyCert']));
+    const bad: string[] = [];
+    for (const o of operations().filter((x) => x.op.tags?.includes('client'))) {
+      if (!(o.op.parameters ?? []).some((p) => String(p.$ref).startsWith('#/components/parameters/TollgateNonce'))) bad.push(`${o.key}: no nonce`);
+      for (const [status, response] of Object.entries(o.op.responses ?? {})) {
+        const h = (response.headers ?? {}) as Record<string, Json>;
+        if (h['Tollgate-Signature']?.$ref !== '#/components/headers/TollgateSignature' || h['Tollgate-Key-Cert']?.$ref !== '#/components/headers/TollgateKeyCert') bad.push(`${o.key} ${status}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('states the domain limits with the domain constants and the conditional requirements', () => {
+    const s = doc.components!.schemas!;
+    expect((s.PasswordCredentials as Json).properties).toMatchObject({ username: { minLength: USERNAME.min, maxLength: USERNAME.max }, password: { maxLength: PASSWORD_MAX_BYTES } });
+    expect((s.CodeCredentials as Json).properties).toMatchObject({ code: { minLength: LICENSE_CODE.min, maxLength: LICENSE_CODE.max } });
+    const body = (id: string) => deref((operations().find((o) => o.op.operationId === id)!.op.requestBody as Json).content as Json)['application/json'] as Json;
+    expect(body('signUp').schema).toMatchObject({ properties: { hardware_id: { maxLength: HARDWARE_ID.max } } });
+    expect(body('login').schema).toMatchObject({ properties: { credentials: { oneOf: [{ $ref: '#/components/schemas/PasswordCredentials' }, { $ref: '#/components/schemas/CodeCredentials' }] } } });
+    expect(JSON.stringify((body('createLicenses').schema as Json).allOf)).toContain('"minutes"');
+    const confirm = (operations().find((o) => o.op.operationId === 'deleteApp')!.op.parameters ?? []).find((p) => p.name === 'confirm');
+    expect(confirm).toMatchObject({ in: 'query', required: true });
+    // Document-only markers never leak into the document.
+    expect(raw).not.toContain('x-tollgate-document');
   });
 
   describe('/docs', () => {

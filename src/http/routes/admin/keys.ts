@@ -50,7 +50,7 @@ export function keyRoutes(app: FastifyInstance, s: Services): void {
         type: 'object', required: ['public_key'], additionalProperties: false,
         properties: { public_key: publicKey, replace: { type: 'boolean', default: false, description: 'Required to replace an existing root: every certificate it made stops verifying' } },
       },
-      response: { 200: rootSchema, ...errors(401, 404, 409, 422) },
+      response: { 200: rootSchema, ...errors(401, 404, 409, 413, 422) },
     },
     handler: async (request) => setRootKey(acting(s, request), request.params.app_id, request.body),
   });
@@ -89,7 +89,7 @@ export function keyRoutes(app: FastifyInstance, s: Services): void {
         type: 'object', required: ['certificate'], additionalProperties: false,
         properties: { certificate: { type: 'string', minLength: 1, maxLength: 4096, description: 'base64url of the tollgate/keycert/v1 JSON (docs/signing.md)' } },
       },
-      response: { 200: keySchema, ...errors(401, 404, 409, 422) },
+      response: { 200: keySchema, ...errors(401, 404, 409, 413, 422) },
     },
     handler: async (request) => uploadCertificate(acting(s, request), request.params.app_id, request.params.kid, request.body.certificate),
   });

@@ -72,6 +72,7 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
       operationId: 'exportLicenses', tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
       querystring: { type: 'object', properties: { used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
       response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
+      documentedResponseHeaders: { 200: ['ContentDisposition'] },
     },
     handler: async (request, reply) => {
       const lines = exportLicensesCsv(s, request.params.app_id, licenseFilter(request.query));

@@ -35,7 +35,7 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
         206: { description: 'The requested byte range', content: binary },
         ...errors(401, 403, 404, 416, 422, 429),
       },
-      documentedResponseHeaders: { 200: downloadHeaders, 206: [...downloadHeaders, 'ContentRange'], 416: ['ContentRange'] },
+      documentedResponseHeaders: { 200: downloadHeaders, 206: [...downloadHeaders, 'ContentRange'], 416: ['ContentRange', 'ContentDisposition', 'ETag', 'AcceptRanges'] },
     },
     handler: async (request, reply) => {
       const file = await fileForDownload(s, request.ctx, userCredentials(request), request.params.file_id);
