@@ -2,13 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { StoreOutage } from '../src/http/outage.js';
+import { StoreUnavailable } from '../src/store/db.js';
 import { maskedUrl } from '../src/store/postgres-errors.js';
-import { STORE, harness, type Harness } from './helpers.js';
+import { ADMIN_TOKEN, STORE, harness, type Harness } from './helpers.js';
 
 /**
- * What an operator reads while the database is away: the cause of a 503 never carries the database
- * password, however the URL gives it.
+ * What an operator reads while the database is away: lines on its changes of state, not one per
+ * refused request (466 warnings and 150 readiness errors in 40 s on one node, before), and never the
+ * database password, however the URL gives it.
  */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The server's log lines, parsed, as they are written. */
 function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
@@ -76,5 +81,79 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query para
     expect(warn, JSON.stringify(log.lines)).toBeDefined();
     expect(String(warn!.cause)).toContain('password=***');
     expect(JSON.stringify(log.lines)).not.toContain('Sup3rSecret');
+  });
+});
+
+describe('a database that refuses every request', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it('200 requests (admin API and /readyz) write one warning, not 200; when it answers again, one info line with the count', async () => {
+    const log = capture();
+    h = await harness({ env: { LOG_LEVEL: 'info' }, logStream: log.stream });
+    const db = h.tollgate.services.store.db as unknown as Record<'one' | 'all' | 'run' | 'transaction' | 'ping', (...args: unknown[]) => Promise<unknown>>;
+    let down = true;
+    for (const method of ['one', 'all', 'run', 'transaction'] as const) {
+      const real = db[method]!.bind(db);
+      db[method] = (...args: unknown[]) => (down ? Promise.reject(new StoreUnavailable('SQLite: disk I/O error (SQLITE_IOERR)')) : real(...args));
+    }
+    const ping = db.ping!.bind(db);
+    db.ping = () => (down ? Promise.resolve(false) : ping());
+    const before = log.lines.length;
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => h!.inject(i % 4 === 0 ? { method: 'GET', url: '/readyz' } : { method: 'GET', url: '/admin/v1/apps', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })));
+      statuses.push(...answers.map((a) => a.statusCode));
+    }
+    expect(new Set(statuses)).toEqual(new Set([503]));
+    const during = log.lines.slice(before);
+    expect(during.map((l) => l.msg), JSON.stringify(during.slice(0, 5))).toEqual(['database unavailable']);
+    expect(during[0]!.level).toBe(40);
+    expect(String(during[0]!.cause)).toMatch(/SQLITE_IOERR|readiness/);
+
+    down = false;
+    for (let i = 0; i < 50 && !log.lines.some((l) => l.msg === 'database answers again'); i++) await sleep(100);
+    const back = log.lines.filter((l) => l.msg === 'database answers again');
+    expect(back).toHaveLength(1);
+    expect(back[0]!.level).toBe(30);
+    expect(back[0]!.refused).toBe(200);
+    expect((await h.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    // A new outage is reported again.
+    down = true;
+    expect((await h.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+    expect(log.lines.filter((l) => l.msg === 'database unavailable')).toHaveLength(2);
+    down = false;
+  });
+});
+
+describe('StoreOutage', () => {
+  it('while refusals go on: at most one summary per interval, with the count; no "answers again" while requests are still refused', async () => {
+    const lines: [string, string, Record<string, unknown>][] = [];
+    const log = { warn: (obj: object, msg: string) => void lines.push(['warn', msg, obj as Record<string, unknown>]), info: (obj: object, msg: string) => void lines.push(['info', msg, obj as Record<string, unknown>]) };
+    let answers = true; // reads answer, writes fail: a locked SQLite file
+    const sut = new StoreOutage(log, async () => answers, { probeMs: 20, summaryMs: 200, probeWithinMs: 100 });
+    try {
+      const start = Date.now();
+      let refused = 0;
+      while (Date.now() - start < 700) {
+        sut.refused('SQLite: database is locked (SQLITE_BUSY)');
+        refused++;
+        await sleep(5);
+      }
+      expect(lines[0]).toEqual(['warn', 'database unavailable', { reqId: undefined, cause: 'SQLite: database is locked (SQLITE_BUSY)' }]);
+      const summaries = lines.filter(([, msg]) => msg === 'database still unavailable');
+      expect(summaries.length).toBeGreaterThanOrEqual(2);
+      expect(summaries.length).toBeLessThanOrEqual(4); // 700 ms / 200 ms
+      expect(lines.some(([, msg]) => msg === 'database answers again')).toBe(false);
+      for (let i = 0; i < 50 && !lines.some(([, msg]) => msg === 'database answers again'); i++) await sleep(20);
+      const counted = summaries.reduce((n, [, , obj]) => n + Number(obj.refused), 0);
+      expect(counted).toBeLessThan(refused);
+      expect(lines.at(-1)).toEqual(['info', 'database answers again', { refused }]);
+    } finally {
+      sut.close();
+    }
   });
 });

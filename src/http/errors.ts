@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
 import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
+import { storeRefused } from './outage.js';
 
 /** Errors of the connection itself, answered before any route runs (src/http/connections.ts). */
 export type TransportCode = 'bad_request' | 'request_timeout' | 'headers_too_large';
@@ -125,7 +126,7 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
   // A database dropped or a file removed under a running node (StoreMissing) is an outage too, not a bug.
   if (err instanceof StoreUnavailable || err instanceof StoreMissing) {
     // Not a bug: the database is down, timed out or full. Say so, so clients and load balancers retry.
-    request.log.warn({ reqId: request.id, cause: err.message }, 'database unavailable');
+    storeRefused(request, err.message);
     void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).send(errorBody('service_unavailable'));
     return;
   }

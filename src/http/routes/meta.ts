@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../domain/services.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody } from '../errors.js';
 import { noSecurity } from '../schemas.js';
+import { watchStore, within } from '../outage.js';
 
 /**
  * How long /readyz waits for the database. Its own bound, shorter than the query timeouts: probes
@@ -10,17 +11,10 @@ import { noSecurity } from '../schemas.js';
  */
 const READY_WITHIN_MS = 1500;
 
-/** Whether `check` resolves true within `ms`; a check still running after that counts as "no". */
-function within(check: Promise<boolean>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([check.catch(() => false), late]).finally(() => clearTimeout(timer));
-}
-
 /** Health and readiness, with no application headers. */
 export function metaRoutes(app: FastifyInstance, s: Services): void {
+  // Probes, load balancers and clients retry while the database is down: log its changes of state, not each refusal.
+  const outage = watchStore(app, () => s.store.db.ping());
   const status = { type: 'object', required: ['status'], properties: { status: { type: 'string' } } } as const;
   const ready = {
     ...status,
@@ -52,7 +46,7 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
     handler: async (request, reply) => {
       // Redis down does not make a node unready (it limits on its own); the field lets an operator see it.
       if (await within(s.store.db.ping(), READY_WITHIN_MS)) return { status: 'ok', rate_limits: s.limits.status() };
-      request.log.error({ reqId: request.id }, 'readiness: the database does not answer or cannot take writes');
+      outage.refused('readiness: the database does not answer or cannot take writes', request.id);
       return reply
         .code(503)
         .header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S))
