@@ -14,6 +14,8 @@ const PROXY = '10.0.0.1';
 const NOT_ADDRESSES = [
   '010.0.0.1', 'garbage', '', ' ', '1.2.3.4.5', ':443', '203.0.113.7:', '203.0.113.7:99999', '203.0.113.7:44a', 'fe80::1%eth0',
   'unknown', '[203.0.113.7', '2001:db8::1]', '[garbage]:80', '203.0.113.7, ', '203.0.113.7,,', '256.1.1.1', '0x7f.0.0.1', '1.2.3',
+  // Unspecified addresses: "no address", never a client's source (a proxy's placeholder, or a client's forgery).
+  '0.0.0.0', '0.0.0.0:80', '::', '[::]:443', '0:0:0:0:0:0:0:0', '::ffff:0.0.0.0',
 ];
 /** Forms that name an address, each with the address it names. */
 const ADDRESSES: [string, string][] = [

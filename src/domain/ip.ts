@@ -190,17 +190,22 @@ export function familiesTrusted(entries: readonly string[]): ('IPv4' | 'IPv6')[]
 /**
  * One X-Forwarded-For entry as an address: `1.2.3.4`, `2001:db8::1`,
  * `1.2.3.4:port`, `[2001:db8::1]` and `[2001:db8::1]:port` (proxies that add
- * the client's port or bracket IPv6). Anything else is null: a value that is
+ * the client's port or bracket IPv6). The unspecified addresses and anything
+ * else are null: a value that is
  * not an address must never stand for a client (it would match no ban and
  * open a rate-limit bucket of its own).
  */
 export function forwardedAddress(entry: string): string | null {
   const value = entry.trim();
   const bracketed = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(value);
-  if (bracketed) return validPort(bracketed[2]) ? canonicalIp(bracketed[1]!) : null;
-  const withPort = /^([\d.]+):(\d{1,5})$/.exec(value);
-  if (withPort) return validPort(withPort[2]) && isIP(withPort[1]!) === 4 ? withPort[1]! : null;
-  return canonicalIp(value);
+  const withPort = bracketed ? null : /^([\d.]+):(\d{1,5})$/.exec(value);
+  const address = bracketed
+    ? (validPort(bracketed[2]) ? canonicalIp(bracketed[1]!) : null)
+    : withPort
+      ? (validPort(withPort[2]) && isIP(withPort[1]!) === 4 ? withPort[1]! : null)
+      : canonicalIp(value);
+  // 0.0.0.0 and :: mean "no address": never a packet's source, so never a client (a placeholder or a forgery).
+  return address === '0.0.0.0' || address === '::' ? null : address;
 }
 
 const validPort = (port: string | undefined): boolean => port === undefined || Number(port) <= 65535;
