@@ -44,8 +44,11 @@ export class UnstorableValue extends Error {
 
 /**
  * Thrown by a dialect when the database cannot serve now: unreachable, a
- * dropped connection, a timeout, out of space. Nothing was committed by the
- * failed call; the client may retry (503 service_unavailable, never 500).
+ * dropped connection, a timeout, out of space. The client may retry (503
+ * service_unavailable, never 500). Usually nothing was committed, but a
+ * connection lost during COMMIT (or while its answer was on the way) may
+ * have committed: a retry must find the write (unique keys, conditional
+ * updates), never apply it twice.
  */
 export class StoreUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
