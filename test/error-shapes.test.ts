@@ -132,6 +132,23 @@ describe('error shapes', () => {
     expect(expectation.body).toEqual({ status: 'ok' });
   });
 
+  it.skipIf(STORE !== 'sqlite')('a valid request, then garbage or oversized headers on the same connection: the answer, then the error in JSON, then closed', async () => {
+    const port = await listen();
+    const valid = 'GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
+    for (const [next, status, code] of [
+      ['NOT HTTP AT ALL\r\n\r\n', 400, 'bad_request'],
+      [`GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ] as const) {
+      // One write: Node parses the bad bytes while the first answer is still on its way (it was destroyed unanswered).
+      const raw = await exchange(port, valid + next);
+      const second = raw.indexOf('HTTP/1.1', 1);
+      expect(raw.startsWith('HTTP/1.1 200'), JSON.stringify(raw)).toBe(true);
+      expect(second, JSON.stringify(raw)).toBeGreaterThan(0);
+      expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4, second))).toEqual({ status: 'ok' });
+      expectRawError(raw.slice(second), status, code);
+    }
+  });
+
   it('a request arriving while the server shuts down: 503 service_unavailable with Retry-After, then the connection closes', async () => {
     const port = await listen();
     // Half a request on an open connection before the shutdown begins (a connection busy with a request is not

@@ -42,12 +42,15 @@ export function timeoutOptions(t: Timeouts) {
 const kResponse = Symbol('tollgate.response');
 const kPatient = Symbol('tollgate.patient');
 const kWatched = Symbol('tollgate.watched');
+const kClosing = Symbol('tollgate.closing');
 
 /** A socket with the latest response routed on it and the request (if any) allowed to outlast the request timeout. */
 interface TrackedSocket extends Socket {
   [kResponse]?: ServerResponse;
   [kPatient]?: IncomingMessage;
   [kWatched]?: IncomingMessage;
+  /** An error answer waits for the answer in progress: nothing more is read or answered. */
+  [kClosing]?: boolean;
 }
 
 /** Every request that reaches the routes: remembers its response, so a connection error knows whether an answer has begun. */
@@ -99,9 +102,27 @@ function canAnswer(socket: TrackedSocket): boolean {
   return res.req.complete ? res.writableFinished : !res.headersSent;
 }
 
-/** Answers (where that is still possible) and closes: the connection's state is unknown after any of these errors. */
+/**
+ * Answers (where that is still possible) and closes: the connection's state is
+ * unknown after any of these errors. If the last request arrived whole and its
+ * answer is still being written (a valid request, then garbage or oversized
+ * headers on the same keep-alive connection), that answer finishes first and
+ * the error follows it: destroying the socket at once lost both.
+ */
 function answerAndClose(socket: Duplex, code: TransportCode | 'not_found'): void {
-  if (socket.writable && canAnswer(socket as TrackedSocket)) socket.write(RAW[code]);
+  const tracked = socket as TrackedSocket;
+  if (tracked[kClosing]) return; // the parser may report the same bad bytes again while the answer is pending
+  const pending = tracked[kResponse];
+  if (socket.writable && pending?.req.complete && !pending.writableFinished && !pending.destroyed) {
+    tracked[kClosing] = true;
+    pending.once('finish', () => {
+      if (socket.writable) socket.write(RAW[code]);
+      socket.destroy();
+    });
+    pending.once('close', () => socket.destroy()); // after 'finish', or an answer abandoned half-way
+    return;
+  }
+  if (socket.writable && canAnswer(tracked)) socket.write(RAW[code]);
   socket.destroy();
 }
 
