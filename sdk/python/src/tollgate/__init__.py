@@ -1,0 +1,45 @@
+"""tollgate: typed, verified calls to a Tollgate server and offline leases (docs/signing.md).
+
+    from tollgate import TollgateClient, TollgateError, hardware_id
+"""
+from .client import DEFAULT, TollgateClient
+from .errors import FieldError, TollgateError, TollgateException, TollgateLeaseError, TollgateNetworkError, TollgateVerificationError
+from .hardware_id import hardware_id, os_machine_id
+from .lease import LEASE_VERDICTS, LeaseCheck, LeasePayload, RollbackState, check_lease, hwid_hash, parse_lease
+from .store import FileLeaseStore, Folders, LeaseStore, MemoryLeaseStore, app_data_folders
+from .transport import DROP_CODES, Clock
+from .types import (
+    ERROR_CODES,
+    Activation,
+    AppContext,
+    Application,
+    ApplicationFile,
+    ApplicationVariable,
+    DownloadResult,
+    ErrorCode,
+    KeyList,
+    LeaseInfo,
+    LicenseCodeAuth,
+    Membership,
+    PasswordAuth,
+    Session,
+    SessionAuth,
+    SigningKey,
+    User,
+    UserAuth,
+)
+from .verify import (
+    ANSWER_VERDICTS,
+    AnswerCheck,
+    Certificate,
+    Pinned,
+    SignedRequest,
+    check_certificate,
+    decode_certificate,
+    download_line,
+    parse_signature_header,
+    verify_answer,
+)
+
+__version__ = "0.1.0"
+__all__ = [name for name in dir() if not name.startswith("_")]

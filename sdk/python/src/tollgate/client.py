@@ -1,0 +1,195 @@
+"""TollgateClient: a typed call per client endpoint, each sent with a fresh
+nonce and verified against the pinned root before its body is parsed
+(docs/signing.md). A failed verification raises TollgateVerificationError; a
+verified error answer raises TollgateError; no network raises
+TollgateNetworkError."""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Dict, Optional, Union
+from urllib.parse import quote
+
+from ._encoding import json_loads
+from .download import ProgressCallback, download
+from .hardware_id import hardware_id as machine_hardware_id
+from .offline import Offline
+from .state import Memory, StateKeeper
+from .store import FileLeaseStore, LeaseStore
+from .transport import Clock, Outgoing, Transport, header_text
+from .types import (
+    Activation,
+    AppContext,
+    DownloadResult,
+    KeyList,
+    LeaseInfo,
+    LicenseCodeAuth,
+    PasswordAuth,
+    Session,
+    SessionAuth,
+    User,
+    UserAuth,
+)
+from .verify import Pinned
+
+DAY_MS = 24 * 3600 * 1000
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<the client's auth>"
+
+
+#: "Use the client's `auth`" (the default of the calls that take a user).
+DEFAULT = _Default()
+AuthArg = Union[UserAuth, None, _Default]
+
+
+class TollgateClient:
+    """One client per process and lease store.
+
+    base_url: the server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed).
+    app_id, root_public_key: pinned; `tollgate keys init` prints both.
+    hardware_id: this device's id (sent as x-hardware-id / hardware_id, binds leases). Default:
+        hardware_id(app_id) from the OS machine id, when first needed.
+    lease_store: where the lease and the rollback state live. Default: files in the user's app-data folders.
+    clock: wall `now()` and `monotonic()`, both in ms (tests).
+    key_refresh_ms: how often the key list is refreshed when no unknown kid forces it (default one day).
+    timeout: seconds per request. proxies: a urllib ProxyHandler mapping (default: the environment's).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        app_key: str,
+        app_secret: str,
+        app_id: str,
+        root_public_key: str,
+        hardware_id: Optional[str] = None,
+        lease_store: Optional[LeaseStore] = None,
+        clock: Optional[Clock] = None,
+        key_refresh_ms: float = DAY_MS,
+        timeout: float = 30.0,
+        proxies: Optional[Dict[str, str]] = None,
+    ) -> None:
+        #: The user of the calls that need one; set by login() (or by you), cleared by logout().
+        self.auth: Optional[UserAuth] = None
+        self._hardware_id = hardware_id
+        self._app_id = app_id
+        self._lock = threading.Lock()
+        self._hwid: Optional[str] = hardware_id
+        self._store: Optional[LeaseStore] = lease_store
+        pinned = Pinned(app_id, root_public_key)
+        clock = clock or Clock()
+        memory = Memory(lambda: StateKeeper(self._lease_store(), app_id, self._device_id()))
+        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies)
+        self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id)
+
+    def _device_id(self) -> str:
+        with self._lock:
+            if self._hwid is None:
+                self._hwid = machine_hardware_id(self._app_id)
+            return self._hwid
+
+    def _lease_store(self) -> LeaseStore:
+        with self._lock:
+            if self._store is None:
+                self._store = FileLeaseStore.for_app(self._app_id)
+            return self._store
+
+    # -- accounts ---------------------------------------------------------
+
+    def sign_up(self, username: str, password: str, hardware_id: Optional[str] = None) -> User:
+        """POST /sign_up: a user with a username and password (no membership until a license is activated)."""
+        return User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
+
+    def sign_up_with_license_code(self, code: str, hardware_id: Optional[str] = None) -> User:
+        """POST /sign_up_with_license_code: a user from a license code alone (activated at once); the code is then the credential."""
+        return User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
+
+    def activate_license(self, code: str, username: str, password: str, hardware_id: Optional[str] = None) -> Activation:
+        """POST /activate_license: a license code on an existing user's membership."""
+        body = self._with_hardware({"code": code, "username": username, "password": password}, hardware_id)
+        return Activation.from_json(self._json(Outgoing("POST", "/activate_license", body)))
+
+    def login(self, username: Optional[str] = None, password: Optional[str] = None, *, code: Optional[str] = None, hardware_id: Optional[str] = None) -> Session:
+        """POST /auth/login with a username and password, or a license code (`code=`); the session is then the client's `auth`."""
+        if (code is None) == (username is None):
+            raise ValueError("tollgate: login() takes a username and password, or code=, not both")
+        credentials = {"code": code} if code is not None else {"username": username, "password": password or ""}
+        session = Session.from_json(self._json(Outgoing("POST", "/auth/login", self._with_hardware({"credentials": credentials}, hardware_id))))
+        self.auth = SessionAuth(session.session_token)
+        return session
+
+    def logout(self) -> None:
+        """POST /auth/logout: revokes the session of login()."""
+        if not isinstance(self.auth, SessionAuth):
+            raise ValueError("tollgate: logout() needs a session (log in first)")
+        self._transport.send(Outgoing("POST", "/auth/logout", headers=self._user_headers(self.auth)))
+        self.auth = None
+
+    # -- the app ----------------------------------------------------------
+
+    def get_app_context(self, auth: AuthArg = DEFAULT) -> AppContext:
+        """GET /app_context: the application (variables, files) and the user; `auth` defaults to the client's (None: anonymous)."""
+        return AppContext.from_json(self._json(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True)))
+
+    def download_file(self, file_id: str, destination: Union[str, "os.PathLike[str]"], on_progress: Optional[ProgressCallback] = None, auth: AuthArg = DEFAULT) -> DownloadResult:
+        """GET /files/{id}/download into `destination`, resuming an interrupted download (destination.part), renamed only once
+        the whole file matches the SHA-256 the server signed. `on_progress(received, total)`."""
+        path = f"/files/{quote(file_id, safe='')}/download"
+        return download(self._transport, Outgoing("GET", path, headers=self._user_headers(auth), drops_lease=True), os.fspath(destination), on_progress)
+
+    # -- offline ----------------------------------------------------------
+
+    def create_lease(self, auth: AuthArg = DEFAULT) -> LeaseInfo:
+        """POST /lease: an offline lease for this user and device, kept in the lease store."""
+        headers = self._user_headers(auth)
+        headers["x-hardware-id"] = header_text(self._device_id())
+        res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
+        return self._offline.keep(res.body.decode("utf-8"), res.t)
+
+    def check_lease(self) -> LeaseInfo:
+        """The stored lease, checked without network; raises TollgateLeaseError with the verdict unless it is good.
+        Call it at start and periodically (every minute or so) while offline: it counts the offline runtime."""
+        return self._offline.check()
+
+    def stored_lease(self):
+        """The stored lease's payload, decoded but NOT checked (for display), or None."""
+        return self._offline.stored()
+
+    # -- keys -------------------------------------------------------------
+
+    def get_signing_keys(self) -> KeyList:
+        """GET /signing_keys; also refreshes the retired kids the client refuses."""
+        return self._transport.fetch_key_list()
+
+    # -- plumbing ---------------------------------------------------------
+
+    def _json(self, req: Outgoing) -> Any:
+        res = self._transport.send(req)
+        # Parsed only now: the bytes were verified first.
+        return None if not res.body else json_loads(res.body.decode("utf-8"))
+
+    def _with_hardware(self, body: Dict[str, Any], hardware_id: Optional[str]) -> Dict[str, Any]:
+        hwid = hardware_id if hardware_id is not None else self._hardware_id
+        if hwid is not None:
+            body["hardware_id"] = hwid
+        return body
+
+    def _user_headers(self, auth: AuthArg) -> Dict[str, str]:
+        if isinstance(auth, _Default):
+            auth = self.auth
+        h: Dict[str, str] = {}
+        if isinstance(auth, SessionAuth):
+            h["authorization"] = f"Bearer {auth.session_token}"
+        elif isinstance(auth, LicenseCodeAuth):
+            h["x-api-license-code"] = header_text(auth.license_code)
+        elif isinstance(auth, PasswordAuth):
+            h["x-api-username"] = header_text(auth.username)
+            h["x-api-password"] = header_text(auth.password)
+        elif auth is not None:
+            raise TypeError("tollgate: auth is SessionAuth, LicenseCodeAuth, PasswordAuth or None")
+        if self._hardware_id is not None:
+            h["x-hardware-id"] = header_text(self._hardware_id)
+        return h

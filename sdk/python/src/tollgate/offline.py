@@ -1,0 +1,97 @@
+"""The offline side of the client: storing a lease fetched online and
+checking it without network, with the runtime counted on a monotonic clock
+between checks and the time aligned on the server's (the offset learned from
+the last verified answer), so a wrong but steady local clock is no rollback
+while a clock set back is."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict
+
+from .errors import TollgateLeaseError
+from .lease import LeasePayload, RollbackState, check_lease, parse_lease
+from .state import Memory, rollback_view
+from .store import LeaseStore
+from .transport import Clock
+from .types import LeaseInfo
+from .verify import Pinned
+
+
+def _info(p: LeasePayload, renew_due: bool, used: float) -> LeaseInfo:
+    return LeaseInfo(
+        lease_id=p.lease_id,
+        user_id=p.user_id,
+        seq=p.seq,
+        is_lifetime=p.is_lifetime,
+        active_until=p.active_until,
+        issued_at=p.iat,
+        expires_at=p.exp,
+        renew_after=p.renew_after,
+        renew_due=renew_due,
+        runtime_used_ms=used,
+        runtime_budget_ms=p.max_offline_runtime_s * 1000,
+    )
+
+
+class Offline:
+    def __init__(self, pinned: Pinned, clock: Clock, memory: Memory, store: Callable[[], LeaseStore], hardware_id: Callable[[], str]) -> None:
+        self.pinned = pinned
+        self.clock = clock
+        self.memory = memory
+        self.store = store
+        self.hardware_id = hardware_id
+
+    def keep(self, file: str, t: int) -> LeaseInfo:
+        """A lease just received in a verified answer at server time `t`: checked like offline, then kept."""
+        with self.memory.lock:
+            state, _ = self.memory.read()
+            now = self.clock.now() + state["clock_offset_ms"]
+            fresh = RollbackState(t, state["highest_seq"], 0, False)
+            check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), fresh, now)
+            if check.verdict != "ok":
+                raise TollgateLeaseError(check.verdict)
+            p = check.payload
+            self.store().write_lease(file)
+            offset = state["clock_offset_ms"]
+
+            def change(s: Dict[str, Any]) -> None:
+                s["highest_seq"] = p.seq
+                s["highest_trusted_time"] = max(t, p.iat)
+                s["clock_offset_ms"] = offset
+
+            self.memory.update(change, reset=True)
+            self.memory.last_tick = None
+            return _info(p, bool(check.renew_due), 0)
+
+    def check(self) -> LeaseInfo:
+        """The offline check of docs/signing.md; raises TollgateLeaseError with the verdict unless the lease is good."""
+        with self.memory.lock:
+            file = self.store().read_lease()
+            if file is None:
+                raise TollgateLeaseError("no_lease")
+            state, tampered = self.memory.read()
+            # Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
+            tick = self.clock.monotonic()
+            last = self.memory.last_tick
+            used = state["runtime_used_ms"] + (0 if last is None else max(0, tick - last))
+            self.memory.last_tick = tick
+            now = self.clock.now() + state["clock_offset_ms"]
+            check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), rollback_view(state, used), now, tampered)
+            ok = check.verdict == "ok"
+            if check.payload is not None and check.payload.seq >= state["highest_seq"]:
+
+                def change(s: Dict[str, Any]) -> None:
+                    s["runtime_used_ms"] = used
+                    # The local clock only counts as trusted time while it moves forward (and the lease is good).
+                    if ok:
+                        s["highest_trusted_time"] = max(s["highest_trusted_time"], now)
+
+                self.memory.update(change)
+            if not ok:
+                raise TollgateLeaseError(check.verdict)
+            return _info(check.payload, bool(check.renew_due), used)
+
+    def stored(self):
+        """The lease as stored, decoded but not checked (for display); None if none."""
+        file = self.store().read_lease()
+        parsed = parse_lease(file) if file is not None else None
+        return parsed.payload if parsed is not None else None

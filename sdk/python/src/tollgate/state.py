@@ -1,0 +1,150 @@
+"""The client's memory between runs: the rollback state of docs/signing.md
+(highest trusted time, highest seq, offline runtime used, dropped) and what
+it learned about keys. Kept in two places with an HMAC whose key derives from
+the app id and the hardware id: the same record, key and files as the
+TypeScript SDK. This stops casual clock games (set the clock back, delete or
+edit a file, copy the files to another machine), not a patched program: the
+key derivation ships inside the app."""
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ._encoding import compact_json, equal_constant_time, hmac_sha256_hex, is_safe_integer, json_loads, utf8
+from .lease import RollbackState
+from .store import LeaseStore
+
+#: The fields and their order (JSON.stringify of the TypeScript SDK's freshState()).
+def fresh_state() -> Dict[str, Any]:
+    return {
+        "highest_trusted_time": 0,
+        "highest_seq": 0,
+        "runtime_used_ms": 0,
+        "dropped": False,
+        # Kids learned from GET /signing_keys as retired: the set only grows.
+        "retired": [],
+        # Kids seen in verified answers or key lists: an unknown one triggers a key-list refresh.
+        "known": [],
+        # When the key list was last fetched (local clock), for the daily refresh.
+        "keys_fetched_at": 0,
+        # Server time minus local clock at the last verified answer: offline checks run on server-aligned time.
+        "clock_offset_ms": 0,
+        # The latest server time of any verified answer (only grows): a key that ended before it is expired.
+        "max_server_time": 0,
+    }
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) != float("inf")
+
+
+def _valid(s: Dict[str, Any]) -> bool:
+    nums = ("highest_trusted_time", "runtime_used_ms", "keys_fetched_at", "clock_offset_ms", "max_server_time")
+    return (
+        all(_number(s[k]) for k in nums)
+        and is_safe_integer(s["highest_seq"])
+        and isinstance(s["dropped"], bool)
+        and all(isinstance(s[k], list) and all(isinstance(x, str) for x in s[k]) for k in ("retired", "known"))
+    )
+
+
+def rollback_view(s: Dict[str, Any], runtime_used_ms: Optional[float] = None) -> RollbackState:
+    return RollbackState(
+        s["highest_trusted_time"], s["highest_seq"], s["runtime_used_ms"] if runtime_used_ms is None else runtime_used_ms, s["dropped"]
+    )
+
+
+class StateKeeper:
+    """Reads and writes the MAC'd record `{"state": "<json>", "mac": "<hex HMAC-SHA256>"}` in both slots."""
+
+    def __init__(self, store: LeaseStore, app_id: str, hardware_id: str) -> None:
+        self.store = store
+        self._key = hashlib.sha256(utf8(f"tollgate/state-mac/v1\n{app_id}\n{hardware_id}")).digest()
+
+    def mac(self, text: str) -> str:
+        return hmac_sha256_hex(self._key, utf8(text))
+
+    def _open(self, record: Optional[str]):
+        if record is None:
+            return None
+        try:
+            o = json_loads(record)
+            state, mac = o["state"], o["mac"]
+            if not isinstance(state, str) or not isinstance(mac, str) or not equal_constant_time(mac, self.mac(state)):
+                return "bad"
+            parsed = json_loads(state)
+            if not isinstance(parsed, dict):
+                return "bad"
+            merged = fresh_state()
+            merged.update(parsed)
+            return merged if _valid(merged) else "bad"
+        except (ValueError, KeyError, TypeError, UnicodeEncodeError, RecursionError):
+            return "bad"
+
+    def load(self) -> Tuple[Dict[str, Any], bool]:
+        """(state, tampered): the copies disagreed, a MAC failed, or a lease exists with no state at all."""
+        a, b = self._open(self.store.read_state(0)), self._open(self.store.read_state(1))
+        if a == "bad" or b == "bad":
+            return fresh_state(), True
+        if a is not None and b is not None:
+            return (a, False) if compact_json(a) == compact_json(b) else (fresh_state(), True)
+        # One copy gone (a cleaner, a lost folder) is not tampering: the other is whole and its MAC holds.
+        if a is not None or b is not None:
+            return (a if a is not None else b), False
+        # Both gone while a lease is kept: someone wiped the state to reset the clock and the runtime.
+        return fresh_state(), self.store.read_lease() is not None
+
+    def save(self, state: Dict[str, Any]) -> None:
+        text = compact_json(state)
+        record = compact_json({"state": text, "mac": self.mac(text)})
+        self.store.write_state(0, record)
+        self.store.write_state(1, record)
+
+
+#: How far the remembered server time may move before it is written again (a write per answer would be wasteful).
+TIME_WRITE_STEP_MS = 60_000
+
+
+class Memory:
+    """The state in memory, loaded once from the store and written back when it changes."""
+
+    def __init__(self, open_keeper: Callable[[], StateKeeper]) -> None:
+        self._open = open_keeper
+        self._loaded: Optional[Tuple[StateKeeper, Dict[str, Any], bool]] = None
+        self._last_written_time: float = 0
+        #: Monotonic reading of the last offline check in this process (runtime is counted between checks).
+        self.last_tick: Optional[float] = None
+        self.lock = threading.RLock()
+
+    def _load(self):
+        with self.lock:
+            if self._loaded is None:
+                keeper = self._open()
+                state, tampered = keeper.load()
+                self._last_written_time = state["highest_trusted_time"]
+                self._loaded = (keeper, state, tampered)
+            return self._loaded
+
+    def read(self) -> Tuple[Dict[str, Any], bool]:
+        _, state, tampered = self._load()
+        return state, tampered
+
+    def update(self, change: Callable[[Dict[str, Any]], None], reset: bool = False, lazy: bool = False) -> None:
+        """Changes the state and writes it to both copies. `reset` starts again from a fresh state (a new lease from the server)."""
+        with self.lock:
+            keeper, state, tampered = self._load()
+            if reset:
+                kept = {k: state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time")}
+                state = fresh_state()
+                state.update(kept)
+                tampered = False
+            change(state)
+            self._loaded = (keeper, state, tampered)
+            # A tampered state is not written back (not even its time): only a new lease from the server clears it.
+            if tampered:
+                return
+            if lazy and abs(state["highest_trusted_time"] - self._last_written_time) < TIME_WRITE_STEP_MS:
+                return
+            self._last_written_time = state["highest_trusted_time"]
+            keeper.save(state)

@@ -1,0 +1,262 @@
+"""One signed exchange with the server: a fresh nonce, the exact bytes
+sent, and the answer verified (docs/signing.md) before anything reads its
+body. Also what the client learns from verified answers: the server's time,
+new and retired kids, and the codes that drop an offline lease. HTTP is the
+standard library's urllib (system proxies honoured, redirects never
+followed)."""
+from __future__ import annotations
+
+import http.client
+import socket
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+from urllib.parse import urlsplit
+
+from ._encoding import compact_json, json_loads, new_nonce, sha256_hex, utf8
+from .errors import FieldError, TollgateError, TollgateNetworkError, TollgateVerificationError
+from .state import Memory
+from .types import KeyList
+from .verify import Pinned, SignedRequest, parse_signature_header, verify_answer
+
+#: The verified refusals that tell the SDK to drop its lease: a ban, a revoked license, a deleted user, a device reset.
+DROP_CODES = frozenset({"banned", "membership_inactive", "invalid_credentials", "invalid_license", "device_mismatch", "device_limit"})
+
+#: How far apart the server's nodes' clocks may be.
+SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000
+#: An unknown kid is looked up at most this often.
+UNKNOWN_KID_REFRESH_GAP_MS = 60_000
+
+USER_AGENT = "tollgate-python/0.1.0"
+
+
+class Clock:
+    """Wall clock and monotonic clock, both in milliseconds. Tests pass their own."""
+
+    def now(self) -> float:
+        return time.time_ns() // 1_000_000
+
+    def monotonic(self) -> float:
+        return time.monotonic_ns() / 1_000_000
+
+
+@dataclass
+class Outgoing:
+    method: str
+    #: Path and query, e.g. `/app_context`.
+    path: str
+    json: Any = None
+    headers: Dict[str, str] = field(default_factory=dict)
+    #: A user-authenticated request whose refusal may drop the offline lease (docs/signing.md).
+    drops_lease: bool = False
+
+
+@dataclass
+class Verified:
+    status: int
+    headers: Any
+    body: bytes
+    t: int
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    # Another target would not be what we sign over, and a 3xx is unsigned anyway: it becomes missing_signature.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401
+        return None
+
+
+def header_text(text: str) -> str:
+    """Header values travel as bytes: send UTF-8, as the server reads them (http.client writes each char as one byte)."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+class Response:
+    """An answer received, unread: status, headers and the raw stream."""
+
+    def __init__(self, status: int, headers: Any, stream: Any) -> None:
+        self.status = status
+        self.headers = headers
+        self._stream = stream
+
+    def header(self, name: str) -> Optional[str]:
+        return self.headers.get(name) if self.headers is not None else None
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self._stream.read(size) if size >= 0 else self._stream.read()
+        except (OSError, http.client.HTTPException, socket.timeout) as err:
+            raise TollgateNetworkError(f"tollgate: the connection broke while reading the answer: {err}") from err
+
+    def close(self) -> None:
+        try:
+            self._stream.close()
+        except Exception:
+            pass
+
+
+class Transport:
+    def __init__(
+        self,
+        base_url: str,
+        app_key: str,
+        app_secret: str,
+        pinned: Pinned,
+        clock: Clock,
+        memory: Memory,
+        key_refresh_ms: float,
+        timeout: float,
+        proxies: Optional[Dict[str, str]] = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.app_key = app_key
+        self.app_secret = app_secret
+        self.pinned = pinned
+        self.clock = clock
+        self.memory = memory
+        self.key_refresh_ms = key_refresh_ms
+        self.timeout = timeout
+        handlers = [_NoRedirect()]
+        if proxies is not None:
+            handlers.append(urllib.request.ProxyHandler(proxies))
+        self._opener = urllib.request.build_opener(*handlers)
+        # Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop.
+        self._looked_up: Dict[str, float] = {}
+        self._refreshing = False
+
+    def send(self, req: Outgoing) -> Verified:
+        """Sends the request; returns the answer once verified; raises TollgateVerificationError or, for a verified error, TollgateError."""
+        response, sent = self.fetch(req)
+        try:
+            body = response.read()
+        finally:
+            response.close()
+        t = self.verify(sent, response, sha256_hex(body))
+        verified = Verified(response.status, response.headers, body, t)
+        if response.status >= 400:
+            self.refuse(req, verified)
+        return verified
+
+    def fetch(self, req: Outgoing) -> Tuple[Response, SignedRequest]:
+        """Sends the request and returns the response unread (downloads), with what was sent for a later verify()."""
+        url = self.base_url + req.path
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        body = b"" if req.json is None else utf8(compact_json(req.json))
+        sent = SignedRequest(req.method, target, body, new_nonce())
+        headers = {
+            "x-api-key": header_text(self.app_key),
+            "x-api-secret": header_text(self.app_secret),
+            "tollgate-nonce": sent.nonce,
+            "user-agent": USER_AGENT,
+            "accept-encoding": "identity",
+        }
+        if req.json is not None:
+            headers["content-type"] = "application/json"
+        headers.update(req.headers)
+        request = urllib.request.Request(url, data=body if req.json is not None else None, headers=headers, method=req.method)
+        try:
+            raw = self._opener.open(request, timeout=self.timeout)
+            return Response(raw.status, raw.headers, raw), sent
+        except urllib.error.HTTPError as err:  # any status >= 300: an answer like the others, verified the same way
+            return Response(err.code, err.headers, err), sent
+        except (urllib.error.URLError, OSError, http.client.HTTPException, socket.timeout, ValueError) as err:
+            raise TollgateNetworkError(f"tollgate: {self.base_url} unreachable: {getattr(err, 'reason', err)}") from err
+
+    def verify(self, sent: SignedRequest, response: Response, response_line: str) -> int:
+        """Verifies an answer (steps 1-8) and records what a verified answer teaches; raises on any failure. Returns the server time."""
+        signature = response.header("tollgate-signature")
+        certificate = response.header("tollgate-key-cert")
+        parsed = parse_signature_header(signature) if signature is not None else None
+        kid = parsed.kid if parsed is not None else None
+        if kid is not None and kid not in self.memory.read()[0]["known"]:
+            self._refresh_keys(kid)
+        state, _ = self.memory.read()
+        check = verify_answer(self.pinned, set(state["retired"]), sent, response.status, signature, certificate, response_line)
+        if check.verdict != "ok":
+            raise TollgateVerificationError(check.verdict, response.status)
+        # Beyond the contract's steps: an ended key that signs a back-dated `t` (a leaked old private key) is still
+        # expired once we have seen the server's time past its end. Tolerance: several nodes' clocks differ a little.
+        if check.not_after < state["max_server_time"] - SERVER_CLOCK_TOLERANCE_MS:
+            raise TollgateVerificationError("key_expired", response.status)
+        self._learn(check.t, check.kid)
+        return check.t
+
+    def _learn(self, t: int, kid: str) -> None:
+        now = self.clock.now()
+        self.memory.last_tick = None  # time spent online is not offline runtime
+        state, _ = self.memory.read()
+        new_kid = kid not in state["known"]
+
+        def change(s: Dict[str, Any]) -> None:
+            # The server's time, from an answer to our own fresh nonce: the best clock there is.
+            s["highest_trusted_time"] = t
+            s["max_server_time"] = max(s["max_server_time"], t)
+            s["clock_offset_ms"] = t - now
+            if new_kid:
+                s["known"].append(kid)
+
+        self.memory.update(change, lazy=not new_kid)
+        if now - state["keys_fetched_at"] >= self.key_refresh_ms:
+            self._refresh_keys()
+
+    def fetch_key_list(self) -> KeyList:
+        """GET /signing_keys: learns the retired kids (the set only grows) and the current ones. Raises like any call."""
+        was_refreshing = self._refreshing
+        self._refreshing = True  # the key list's own answer must not trigger another refresh
+        try:
+            self.memory.update(lambda s: s.__setitem__("keys_fetched_at", self.clock.now()))
+            res = self.send(Outgoing("GET", "/signing_keys"))
+            keys = KeyList.from_json(json_loads(res.body.decode("utf-8")))
+
+            def change(s: Dict[str, Any]) -> None:
+                for k in keys.retired:
+                    if k not in s["retired"]:
+                        s["retired"].append(k)
+                for key in keys.keys:
+                    if key.kid not in s["known"]:
+                        s["known"].append(key.kid)
+
+            self.memory.update(change)
+            return keys
+        finally:
+            self._refreshing = was_refreshing
+
+    def _refresh_keys(self, unknown_kid: Optional[str] = None) -> None:
+        """The refresh done on the way: on an unknown kid (at most once a minute) or when the daily one is due."""
+        if self._refreshing:
+            return
+        if unknown_kid is not None:
+            mono = self.clock.monotonic()
+            last = self._looked_up.get(unknown_kid)
+            if last is not None and mono - last < UNKNOWN_KID_REFRESH_GAP_MS:
+                return
+            if len(self._looked_up) >= 64:
+                self._looked_up.clear()
+            self._looked_up[unknown_kid] = mono
+        try:
+            self.fetch_key_list()
+        except TollgateVerificationError:
+            raise  # a forged key list is never ignored
+        except Exception:
+            pass  # unreachable or refused: verification goes on with what we know
+
+    def refuse(self, req: Outgoing, answer: Verified) -> None:
+        """A verified error answer: maybe drop the lease, then raise it as a TollgateError."""
+        parsed: Dict[str, Any] = {}
+        try:
+            value = json_loads(answer.body.decode("utf-8"))
+            if isinstance(value, dict):
+                parsed = value
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            pass
+        code = parsed.get("code") if isinstance(parsed.get("code"), str) else "unknown_error"
+        if req.drops_lease and code in DROP_CODES:
+            self.memory.update(lambda s: s.__setitem__("dropped", True))
+        detail = parsed.get("detail") if isinstance(parsed.get("detail"), str) else ""
+        errors = parsed.get("errors")
+        field_errors = None
+        if isinstance(errors, list):
+            field_errors = [FieldError(str(e.get("field", "")), str(e.get("message", ""))) for e in errors if isinstance(e, dict)]
+        raise TollgateError(answer.status, code, detail, field_errors)

@@ -1,0 +1,221 @@
+"""The client API's types, as in the server's /openapi.json (the same
+schemas as sdk/typescript/src/api-types.ts; a test checks them against the
+running server's document). Built from verified answers only; fields the
+document adds later are ignored, so an older SDK keeps working."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+try:  # Python >= 3.8
+    from typing import Literal
+except ImportError:  # pragma: no cover
+    Literal = None  # type: ignore
+
+#: Every stable error `code` the server may send (ErrorBody.code in /openapi.json).
+ERROR_CODES: Tuple[str, ...] = (
+    "invalid_app_credentials", "invalid_admin_token", "validation_error", "username_taken", "invalid_license",
+    "license_used", "invalid_credentials", "session_expired", "device_required", "device_mismatch", "device_limit",
+    "membership_inactive", "banned", "anonymous_not_allowed", "registration_closed", "file_not_found", "rate_limited",
+    "payload_too_large", "not_found", "conflict", "range_not_satisfiable", "service_unavailable", "nonce_required",
+    "leases_disabled", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large", "internal_error",
+)
+
+ErrorCode = Literal[
+    "invalid_app_credentials", "invalid_admin_token", "validation_error", "username_taken", "invalid_license",
+    "license_used", "invalid_credentials", "session_expired", "device_required", "device_mismatch", "device_limit",
+    "membership_inactive", "banned", "anonymous_not_allowed", "registration_closed", "file_not_found", "rate_limited",
+    "payload_too_large", "not_found", "conflict", "range_not_satisfiable", "service_unavailable", "nonce_required",
+    "leases_disabled", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large", "internal_error",
+]
+
+
+def _pick(cls, d: Dict[str, Any]) -> Dict[str, Any]:
+    if not isinstance(d, dict):
+        raise ValueError(f"{cls.__name__}: expected a JSON object")
+    return {f.name: d[f.name] for f in fields(cls) if f.name in d}
+
+
+@dataclass(frozen=True)
+class Membership:
+    is_active: bool
+    is_lifetime: bool
+    #: ISO 8601, None for lifetime.
+    active_until: Optional[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Membership":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    username: str
+    membership: Membership
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "User":
+        return cls(id=d["id"], username=d["username"], membership=Membership.from_json(d["membership"]))
+
+
+@dataclass(frozen=True)
+class ApplicationVariable:
+    name: str
+    value: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ApplicationVariable":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class ApplicationFile:
+    id: str
+    name: str
+    mime_type: str
+    is_encrypted: bool
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ApplicationFile":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class Application:
+    id: str
+    name: str
+    variables: List[ApplicationVariable]
+    files: List[ApplicationFile]
+
+    def variable(self, name: str) -> Optional[str]:
+        """The value of a variable, or None."""
+        return next((v.value for v in self.variables if v.name == name), None)
+
+    def file(self, name: str) -> Optional[ApplicationFile]:
+        """The file of that name, or None."""
+        return next((f for f in self.files if f.name == name), None)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Application":
+        return cls(
+            id=d["id"],
+            name=d["name"],
+            variables=[ApplicationVariable.from_json(v) for v in d["variables"]],
+            files=[ApplicationFile.from_json(f) for f in d["files"]],
+        )
+
+
+@dataclass(frozen=True)
+class AppContext:
+    application: Application
+    #: None for an anonymous request (when the application allows it).
+    user: Optional[User]
+    server_time: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "AppContext":
+        return cls(
+            application=Application.from_json(d["application"]),
+            user=None if d.get("user") is None else User.from_json(d["user"]),
+            server_time=d["server_time"],
+        )
+
+
+@dataclass(frozen=True)
+class Activation:
+    id: str
+    occurred_at: str
+    minutes: Optional[int]
+    grants_lifetime_access: bool
+    revokes_lifetime_access: bool
+    license_id: str
+    type: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Activation":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class Session:
+    #: Send as Authorization: Bearer <session_token> (the client does it for you after login()).
+    session_token: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Session":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    kid: str
+    #: tollgate/keycert/v1, verified by the pinned root.
+    certificate: str
+    status: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SigningKey":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class KeyList:
+    keys: List[SigningKey]
+    #: Kids to refuse from now on (the set only grows).
+    retired: List[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "KeyList":
+        return cls(keys=[SigningKey.from_json(k) for k in d["keys"]], retired=[str(k) for k in d["retired"]])
+
+
+# How a call authenticates its user: a session (after login), a license code, or a username and password.
+@dataclass(frozen=True)
+class SessionAuth:
+    session_token: str
+
+
+@dataclass(frozen=True)
+class LicenseCodeAuth:
+    license_code: str
+
+
+@dataclass(frozen=True)
+class PasswordAuth:
+    username: str
+    password: str = ""
+
+    def __repr__(self) -> str:  # never print a password
+        return f"PasswordAuth(username={self.username!r}, password=***)"
+
+
+UserAuth = Union[SessionAuth, LicenseCodeAuth, PasswordAuth]
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    lease_id: str
+    user_id: str
+    seq: int
+    is_lifetime: bool
+    #: Membership end (unix ms), None for lifetime.
+    active_until: Optional[int]
+    issued_at: int
+    #: The lease stops working offline at this time (unix ms, server time).
+    expires_at: int
+    renew_after: int
+    #: Past renew_after: go online and call create_lease() when you can.
+    renew_due: bool
+    #: Offline runtime used and allowed, in ms.
+    runtime_used_ms: float
+    runtime_budget_ms: int
+
+
+@dataclass(frozen=True)
+class DownloadResult:
+    path: str
+    size: int
+    sha256: str
+    #: True when earlier bytes were kept and only the rest was fetched.
+    resumed: bool
