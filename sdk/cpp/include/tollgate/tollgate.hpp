@@ -1,0 +1,484 @@
+// Tollgate C++ SDK: typed calls to a Tollgate server, every answer verified
+// against the pinned root key before its body is parsed (docs/signing.md),
+// offline leases with clock-rollback detection, resumable verified downloads.
+//
+// Errors are exceptions (see README.md, "Errors"):
+//   tollgate::VerificationError  an answer that did not verify (verdict())
+//   tollgate::ApiError           a verified error answer (status(), code(), detail())
+//   tollgate::LeaseError         no usable offline lease (verdict())
+//   tollgate::NetworkError       the server could not be reached
+// all derived from tollgate::Error (a std::runtime_error).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tollgate {
+
+using Bytes = std::vector<std::uint8_t>;
+
+// ---------------------------------------------------------------- verdicts
+
+/** The checks of a signed answer, in order (docs/signing.md): the first failure is the verdict. */
+enum class AnswerVerdict {
+  ok,
+  missing_signature,
+  malformed_signature,
+  bad_certificate,
+  wrong_app,
+  kid_mismatch,
+  key_retired,
+  key_expired,
+  bad_signature,
+};
+
+/** The offline check of a lease, in order; no_lease when there is none at all. */
+enum class LeaseVerdict {
+  ok,
+  malformed,
+  bad_certificate,
+  wrong_app,
+  bad_signature,
+  key_expired,
+  key_retired,
+  hardware_mismatch,
+  superseded,
+  dropped,
+  clock_rollback,
+  expired,
+  runtime_exhausted,
+  no_lease,
+};
+
+enum class CertificateVerdict { ok, bad_certificate, wrong_app, key_expired };
+
+const char* to_string(AnswerVerdict v);
+const char* to_string(LeaseVerdict v);
+const char* to_string(CertificateVerdict v);
+
+// ---------------------------------------------------------------- errors
+
+/** Base of every error the SDK throws. */
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/** An answer that did not verify: it may come from an emulator, a replay or a tampering proxy, so nothing of it is returned. */
+class VerificationError : public Error {
+ public:
+  VerificationError(AnswerVerdict verdict, std::optional<int> unverified_status);
+  AnswerVerdict verdict() const noexcept { return verdict_; }
+  /** The HTTP status received, for diagnostics only: it is not trusted. */
+  std::optional<int> unverified_status() const noexcept { return status_; }
+
+ private:
+  AnswerVerdict verdict_;
+  std::optional<int> status_;
+};
+
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+/** A verified error answer of the server: its status and stable `code` (docs/api.md's error table). */
+class ApiError : public Error {
+ public:
+  ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors);
+  int status() const noexcept { return status_; }
+  const std::string& code() const noexcept { return code_; }
+  const std::string& detail() const noexcept { return detail_; }
+  const std::vector<FieldError>& field_errors() const noexcept { return field_errors_; }
+
+ private:
+  int status_;
+  std::string code_, detail_;
+  std::vector<FieldError> field_errors_;
+};
+
+/** No usable offline lease: the verdict says why. */
+class LeaseError : public Error {
+ public:
+  explicit LeaseError(LeaseVerdict verdict);
+  LeaseVerdict verdict() const noexcept { return verdict_; }
+
+ private:
+  LeaseVerdict verdict_;
+};
+
+/** The request did not complete (connection refused, timeout, TLS failure): nothing was received. */
+class NetworkError : public Error {
+ public:
+  using Error::Error;
+};
+
+// ---------------------------------------------------------------- pure verification (the shared test vectors)
+
+/** What the client pins: the app id and the app's public root key (base64url of 32 bytes). */
+struct Pinned {
+  std::string app_id;
+  std::string root_public_key;
+};
+
+struct SignedRequest {
+  std::string method;
+  /** Path and query exactly as sent on the request line. */
+  std::string target;
+  Bytes body;
+  std::string nonce;
+};
+
+struct ReceivedAnswer {
+  int status = 0;
+  /** Absent headers are nullopt; an empty header is present (and malformed). */
+  std::optional<std::string> signature;
+  std::optional<std::string> certificate;
+  /** Hex SHA-256 of the body, or a download's download_line(). */
+  std::string response_line;
+};
+
+struct AnswerCheck {
+  AnswerVerdict verdict = AnswerVerdict::missing_signature;
+  std::optional<std::string> kid;
+  /** The server's time, trusted once the verdict is ok. */
+  std::optional<std::int64_t> t;
+  /** The signing key's certificate end, once the certificate verified. */
+  std::optional<std::int64_t> not_after;
+};
+
+CertificateVerdict check_certificate(const std::string& encoded, const Pinned& pinned, std::int64_t at);
+AnswerCheck verify_answer(const Pinned& pinned, const std::set<std::string>& retired, const SignedRequest& request,
+                          const ReceivedAnswer& answer);
+/** The last signed line of a download: `file-sha256=<hex>; content-range=<header or empty>`. */
+std::string download_line(const std::string& file_sha256_hex, const std::optional<std::string>& content_range);
+
+struct LeasePayload {
+  std::string lease_id;
+  std::int64_t seq = 0;
+  std::string app_id;
+  std::string user_id;
+  std::string hwid_hash;
+  bool is_lifetime = false;
+  std::optional<std::int64_t> active_until;
+  std::int64_t iat = 0;
+  std::int64_t renew_after = 0;
+  std::int64_t exp = 0;
+  std::int64_t max_offline_runtime_s = 0;
+};
+
+/** The client's rollback state as the check sees it. */
+struct RollbackState {
+  std::int64_t highest_trusted_time = 0;
+  std::int64_t highest_seq = 0;
+  std::int64_t runtime_used_ms = 0;
+  bool dropped = false;
+};
+
+struct LeaseCheckInput {
+  Pinned pinned;
+  std::set<std::string> retired;
+  std::string hardware_id;
+  RollbackState state;
+  /** Server-aligned time, unix ms. */
+  std::int64_t now = 0;
+  /** The stored state failed its MAC or its copies disagree. */
+  bool tampered = false;
+};
+
+struct LeaseCheck {
+  LeaseVerdict verdict = LeaseVerdict::malformed;
+  std::optional<LeasePayload> payload;
+  std::optional<std::string> kid;
+  /** ok only: now >= renew_after. */
+  bool renew_due = false;
+};
+
+/** The lease file decoded (not checked); nullopt if malformed. */
+std::optional<LeasePayload> parse_lease_payload(const std::string& file);
+LeaseCheck check_lease(const std::string& file, const LeaseCheckInput& input);
+
+/** How far the local clock may lag the highest trusted time before it is a rollback. */
+constexpr std::int64_t ROLLBACK_TOLERANCE_MS = 5 * 60 * 1000;
+
+// small helpers, public for apps and tests
+std::string sha256_hex(const Bytes& bytes);
+std::string sha256_hex(const std::string& text);
+std::optional<Bytes> b64url_decode(const std::string& text);
+std::string b64url_encode(const Bytes& bytes);
+/** A fresh nonce: 32 base64url characters (24 random bytes). */
+std::string new_nonce();
+
+// ---------------------------------------------------------------- storage
+
+/** Where the lease and the rollback state live. Pluggable; the default writes files in the user's app-data folders. */
+class LeaseStore {
+ public:
+  virtual ~LeaseStore() = default;
+  virtual std::optional<std::string> read_lease() = 0;
+  virtual void write_lease(const std::string& file) = 0;
+  /** Two slots: the same MAC'd record goes to both; a disagreement is tampering. */
+  virtual std::optional<std::string> read_state(int slot) = 0;
+  virtual void write_state(int slot, const std::string& record) = 0;
+};
+
+/** Keeps everything in memory: tests, or apps that must not touch the disk. */
+class MemoryLeaseStore : public LeaseStore {
+ public:
+  std::optional<std::string> lease;
+  std::optional<std::string> states[2];
+  std::optional<std::string> read_lease() override { return lease; }
+  void write_lease(const std::string& file) override { lease = file; }
+  std::optional<std::string> read_state(int slot) override { return states[slot ? 1 : 0]; }
+  void write_state(int slot, const std::string& record) override { states[slot ? 1 : 0] = record; }
+};
+
+struct Folders {
+  /** The lease and the first state copy. */
+  std::string data;
+  /** The second state copy. */
+  std::string state;
+};
+
+/**
+ * The default folders, each under tollgate/<app_id>/: %APPDATA% (and %LOCALAPPDATA%) on Windows,
+ * ~/Library/Application Support (and ~/Library/Preferences) on macOS, $XDG_DATA_HOME or
+ * ~/.local/share (and $XDG_STATE_HOME or ~/.local/state) elsewhere. `platform`: "win32", "darwin", "linux".
+ */
+Folders app_data_folders(const std::string& app_id, const std::string& platform,
+                         const std::function<std::optional<std::string>(const std::string&)>& env,
+                         const std::string& home);
+/** The folders for this machine's OS, environment and home directory. */
+Folders app_data_folders(const std::string& app_id);
+
+/** Files: <data>/lease.tollgate, <data>/state.json, <state>/state.json; written atomically, mode 0600, folders 0700. */
+class FileLeaseStore : public LeaseStore {
+ public:
+  explicit FileLeaseStore(Folders folders);
+  static std::shared_ptr<FileLeaseStore> for_app(const std::string& app_id);
+  const Folders& folders() const { return folders_; }
+  std::optional<std::string> read_lease() override;
+  void write_lease(const std::string& file) override;
+  std::optional<std::string> read_state(int slot) override;
+  void write_state(int slot, const std::string& record) override;
+
+ private:
+  Folders folders_;
+};
+
+// ---------------------------------------------------------------- hardware id
+
+/** The raw OS machine id: /etc/machine-id or /var/lib/dbus/machine-id, IOPlatformUUID (macOS), MachineGuid (Windows). Throws Error if none. */
+std::string os_machine_id();
+/** hex SHA-256 of `tollgate/hwid/v1\n<app_id>\n<machine id>`: stable per app and machine, never the raw id. */
+std::string hardware_id(const std::string& app_id);
+/** The same from a machine id you read yourself. */
+std::string hardware_id_from(const std::string& app_id, const std::string& machine_id);
+
+// ---------------------------------------------------------------- API types (from /openapi.json)
+
+struct ApplicationVariable {
+  std::string name;
+  std::string value;
+};
+struct ApplicationFile {
+  std::string id;
+  std::string name;
+  std::string mime_type;
+  bool is_encrypted = false;
+};
+struct Application {
+  std::string id;
+  std::string name;
+  std::vector<ApplicationVariable> variables;
+  std::vector<ApplicationFile> files;
+  /** The variable's value, or nullopt. */
+  std::optional<std::string> variable(const std::string& name) const;
+};
+struct Membership {
+  bool is_active = false;
+  bool is_lifetime = false;
+  std::optional<std::string> active_until;
+};
+struct User {
+  std::string id;
+  std::string username;
+  Membership membership;
+};
+struct AppContext {
+  Application application;
+  /** nullopt for an anonymous request (when the application allows it). */
+  std::optional<User> user;
+  std::string server_time;
+};
+struct Activation {
+  std::string id;
+  std::string occurred_at;
+  std::optional<std::int64_t> minutes;
+  bool grants_lifetime_access = false;
+  bool revokes_lifetime_access = false;
+  std::string license_id;
+  std::string type;
+};
+struct Session {
+  std::string session_token;
+};
+struct SigningKey {
+  std::string kid;
+  std::string certificate;
+  std::string status;
+};
+struct KeyList {
+  std::vector<SigningKey> keys;
+  std::vector<std::string> retired;
+};
+
+struct PasswordCredentials {
+  std::string username;
+  std::string password;
+};
+struct CodeCredentials {
+  std::string code;
+};
+struct SignUpRequest {
+  std::string username;
+  std::string password;
+  std::optional<std::string> hardware_id;
+};
+struct SignUpWithLicenseCodeRequest {
+  std::string code;
+  std::optional<std::string> hardware_id;
+};
+struct ActivateLicenseRequest {
+  std::string code;
+  std::string username;
+  std::string password;
+  std::optional<std::string> hardware_id;
+};
+struct LoginRequest {
+  std::variant<PasswordCredentials, CodeCredentials> credentials;
+  std::optional<std::string> hardware_id;
+};
+
+/** How a call authenticates its user: a session (after login), a license code, or a username and password. */
+struct SessionAuth {
+  std::string session_token;
+};
+struct LicenseCodeAuth {
+  std::string license_code;
+};
+struct PasswordAuth {
+  std::string username;
+  std::string password;
+};
+using UserAuth = std::variant<SessionAuth, LicenseCodeAuth, PasswordAuth>;
+
+// ---------------------------------------------------------------- client
+
+/** Injected clocks (tests): wall clock and a monotonic clock, both in ms. Empty functions: the system's. */
+struct Clock {
+  std::function<std::int64_t()> now;
+  std::function<std::int64_t()> monotonic;
+};
+
+struct ClientOptions {
+  /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
+  std::string base_url;
+  std::string app_key;
+  std::string app_secret;
+  /** Pinned: the app id and the public root key printed by `tollgate keys init`. */
+  std::string app_id;
+  std::string root_public_key;
+  /** This device's id (x-hardware-id / hardware_id; binds leases). Default: hardware_id(app_id) when first needed. */
+  std::optional<std::string> hardware_id;
+  /** Default: a FileLeaseStore in the user's app-data folders. */
+  std::shared_ptr<LeaseStore> lease_store;
+  Clock clock;
+  /** How often the key list is refreshed when no unknown kid forces it. */
+  std::int64_t key_refresh_ms = 24LL * 3600 * 1000;
+  /** Whole-request timeout (downloads excepted) and connect timeout. */
+  long timeout_ms = 30000;
+  long connect_timeout_ms = 10000;
+  /** Extra CA bundle file for HTTPS (libcurl CURLOPT_CAINFO); empty: the system's. */
+  std::string ca_file;
+};
+
+struct LeaseInfo {
+  std::string lease_id;
+  std::string user_id;
+  std::int64_t seq = 0;
+  bool is_lifetime = false;
+  std::optional<std::int64_t> active_until;
+  std::int64_t issued_at = 0;
+  /** The lease stops working offline at this time (unix ms, server time). */
+  std::int64_t expires_at = 0;
+  std::int64_t renew_after = 0;
+  /** Past renew_after: go online and call create_lease() when you can. */
+  bool renew_due = false;
+  std::int64_t runtime_used_ms = 0;
+  std::int64_t runtime_budget_ms = 0;
+};
+
+struct DownloadResult {
+  std::string path;
+  std::uint64_t size = 0;
+  std::string sha256;
+  /** True when earlier bytes were kept and only the rest was fetched. */
+  bool resumed = false;
+};
+
+struct DownloadOptions {
+  /** received bytes, total (0 when unknown). */
+  std::function<void(std::uint64_t, std::uint64_t)> on_progress;
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /** The user of the calls that need one; set by login() (or by you), cleared by logout(). */
+  std::optional<UserAuth> auth;
+
+  User sign_up(const SignUpRequest& body);
+  User sign_up_with_license_code(const SignUpWithLicenseCodeRequest& body);
+  Activation activate_license(const ActivateLicenseRequest& body);
+  /** Logs in; the session is then used by the calls that need a user. */
+  Session login(const LoginRequest& body);
+  /** Revokes the session (needs one) and clears auth. */
+  void logout();
+  /** The application (variables, files) and the user, with the client's auth. */
+  AppContext get_app_context();
+  /** With this auth (nullopt: anonymous). */
+  AppContext get_app_context(const std::optional<UserAuth>& auth);
+  /** Downloads a file to `destination`, resuming an interrupted download, checked against the signed file hash. */
+  DownloadResult download_file(const std::string& file_id, const std::string& destination,
+                               const DownloadOptions& options = {});
+  DownloadResult download_file(const std::string& file_id, const std::string& destination,
+                               const std::optional<UserAuth>& auth, const DownloadOptions& options = {});
+  /** Fetches an offline lease for this user and device and keeps it in the lease store. */
+  LeaseInfo create_lease();
+  LeaseInfo create_lease(const std::optional<UserAuth>& auth);
+  /** Checks the stored lease without network; throws LeaseError unless it is good. Call it periodically while offline. */
+  LeaseInfo check_lease();
+  /** GET /signing_keys; also refreshes the retired kids the client refuses. */
+  KeyList get_signing_keys();
+  /** This device's hardware id (the option, or the OS machine id hashed with the app id). */
+  std::string device_id();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tollgate

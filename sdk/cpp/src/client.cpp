@@ -1,0 +1,408 @@
+// Client: a typed call per client endpoint, each sent with a fresh nonce and verified against the
+// pinned root before its body is parsed; the offline side (leases); resumable verified downloads.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tollgate {
+
+using namespace detail;
+
+std::optional<std::string> Application::variable(const std::string& name) const {
+  for (const auto& v : variables)
+    if (v.name == name) return v.value;
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<std::string> opt_string(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j.at(key).get<std::string>();
+}
+
+User user_of(const json& j) {
+  User u;
+  u.id = j.at("id").get<std::string>();
+  u.username = j.at("username").get<std::string>();
+  const json& m = j.at("membership");
+  u.membership.is_active = m.at("is_active").get<bool>();
+  u.membership.is_lifetime = m.at("is_lifetime").get<bool>();
+  u.membership.active_until = opt_string(m, "active_until");
+  return u;
+}
+
+AppContext app_context_of(const json& j) {
+  AppContext c;
+  const json& a = j.at("application");
+  c.application.id = a.at("id").get<std::string>();
+  c.application.name = a.at("name").get<std::string>();
+  for (const auto& v : a.at("variables"))
+    c.application.variables.push_back({v.at("name").get<std::string>(), v.at("value").get<std::string>()});
+  for (const auto& f : a.at("files"))
+    c.application.files.push_back({f.at("id").get<std::string>(), f.at("name").get<std::string>(),
+                                   f.at("mime_type").get<std::string>(), f.at("is_encrypted").get<bool>()});
+  if (j.contains("user") && !j["user"].is_null()) c.user = user_of(j["user"]);
+  c.server_time = j.at("server_time").get<std::string>();
+  return c;
+}
+
+Activation activation_of(const json& j) {
+  Activation a;
+  a.id = j.at("id").get<std::string>();
+  a.occurred_at = j.at("occurred_at").get<std::string>();
+  if (j.contains("minutes") && !j["minutes"].is_null()) a.minutes = j["minutes"].get<std::int64_t>();
+  a.grants_lifetime_access = j.at("grants_lifetime_access").get<bool>();
+  a.revokes_lifetime_access = j.at("revokes_lifetime_access").get<bool>();
+  a.license_id = j.at("license_id").get<std::string>();
+  a.type = j.at("type").get<std::string>();
+  return a;
+}
+
+LeaseInfo info_of(const LeasePayload& p, bool renew_due, std::int64_t used) {
+  LeaseInfo i;
+  i.lease_id = p.lease_id;
+  i.user_id = p.user_id;
+  i.seq = p.seq;
+  i.is_lifetime = p.is_lifetime;
+  i.active_until = p.active_until;
+  i.issued_at = p.iat;
+  i.expires_at = p.exp;
+  i.renew_after = p.renew_after;
+  i.renew_due = renew_due;
+  i.runtime_used_ms = used;
+  i.runtime_budget_ms = p.max_offline_runtime_s * 1000;
+  return i;
+}
+
+}  // namespace
+
+struct Client::Impl {
+  ClientOptions o;
+  SystemClock clock;
+  Pinned pinned;
+  std::optional<std::string> hwid_cache;
+  std::shared_ptr<LeaseStore> store_cache;
+  Memory memory;
+  Transport transport;
+
+  explicit Impl(ClientOptions options)
+      : o(std::move(options)),
+        clock{o.clock},
+        pinned{o.app_id, o.root_public_key},
+        memory([this] {
+          auto s = store();
+          return std::make_pair(s, std::make_shared<StateKeeper>(s, o.app_id, hwid()));
+        }),
+        transport(TransportOptions{o.base_url, o.app_key, o.app_secret, pinned, clock, o.key_refresh_ms, o.timeout_ms,
+                                   o.connect_timeout_ms, o.ca_file},
+                  memory) {}
+
+  std::string hwid() {
+    if (!hwid_cache) hwid_cache = o.hardware_id ? *o.hardware_id : hardware_id(o.app_id);
+    return *hwid_cache;
+  }
+
+  std::shared_ptr<LeaseStore> store() {
+    if (!store_cache) store_cache = o.lease_store ? o.lease_store : FileLeaseStore::for_app(o.app_id);
+    return store_cache;
+  }
+
+  json call(const Outgoing& req) {
+    const Verified res = transport.send(req);
+    // Parsed only now: the bytes were verified first.
+    if (res.body.empty()) return json();
+    try {
+      return json::parse(res.body.begin(), res.body.end());
+    } catch (const json::exception& e) {
+      throw Error(std::string("tollgate: the verified answer is not JSON: ") + e.what());
+    }
+  }
+
+  template <typename F>
+  static auto typed(F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const json::exception& e) {
+      throw Error(std::string("tollgate: unexpected answer shape: ") + e.what());
+    }
+  }
+
+  void with_hardware(ordered_json& body, const std::optional<std::string>& hardware_id) {
+    if (hardware_id)
+      body["hardware_id"] = *hardware_id;
+    else if (o.hardware_id)
+      body["hardware_id"] = *o.hardware_id;
+  }
+
+  std::vector<std::pair<std::string, std::string>> user_headers(const std::optional<UserAuth>& auth) {
+    std::vector<std::pair<std::string, std::string>> h;
+    if (auth) {
+      if (auto* s = std::get_if<SessionAuth>(&*auth)) h.emplace_back("authorization", "Bearer " + s->session_token);
+      if (auto* l = std::get_if<LicenseCodeAuth>(&*auth)) h.emplace_back("x-api-license-code", l->license_code);
+      if (auto* p = std::get_if<PasswordAuth>(&*auth)) {
+        h.emplace_back("x-api-username", p->username);
+        h.emplace_back("x-api-password", p->password);
+      }
+    }
+    if (o.hardware_id) h.emplace_back("x-hardware-id", *o.hardware_id);
+    return h;
+  }
+
+  // ---- offline
+  LeaseInfo keep(const std::string& file, std::int64_t t) {
+    const ClientState state = memory.state();
+    LeaseCheckInput in;
+    in.pinned = pinned;
+    in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
+    in.hardware_id = hwid();
+    in.state = RollbackState{t, state.highest_seq, 0, false};
+    in.now = clock.now() + state.clock_offset_ms;
+    const LeaseCheck check = tollgate::check_lease(file, in);
+    if (check.verdict != LeaseVerdict::ok) throw LeaseError(check.verdict);
+    const LeasePayload& p = *check.payload;
+    store()->write_lease(file);
+    const std::int64_t offset = state.clock_offset_ms;
+    memory.update(
+        [&](ClientState& s) {
+          s.highest_seq = p.seq;
+          s.highest_trusted_time = std::max(t, p.iat);
+          s.clock_offset_ms = offset;
+        },
+        true);
+    memory.last_tick.reset();
+    return info_of(p, check.renew_due, 0);
+  }
+
+  LeaseInfo check() {
+    const auto file = store()->read_lease();
+    if (!file) throw LeaseError(LeaseVerdict::no_lease);
+    const ClientState state = memory.state();
+    const bool tampered = memory.tampered();
+    // Runtime since the previous check in this process (none before the first).
+    const std::int64_t tick = clock.monotonic();
+    const std::int64_t used =
+        state.runtime_used_ms + (memory.last_tick ? std::max<std::int64_t>(0, tick - *memory.last_tick) : 0);
+    memory.last_tick = tick;
+    LeaseCheckInput in;
+    in.pinned = pinned;
+    in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
+    in.hardware_id = hwid();
+    in.state = RollbackState{state.highest_trusted_time, state.highest_seq, used, state.dropped};
+    in.now = clock.now() + state.clock_offset_ms;
+    in.tampered = tampered;
+    const LeaseCheck check = tollgate::check_lease(*file, in);
+    const bool ok = check.verdict == LeaseVerdict::ok;
+    if (check.payload && check.payload->seq >= state.highest_seq) {
+      const std::int64_t now = in.now;
+      memory.update([&](ClientState& s) {
+        s.runtime_used_ms = used;
+        // The local clock only counts as trusted time while it moves forward (and the lease is good).
+        if (ok) s.highest_trusted_time = std::max(s.highest_trusted_time, now);
+      });
+    }
+    if (!ok) throw LeaseError(check.verdict);
+    return info_of(*check.payload, check.renew_due, used);
+  }
+
+  // ---- downloads: bytes to <dest>.part, renamed to <dest> once the whole file's SHA-256 matches the signed hash
+  DownloadResult download(const Outgoing& base, const std::string& dest, const DownloadOptions& opts) {
+    static const std::regex ETAG("^\"([0-9a-f]{64})\"$");
+    static const std::regex RANGE_START("^bytes ([0-9]+)-");
+    static const std::regex RANGE_TOTAL("/([0-9]+)$");
+    const fs::path part = fs::u8path(dest + ".part");
+    const fs::path meta = fs::u8path(dest + ".part.json");
+    auto discard = [&] {
+      std::error_code ec;
+      fs::remove(part, ec);
+      fs::remove(meta, ec);
+    };
+
+    // What an earlier attempt left: bytes and the ETag they belong to (If-Range: the server starts over if the file changed).
+    std::uint64_t offset = 0;
+    std::optional<std::string> etag;
+    try {
+      std::ifstream in(meta);
+      if (!in) throw std::runtime_error("no meta");
+      json m = json::parse(in);
+      if (m.contains("etag") && m["etag"].is_string()) etag = m["etag"].get<std::string>();
+      offset = fs::file_size(part);
+    } catch (const std::exception&) {
+      discard();
+      offset = 0;
+      etag.reset();
+    }
+    Outgoing req = base;
+    if (offset > 0 && etag && !etag->empty()) {
+      req.headers.emplace_back("range", "bytes=" + std::to_string(offset) + "-");
+      req.headers.emplace_back("if-range", *etag);
+    }
+
+    bool writing = false;
+    Bytes error_body;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(nullptr, std::fclose);
+    std::optional<std::string> claimed, content_range;
+    std::uint64_t received = 0, start = 0, total = 0;
+    Streaming streaming;
+    streaming.long_transfer = true;
+    streaming.on_head = [&](const SignedRequest& sent, const HttpAnswer& head) {
+      if (head.status != 200 && head.status != 206) return;
+      content_range = head.header("content-range");
+      const auto etag_header = head.header("etag");
+      std::smatch m;
+      if (etag_header && std::regex_match(*etag_header, m, ETAG)) claimed = m[1].str();
+      // With the ETag the signature is checked now, before a byte is written; without it, once the file is whole.
+      if (claimed) transport.verify(sent, head, download_line(*claimed, content_range));
+      if (content_range && std::regex_search(*content_range, m, RANGE_TOTAL))
+        total = std::stoull(m[1].str());
+      else if (auto len = head.header("content-length"))
+        total = std::strtoull(len->c_str(), nullptr, 10);
+      if (head.status == 206) {
+        const bool parsed = content_range && std::regex_search(*content_range, m, RANGE_START);
+        if (!parsed || std::stoull(m[1].str()) != offset) {
+          discard();
+          throw Error("tollgate: the server resumed at " + content_range.value_or("?") + ", not at byte " +
+                      std::to_string(offset) + "; retry the download");
+        }
+        start = offset;
+      }
+      {
+        ordered_json m2;
+        m2["etag"] = etag_header ? json(*etag_header) : json(nullptr);
+        std::ofstream mf(meta, std::ios::trunc);
+        mf << m2.dump();
+        if (!mf) throw Error("tollgate: cannot write " + meta.string());
+      }
+      out.reset(std::fopen(part.string().c_str(), start == 0 ? "wb" : "ab"));
+      if (!out) throw Error("tollgate: cannot write " + part.string());
+      received = start;
+      writing = true;
+    };
+    streaming.on_body = [&](const char* data, std::size_t n) {
+      if (!writing) {
+        error_body.insert(error_body.end(), data, data + n);
+        return;
+      }
+      if (std::fwrite(data, 1, n, out.get()) != n) throw Error("tollgate: cannot write " + part.string());
+      received += n;
+      if (opts.on_progress) opts.on_progress(received, total);
+    };
+    HttpAnswer head;
+    const SignedRequest sent = transport.fetch(req, streaming, head);
+    if (!writing) {
+      transport.verify(sent, head, sha256_hex(error_body));
+      transport.refuse(base, Verified{head.status, head, error_body, 0});
+    }
+    if (std::fclose(out.release()) != 0) throw Error("tollgate: cannot write " + part.string());
+
+    // The whole assembled file, old bytes and new, against the hash the server signed.
+    Sha256 hash;
+    {
+      std::ifstream in(part, std::ios::binary);
+      std::vector<char> buf(1 << 16);
+      while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        hash.update(buf.data(), static_cast<std::size_t>(in.gcount()));
+      }
+    }
+    const std::string actual = hash.hex_digest();
+    try {
+      if (!claimed)
+        transport.verify(sent, head, download_line(actual, content_range));
+      else if (actual != *claimed)
+        throw VerificationError(AnswerVerdict::bad_signature, head.status);
+    } catch (...) {
+      discard();
+      throw;
+    }
+    std::error_code ec;
+    fs::rename(part, fs::u8path(dest), ec);
+    if (ec) throw Error("tollgate: cannot write " + dest + ": " + ec.message());
+    fs::remove(meta, ec);
+    return DownloadResult{dest, received, actual, start > 0};
+  }
+};
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Client::~Client() = default;
+
+User Client::sign_up(const SignUpRequest& body) {
+  ordered_json j{{"username", body.username}, {"password", body.password}};
+  impl_->with_hardware(j, body.hardware_id);
+  return Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up", j.dump(), {}, false})); });
+}
+
+User Client::sign_up_with_license_code(const SignUpWithLicenseCodeRequest& body) {
+  ordered_json j{{"code", body.code}};
+  impl_->with_hardware(j, body.hardware_id);
+  return Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up_with_license_code", j.dump(), {}, false})); });
+}
+
+Activation Client::activate_license(const ActivateLicenseRequest& body) {
+  ordered_json j{{"code", body.code}, {"username", body.username}, {"password", body.password}};
+  impl_->with_hardware(j, body.hardware_id);
+  return Impl::typed([&] { return activation_of(impl_->call({"POST", "/activate_license", j.dump(), {}, false})); });
+}
+
+Session Client::login(const LoginRequest& body) {
+  ordered_json credentials;
+  if (auto* p = std::get_if<PasswordCredentials>(&body.credentials))
+    credentials = {{"username", p->username}, {"password", p->password}};
+  else
+    credentials = {{"code", std::get<CodeCredentials>(body.credentials).code}};
+  ordered_json j{{"credentials", credentials}};
+  impl_->with_hardware(j, body.hardware_id);
+  Session session = Impl::typed([&] {
+    return Session{impl_->call({"POST", "/auth/login", j.dump(), {}, false}).at("session_token").get<std::string>()};
+  });
+  auth = SessionAuth{session.session_token};
+  return session;
+}
+
+void Client::logout() {
+  if (!auth || !std::holds_alternative<SessionAuth>(*auth))
+    throw Error("tollgate: logout() needs a session (log in first)");
+  impl_->transport.send({"POST", "/auth/logout", std::nullopt, impl_->user_headers(auth), false});
+  auth.reset();
+}
+
+AppContext Client::get_app_context() { return get_app_context(auth); }
+
+AppContext Client::get_app_context(const std::optional<UserAuth>& user) {
+  return Impl::typed(
+      [&] { return app_context_of(impl_->call({"GET", "/app_context", std::nullopt, impl_->user_headers(user), true})); });
+}
+
+DownloadResult Client::download_file(const std::string& file_id, const std::string& destination,
+                                     const DownloadOptions& options) {
+  return download_file(file_id, destination, auth, options);
+}
+
+DownloadResult Client::download_file(const std::string& file_id, const std::string& destination,
+                                     const std::optional<UserAuth>& user, const DownloadOptions& options) {
+  Outgoing req{"GET", "/files/" + percent_encode_component(file_id) + "/download", std::nullopt, impl_->user_headers(user), true};
+  return impl_->download(req, destination, options);
+}
+
+LeaseInfo Client::create_lease() { return create_lease(auth); }
+
+LeaseInfo Client::create_lease(const std::optional<UserAuth>& user) {
+  auto headers = impl_->user_headers(user);
+  if (!impl_->o.hardware_id) headers.emplace_back("x-hardware-id", impl_->hwid());
+  const Verified res = impl_->transport.send({"POST", "/lease", std::nullopt, headers, true});
+  return impl_->keep(to_text(res.body), res.t);
+}
+
+LeaseInfo Client::check_lease() { return impl_->check(); }
+
+KeyList Client::get_signing_keys() { return impl_->transport.fetch_key_list(); }
+
+std::string Client::device_id() { return impl_->hwid(); }
+
+}  // namespace tollgate

@@ -1,0 +1,330 @@
+// One signed exchange with the server (libcurl): a fresh nonce, the exact bytes sent, and the answer
+// verified (docs/signing.md) before anything reads its body. Also what the client learns from verified
+// answers: the server's time, new and retired kids, and the codes that drop an offline lease.
+#include <algorithm>
+#include <chrono>
+#include <curl/curl.h>
+#include <exception>
+#include <mutex>
+
+#include "internal.hpp"
+
+namespace tollgate::detail {
+
+namespace {
+/** How far apart the server's nodes' clocks may be. */
+constexpr std::int64_t SERVER_CLOCK_TOLERANCE_MS = 5 * 60 * 1000;
+/** An unknown kid is looked up at most this often. */
+constexpr std::int64_t UNKNOWN_KID_REFRESH_GAP_MS = 60 * 1000;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+void ensure_curl() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw Error("tollgate: libcurl failed to initialise");
+  });
+}
+
+struct Exchange {
+  HttpAnswer head;
+  const SignedRequest* sent = nullptr;
+  Streaming* streaming = nullptr;
+  bool head_done = false;
+  std::exception_ptr error;
+
+  void finish_head() {
+    if (head_done) return;
+    head_done = true;
+    if (streaming->on_head) streaming->on_head(*sent, head);
+  }
+};
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  const size_t n = size * count;
+  std::string line(data, n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  if (line.rfind("HTTP/", 0) == 0) {
+    ex->head.headers.clear();  // a new header block (an interim 1xx answer came first)
+    auto sp = line.find(' ');
+    ex->head.status = sp == std::string::npos ? 0 : std::atoi(line.c_str() + sp + 1);
+    return n;
+  }
+  auto colon = line.find(':');
+  if (colon == std::string::npos) return n;
+  std::string name = lower(line.substr(0, colon));
+  std::string value = line.substr(colon + 1);
+  auto b = value.find_first_not_of(" \t");
+  value = b == std::string::npos ? "" : value.substr(b, value.find_last_not_of(" \t") - b + 1);
+  auto it = ex->head.headers.find(name);
+  if (it == ex->head.headers.end())
+    ex->head.headers.emplace(name, value);
+  else
+    it->second += ", " + value;
+  return n;
+}
+
+size_t on_write(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  const size_t n = size * count;
+  try {
+    ex->finish_head();
+    if (ex->streaming->on_body) ex->streaming->on_body(data, n);
+  } catch (...) {
+    ex->error = std::current_exception();
+    return 0;  // aborts the transfer
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<std::string> HttpAnswer::header(const std::string& name) const {
+  auto it = headers.find(lower(name));
+  if (it == headers.end()) return std::nullopt;
+  return it->second;
+}
+
+std::int64_t SystemClock::now() const {
+  if (clock.now) return clock.now();
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::int64_t SystemClock::monotonic() const {
+  if (clock.monotonic) return clock.monotonic();
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+bool drops_lease(const std::string& code) {
+  static const std::set<std::string> codes = {"banned", "membership_inactive", "invalid_credentials",
+                                              "invalid_license", "device_mismatch", "device_limit"};
+  return codes.count(code) > 0;
+}
+
+void check_header_value(const std::string& name, const std::string& value) {
+  if (value.find_first_of(std::string("\r\n\0", 3)) != std::string::npos)
+    throw Error("tollgate: the " + name + " header value contains CR, LF or NUL");
+}
+
+std::string percent_encode_component(const std::string& text) {
+  // encodeURIComponent's unreserved set.
+  static const std::string keep = "-_.!~*'()";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || keep.find(static_cast<char>(c)) != std::string::npos) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      static const char* digits = "0123456789ABCDEF";
+      out += '%';
+      out.push_back(digits[c >> 4]);
+      out.push_back(digits[c & 15]);
+    }
+  }
+  return out;
+}
+
+Transport::Transport(TransportOptions options, Memory& memory) : o_(std::move(options)), memory_(memory) {}
+
+SignedRequest Transport::fetch(const Outgoing& req, Streaming& streaming, HttpAnswer& head) {
+  ensure_curl();
+  std::string base = o_.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string url = base + req.path;
+  // The target is what goes on the request line: the path (with the base URL's prefix) and query.
+  const auto scheme = url.find("://");
+  const auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  SignedRequest sent;
+  sent.method = req.method;
+  sent.target = slash == std::string::npos ? "/" : url.substr(slash);
+  if (auto hash = sent.target.find('#'); hash != std::string::npos) sent.target.resize(hash);
+  if (req.json_body) sent.body = to_bytes(*req.json_body);
+  sent.nonce = new_nonce();
+
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"x-api-key", o_.app_key}, {"x-api-secret", o_.app_secret}, {"tollgate-nonce", sent.nonce}};
+  if (req.json_body) headers.emplace_back("content-type", "application/json");
+  for (const auto& h : req.headers) headers.push_back(h);
+
+  CURL* curl = curl_easy_init();
+  if (!curl) throw NetworkError("tollgate: curl_easy_init failed");
+  curl_slist* list = nullptr;
+  Exchange ex;
+  ex.streaming = &streaming;
+  ex.sent = &sent;
+  CURLcode rc;
+  try {
+    for (const auto& [name, value] : headers) {
+      check_header_value(name, value);
+      list = curl_slist_append(list, (name + ": " + value).c_str());
+    }
+    list = curl_slist_append(list, "Expect:");
+    if (req.method == "POST" && !req.json_body) list = curl_slist_append(list, "Content-Type:");
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);  // send the target byte for byte: it is signed
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // another target would not be what we sign over
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, o_.connect_timeout_ms);
+    if (streaming.long_transfer) {
+      curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, std::max(1L, o_.timeout_ms / 1000));
+    } else {
+      curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, o_.timeout_ms);
+    }
+    if (!o_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, o_.ca_file.c_str());
+    if (req.method == "POST") {
+      curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, sent.body.empty() ? "" : reinterpret_cast<const char*>(sent.body.data()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(sent.body.size()));
+    } else if (req.method != "GET") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    }
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ex);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ex);
+    rc = curl_easy_perform(curl);
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    ex.head.status = static_cast<int>(status);
+  } catch (...) {
+    curl_slist_free_all(list);
+    curl_easy_cleanup(curl);
+    throw;
+  }
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  if (ex.error) std::rethrow_exception(ex.error);
+  if (rc != CURLE_OK) throw NetworkError(std::string("tollgate: ") + curl_easy_strerror(rc) + " (" + url + ")");
+  // An empty body never reached the write callback: the head is handled now.
+  if (!ex.head_done) {
+    ex.head_done = true;
+    if (streaming.on_head) streaming.on_head(sent, ex.head);
+  }
+  head = ex.head;
+  return sent;
+}
+
+Verified Transport::send(const Outgoing& req) {
+  Verified out;
+  Streaming streaming;
+  streaming.on_body = [&](const char* data, std::size_t n) { out.body.insert(out.body.end(), data, data + n); };
+  HttpAnswer head;
+  const SignedRequest sent = fetch(req, streaming, head);
+  out.answer = head;
+  out.status = head.status;
+  out.t = verify(sent, head, sha256_hex(out.body)).first;
+  if (out.status >= 400) refuse(req, out);
+  return out;
+}
+
+std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent, const HttpAnswer& answer,
+                                                       const std::string& response_line) {
+  const auto signature = answer.header("tollgate-signature");
+  const auto certificate = answer.header("tollgate-key-cert");
+  if (signature) {
+    if (auto parsed = parse_signature_header(*signature); parsed && !contains(memory_.state().known, parsed->kid))
+      refresh_keys(parsed->kid);
+  }
+  const ClientState& state = memory_.state();
+  const std::set<std::string> retired(state.retired.begin(), state.retired.end());
+  const AnswerCheck check =
+      verify_answer(o_.pinned, retired, sent, ReceivedAnswer{answer.status, signature, certificate, response_line});
+  if (check.verdict != AnswerVerdict::ok) throw VerificationError(check.verdict, answer.status);
+  // Beyond the contract's steps: an ended key that signs a back-dated t (a leaked old private key) is still
+  // expired once we have seen the server's time past its end.
+  if (*check.not_after < state.max_server_time - SERVER_CLOCK_TOLERANCE_MS)
+    throw VerificationError(AnswerVerdict::key_expired, answer.status);
+  learn(*check.t, *check.kid);
+  return {*check.t, *check.kid};
+}
+
+void Transport::learn(std::int64_t t, const std::string& kid) {
+  const std::int64_t now = o_.clock.now();
+  memory_.last_tick.reset();  // time spent online is not offline runtime
+  const bool new_kid = !contains(memory_.state().known, kid);
+  const std::int64_t fetched_at = memory_.state().keys_fetched_at;
+  memory_.update(
+      [&](ClientState& s) {
+        // The server's time, from an answer to our own fresh nonce: the best clock there is.
+        s.highest_trusted_time = t;
+        s.max_server_time = std::max(s.max_server_time, t);
+        s.clock_offset_ms = t - now;
+        if (new_kid) s.known.push_back(kid);
+      },
+      false, !new_kid);
+  if (now - fetched_at >= o_.key_refresh_ms) refresh_keys(std::nullopt);
+}
+
+KeyList Transport::fetch_key_list() {
+  const bool was_refreshing = refreshing_;
+  refreshing_ = true;  // the key list's own answer must not trigger another refresh
+  struct Restore {
+    bool& flag;
+    bool value;
+    ~Restore() { flag = value; }
+  } restore{refreshing_, was_refreshing};
+  memory_.update([&](ClientState& s) { s.keys_fetched_at = o_.clock.now(); });
+  const Verified res = send(Outgoing{"GET", "/signing_keys", std::nullopt, {}, false});
+  KeyList list;
+  try {
+    const json j = json::parse(res.body.begin(), res.body.end());
+    for (const auto& k : j.at("keys"))
+      list.keys.push_back(SigningKey{k.at("kid").get<std::string>(), k.at("certificate").get<std::string>(),
+                                     k.at("status").get<std::string>()});
+    for (const auto& kid : j.at("retired")) list.retired.push_back(kid.get<std::string>());
+  } catch (const json::exception& e) {
+    throw Error(std::string("tollgate: unexpected key list: ") + e.what());
+  }
+  memory_.update([&](ClientState& s) {
+    for (const auto& kid : list.retired)
+      if (!contains(s.retired, kid)) s.retired.push_back(kid);
+    for (const auto& k : list.keys)
+      if (!contains(s.known, k.kid)) s.known.push_back(k.kid);
+  });
+  return list;
+}
+
+void Transport::refresh_keys(const std::optional<std::string>& unknown_kid) {
+  if (refreshing_) return;
+  if (unknown_kid) {
+    // One lookup per kid a minute: an emulator with random kids cannot make us loop.
+    const std::int64_t mono = o_.clock.monotonic();
+    auto it = looked_up_.find(*unknown_kid);
+    if (it != looked_up_.end() && mono - it->second < UNKNOWN_KID_REFRESH_GAP_MS) return;
+    if (looked_up_.size() >= 64) looked_up_.clear();
+    looked_up_[*unknown_kid] = mono;
+  }
+  try {
+    fetch_key_list();
+  } catch (const VerificationError&) {
+    throw;  // a forged key list is never ignored
+  } catch (const std::exception&) {
+    // Unreachable or refused: verification goes on with what we know.
+  }
+}
+
+void Transport::refuse(const Outgoing& req, const Verified& answer) {
+  json parsed = json::parse(answer.body.begin(), answer.body.end(), nullptr, false);
+  std::string code = "unknown_error", detail;
+  std::vector<FieldError> field_errors;
+  if (parsed.is_object()) {
+    if (parsed.contains("code") && parsed["code"].is_string()) code = parsed["code"].get<std::string>();
+    if (parsed.contains("detail") && parsed["detail"].is_string()) detail = parsed["detail"].get<std::string>();
+    if (parsed.contains("errors") && parsed["errors"].is_array())
+      for (const auto& e : parsed["errors"])
+        if (e.is_object() && e.contains("field") && e["field"].is_string())
+          field_errors.push_back(FieldError{e["field"].get<std::string>(),
+                                            e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : ""});
+  }
+  if (req.drops_lease && drops_lease(code)) memory_.update([](ClientState& s) { s.dropped = true; });
+  throw ApiError(answer.status, code, detail, field_errors);
+}
+
+}  // namespace tollgate::detail
