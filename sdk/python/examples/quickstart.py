@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""A Tollgate client a vendor can copy: log in (or redeem a license code),
+check the membership, read a variable, download a file (resuming an
+interrupted download), take an offline lease, and keep working offline on it
+when the server cannot be reached. Prints what it did.
+
+Configuration (environment):
+  TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET,
+  TOLLGATE_ROOT_KEY          the public root key printed by `tollgate keys init`
+  LICENSE_CODE               a license code, or
+  TOLLGATE_USERNAME, TOLLGATE_PASSWORD
+  TOLLGATE_HARDWARE_ID       optional: your own device id (default: hashed OS machine id)
+  TOLLGATE_DOWNLOAD_DIR      optional: where the file goes (default: the current folder)
+
+Exit codes: 0 the app may run; 1 the server said no; 2 no active membership;
+3 an answer failed verification (not our server); 4 offline and no usable lease.
+"""
+import os
+import sys
+from datetime import datetime, timezone
+
+from tollgate import (
+    LicenseCodeAuth,
+    TollgateClient,
+    TollgateError,
+    TollgateLeaseError,
+    TollgateNetworkError,
+    TollgateVerificationError,
+    hardware_id,
+)
+
+
+def when(ms):
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def online(client, code, username, password, download_dir):
+    if code:  # a license-only user: redeem the code once, then the code is the credential
+        try:
+            client.sign_up_with_license_code(code)
+            print("redeemed license code")
+        except TollgateError as err:
+            if err.code != "license_used":
+                raise
+            print("license code already redeemed")
+        client.auth = LicenseCodeAuth(code)
+    else:
+        client.login(username, password)
+        print(f"logged in as {username}")
+
+    ctx = client.get_app_context()  # verified before it is parsed
+    if ctx.user is None or not ctx.user.membership.is_active:
+        print("no active membership: buy or activate a license")
+        return 2
+    m = ctx.user.membership
+    print(f"membership active ({'lifetime' if m.is_lifetime else 'until ' + str(m.active_until)}) for {ctx.user.username}")
+    print(f"variable latest_version = {ctx.application.variable('latest_version')}")
+
+    if ctx.application.files:
+        f = ctx.application.files[0]
+        result = client.download_file(f.id, os.path.join(download_dir, f.name))
+        how = "resumed" if result.resumed else "whole"
+        print(f"downloaded {f.name} ({how}): {result.size} bytes, sha256 {result.sha256} checked against the signed hash")
+
+    try:
+        lease = client.create_lease()  # lets the app run offline for a while
+        print(f"offline lease #{lease.seq} valid until {when(lease.expires_at)}, renew after {when(lease.renew_after)}")
+    except TollgateError as err:
+        if err.code != "leases_disabled":
+            raise
+        print("offline leases are disabled for this app")
+    return 0
+
+
+def offline(client):
+    lease = client.check_lease()  # no network; raises TollgateLeaseError with the verdict
+    print(f"offline: lease #{lease.seq} ok until {when(lease.expires_at)}; "
+          f"offline runtime used {lease.runtime_used_ms / 1000:.0f} s of {lease.runtime_budget_ms / 1000:.0f} s"
+          + ("; renew when online" if lease.renew_due else ""))
+    # A real app keeps running and calls client.check_lease() every minute or so (it counts the offline runtime),
+    # stopping when it raises.
+    return 0
+
+
+def main():
+    env = os.environ
+    app_id = env["TOLLGATE_APP_ID"]
+    client = TollgateClient(
+        base_url=env["TOLLGATE_URL"],
+        app_key=env["TOLLGATE_APP_KEY"],
+        app_secret=env["TOLLGATE_APP_SECRET"],
+        app_id=app_id,                                  # pinned, with the root key
+        root_public_key=env["TOLLGATE_ROOT_KEY"],
+        hardware_id=env.get("TOLLGATE_HARDWARE_ID") or hardware_id(app_id),
+    )
+    try:
+        return online(client, env.get("LICENSE_CODE"), env.get("TOLLGATE_USERNAME"), env.get("TOLLGATE_PASSWORD"),
+                      env.get("TOLLGATE_DOWNLOAD_DIR", "."))
+    except TollgateNetworkError as err:
+        print(f"server unreachable ({err}); checking the offline lease")
+        try:
+            return offline(client)
+        except TollgateLeaseError as lease_err:
+            print(f"offline lease refused: {lease_err.verdict}")
+            return 4
+    except TollgateVerificationError as err:
+        print(f"answer refused: {err.verdict} (not our server, or tampered with)")
+        return 3
+    except TollgateError as err:
+        print(f"server refused: {err.code} ({err.status}): {err.detail}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

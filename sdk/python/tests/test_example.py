@@ -1,0 +1,78 @@
+"""examples/quickstart.py run as a vendor would, against the real server,
+as a subprocess: online (redeem a code, membership, variable, a resumed
+download, a lease), then offline on the lease, then a ban seen online, then
+offline again (the lease is dropped)."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
+SRC = Path(__file__).resolve().parents[1] / "src"
+FILE = b"".join(b"chunk %05d of the installer\n" % i for i in range(4000))
+
+
+def run(env):
+    out = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True, text=True, timeout=60)
+    assert not out.stderr.strip(), out.stderr
+    return out.returncode, out.stdout
+
+
+def test_the_quickstart_against_the_real_server(server, tmp_path):
+    app = server.app(offline_grace_seconds=3600)
+    server.must(200, "PUT", f"/apps/{app.id}/variables/latest_version", {"value": "3.1.4"})
+    server.upload(app, "installer.bin", FILE)
+    code = server.license_code(app)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    # An interrupted earlier run left the first bytes of the file.
+    sha = hashlib.sha256(FILE).hexdigest()
+    (downloads / "installer.bin.part").write_bytes(FILE[:5000])
+    (downloads / "installer.bin.part.json").write_text(json.dumps({"etag": f'"{sha}"'}))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(SRC),
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "TOLLGATE_URL": server.url,
+        "TOLLGATE_APP_ID": app.id,
+        "TOLLGATE_APP_KEY": app.api_key,
+        "TOLLGATE_APP_SECRET": app.api_secret,
+        "TOLLGATE_ROOT_KEY": app.root_public_key,
+        "LICENSE_CODE": code,
+        "TOLLGATE_DOWNLOAD_DIR": str(downloads),
+    }
+    if not (Path("/etc/machine-id").exists() or Path("/var/lib/dbus/machine-id").exists()):
+        env["TOLLGATE_HARDWARE_ID"] = "example-machine"
+
+    rc, out = run(env)
+    print(out)
+    assert rc == 0, out
+    assert "redeemed license code" in out
+    assert "membership active (until " in out
+    assert "variable latest_version = 3.1.4" in out
+    assert f"downloaded installer.bin (resumed): {len(FILE)} bytes, sha256 {sha}" in out
+    assert "offline lease #1 valid until" in out
+    assert (downloads / "installer.bin").read_bytes() == FILE
+    assert (tmp_path / "data" / "tollgate" / app.id / "lease.tollgate").exists()
+    assert (tmp_path / "state" / "tollgate" / app.id / "state.json").exists()
+
+    rc, out = run({**env, "TOLLGATE_URL": "http://127.0.0.1:9"})
+    print(out)
+    assert rc == 0, out
+    assert "server unreachable" in out and "offline: lease #1 ok until" in out
+
+    rc, out = run(env)  # a second run online: the code is already redeemed, the download whole
+    assert rc == 0 and "license code already redeemed" in out and "(whole)" in out and "offline lease #2" in out, out
+
+    user = server.client(app).get_app_context(__import__("tollgate").LicenseCodeAuth(code)).user
+    server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user.id})
+    rc, out = run(env)
+    print(out)
+    assert rc == 1 and "server refused: banned (403)" in out, out
+    rc, out = run({**env, "TOLLGATE_URL": "http://127.0.0.1:9"})
+    print(out)
+    assert rc == 4 and "offline lease refused: dropped" in out, out
