@@ -53,3 +53,19 @@ def test_state_record_mac_key_and_verdicts():
     assert keeper.load()[1] is False  # nothing at all, no lease: a first run
     store.lease = "x"
     assert keeper.load()[1] is True  # nothing at all while a lease is kept: wiped
+
+
+def test_the_readme_quick_start_compiles_and_names_real_calls():
+    import re
+    from pathlib import Path
+
+    import tollgate
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    block = re.search(r"## Quick start\n\n```python\n(.*?)```", text, re.S).group(1)
+    assert len(block.strip().splitlines()) <= 10
+    compile(block, "README quick start", "exec")
+    for name in re.findall(r"tg\.(\w+)\(", block):
+        assert callable(getattr(tollgate.TollgateClient, name)), name
+    for name in re.findall(r"from tollgate import (.*)", block)[0].split(", "):
+        assert hasattr(tollgate, name.strip())
