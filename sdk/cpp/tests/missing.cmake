@@ -1,0 +1,2 @@
+# Run by ctest when a tool the tests need is missing: fails loudly, never a silent pass.
+message(FATAL_ERROR "\n*** MISSING: ${WHAT} ***\n")

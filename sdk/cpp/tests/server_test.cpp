@@ -1,0 +1,564 @@
+// The C++ SDK against the REAL server, started by tests/harness.mjs (node dist/cli/main.js serve on a
+// temporary SQLite database) with a man-in-the-middle proxy in front of it. Apps and keys are made as an
+// operator does: the admin API and the real CLI (tollgate keys init / rotate / retire).
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <tollgate/tollgate.hpp>
+
+#include "check.hpp"
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+using tollgate::AnswerVerdict;
+using tollgate::LeaseVerdict;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) throw std::runtime_error(std::string(name) + " is not set: run this test through tests/harness.mjs");
+  return v;
+}
+
+const std::string PASSWORD = "correct horse battery";
+std::string URL, MITM, TOKEN, NODE, CLI, DIR;
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+struct Http {
+  long status = 0;
+  std::string body;
+  json parsed() const { return body.empty() ? json() : json::parse(body); }
+};
+
+Http http(const std::string& method, const std::string& url, const std::string& body, const std::string& content_type,
+          bool admin = true) {
+  CURL* c = curl_easy_init();
+  Http out;
+  curl_slist* h = nullptr;
+  if (admin) h = curl_slist_append(h, ("authorization: Bearer " + TOKEN).c_str());
+  if (!content_type.empty()) h = curl_slist_append(h, ("content-type: " + content_type).c_str());
+  h = curl_slist_append(h, "Expect:");
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (!body.empty() || method == "POST" || method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.body);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+  CURLcode rc = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out.status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  if (rc != CURLE_OK) throw std::runtime_error(std::string("http: ") + curl_easy_strerror(rc));
+  return out;
+}
+
+json admin(const std::string& method, const std::string& path, const json& body, long expect) {
+  Http r = http(method, URL + "/admin/v1" + path, body.is_null() ? "" : body.dump(), body.is_null() ? "" : "application/json");
+  if (expect ? r.status != expect : (r.status < 200 || r.status > 299))
+    throw std::runtime_error(method + " " + path + ": " + std::to_string(r.status) + " " + r.body);
+  return r.parsed();
+}
+
+/** The real CLI, --json output parsed. */
+json cli(const std::string& args) {
+  const std::string cmd = "'" + NODE + "' '" + CLI + "' --json --url " + URL + " --token " + TOKEN + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int rc = pclose(p);
+  if (rc != 0) throw std::runtime_error("tollgate " + args + ": " + out);
+  return out.empty() ? json() : json::parse(out);
+}
+
+json mitm(const std::string& mode, const std::string& app_id = "") {
+  return http("POST", MITM + "/__mitm", json{{"mode", mode}, {"app_id", app_id}}.dump(), "application/json", false).parsed();
+}
+json mitm_log() { return http("GET", MITM + "/__mitm", "", "", false).parsed(); }
+
+struct TestApp {
+  std::string id, api_key, api_secret, root_public_key, root_key_file, kid;
+};
+
+int apps = 0;
+TestApp make_app(const json& settings = json::object()) {
+  json body = settings;
+  body["name"] = "C++ SDK app " + std::to_string(++apps);
+  json created = admin("POST", "/apps", body, 201);
+  TestApp app{created["id"], created["api_key"], created["api_secret"], "", DIR + "/root-" + created["id"].get<std::string>() + ".pem", ""};
+  json init = cli("keys init --app " + app.id + " --out '" + app.root_key_file + "'");
+  app.root_public_key = init["root_public_key"];
+  app.kid = init["signing_key"]["kid"];
+  return app;
+}
+
+tollgate::ClientOptions options(const TestApp& app, const std::string& base = URL) {
+  tollgate::ClientOptions o;
+  o.base_url = base;
+  o.app_key = app.api_key;
+  o.app_secret = app.api_secret;
+  o.app_id = app.id;
+  o.root_public_key = app.root_public_key;
+  o.hardware_id = "test-machine-1";
+  o.lease_store = std::make_shared<tollgate::MemoryLeaseStore>();
+  return o;
+}
+
+std::string license(const TestApp& app, int minutes = 60) {
+  return admin("POST", "/apps/" + app.id + "/licenses", json{{"count", 1}, {"minutes", minutes}}, 201)["licenses"][0]["code"];
+}
+
+/** A user with an active membership (sign-up, then a license); returns the user id. */
+std::string active_user(const TestApp& app, const std::string& username, int minutes = 60) {
+  tollgate::Client c(options(app));
+  auto user = c.sign_up({username, PASSWORD, std::nullopt});
+  c.activate_license({license(app, minutes), username, PASSWORD, std::nullopt});
+  return user.id;
+}
+
+/** The verdict of a call that must be refused as unverified, or what happened instead. */
+template <typename F>
+std::string verdict_of(F&& call) {
+  try {
+    call();
+    return "accepted";
+  } catch (const tollgate::VerificationError& e) {
+    return tollgate::to_string(e.verdict());
+  } catch (const std::exception& e) {
+    return std::string("other: ") + e.what();
+  }
+}
+
+template <typename F>
+std::string lease_verdict_of(F&& call) {
+  try {
+    call();
+    return "ok";
+  } catch (const tollgate::LeaseError& e) {
+    return tollgate::to_string(e.verdict());
+  } catch (const std::exception& e) {
+    return std::string("other: ") + e.what();
+  }
+}
+
+template <typename F>
+std::optional<tollgate::ApiError> api_error_of(F&& call) {
+  try {
+    call();
+  } catch (const tollgate::ApiError& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+/** The app as a user runs it: clocks the test moves, files in app-data folders under a temp dir. */
+struct Device {
+  std::int64_t shift = 0;
+  std::int64_t mono = 0;
+  tollgate::Folders folders;
+  std::string hardware_id;
+  Device(const std::string& name, std::string hw = "machine-A") : hardware_id(std::move(hw)) {
+    const fs::path base = fs::path(DIR) / ("device-" + name);
+    folders = {(base / "data").string(), (base / "state").string()};
+  }
+  std::unique_ptr<tollgate::Client> client(const TestApp& app, const std::string& base = URL) {
+    auto o = options(app, base);
+    o.hardware_id = hardware_id;
+    o.lease_store = std::make_shared<tollgate::FileLeaseStore>(folders);
+    o.clock.now = [this] { return wall_ms() + shift; };
+    o.clock.monotonic = [this] { return mono; };
+    o.timeout_ms = 5000;
+    return std::make_unique<tollgate::Client>(o);
+  }
+};
+
+const std::string OFFLINE = "http://127.0.0.1:9";  // a closed port: no server at all
+
+}  // namespace
+
+int main() {
+  URL = env("TOLLGATE_TEST_URL");
+  MITM = env("TOLLGATE_TEST_MITM");
+  TOKEN = env("TOLLGATE_TEST_ADMIN_TOKEN");
+  NODE = env("TOLLGATE_TEST_NODE");
+  CLI = env("TOLLGATE_TEST_CLI");
+  DIR = env("TOLLGATE_TEST_DIR");
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+
+  const int GRACE_S = 3600;
+  TestApp app = make_app(json{{"offline_grace_seconds", GRACE_S}, {"lease_renew_seconds", 600}});
+  admin("PUT", "/apps/" + app.id + "/variables/latest_version", json{{"value", "2.4.1"}}, 0);
+  std::string file_bytes;
+  for (int i = 0; i < 5000; i++) file_bytes += "line " + std::to_string(i) + " of the game data\n";
+  Http uploaded = http("POST", URL + "/admin/v1/apps/" + app.id + "/files?name=game.pak&mime_type=application/octet-stream",
+                       file_bytes, "application/octet-stream");
+  if (uploaded.status != 201) throw std::runtime_error("upload: " + uploaded.body);
+  const std::string file_id = uploaded.parsed()["id"];
+  const std::string file_sha = tollgate::sha256_hex(file_bytes);
+
+  std::cout << "typed calls\n";
+  check::run("sign up, activate a license, log in, read the context and a variable, log out", [&] {
+    tollgate::Client sut(options(app));
+    auto user = sut.sign_up({"alice", PASSWORD, std::nullopt});
+    CHECK_EQ(user.username, "alice");
+    CHECK(!user.membership.is_active);
+    auto activation = sut.activate_license({license(app), "alice", PASSWORD, std::nullopt});
+    CHECK_EQ(activation.minutes.value_or(-1), 60);
+    auto session = sut.login({tollgate::PasswordCredentials{"alice", PASSWORD}, std::nullopt});
+    CHECK(sut.auth && std::get<tollgate::SessionAuth>(*sut.auth).session_token == session.session_token);
+    auto ctx = sut.get_app_context();
+    CHECK(ctx.user && ctx.user->membership.is_active);
+    CHECK_EQ(ctx.application.variable("latest_version").value_or(""), "2.4.1");
+    sut.logout();
+    CHECK(!sut.auth);
+    auto err = api_error_of([&] { sut.get_app_context(tollgate::SessionAuth{session.session_token}); });
+    CHECK(err.has_value());
+    CHECK_EQ(err->status(), 401);
+  });
+
+  check::run("redeems a license code alone and uses it as the credential", [&] {
+    tollgate::Client sut(options(app));
+    const std::string code = license(app);
+    auto user = sut.sign_up_with_license_code({code, std::nullopt});
+    CHECK(user.membership.is_active);
+    auto ctx = sut.get_app_context(tollgate::LicenseCodeAuth{code});
+    CHECK_EQ(ctx.user->id, user.id);
+  });
+
+  check::run("a verified error is an ApiError with its status, stable code and field errors", [&] {
+    tollgate::Client sut(options(app));
+    auto err = api_error_of([&] { sut.login({tollgate::PasswordCredentials{"nobody", "wrong password"}, std::nullopt}); });
+    CHECK(err.has_value());
+    CHECK_EQ(err->status(), 401);
+    CHECK_EQ(err->code(), "invalid_credentials");
+    auto invalid = api_error_of([&] { sut.sign_up({"x", PASSWORD, std::nullopt}); });
+    CHECK(invalid.has_value());
+    CHECK_EQ(invalid->code(), "validation_error");
+    CHECK(!invalid->field_errors().empty() && invalid->field_errors()[0].field.rfind("body.username", 0) == 0);
+  });
+
+  check::run("an unsigned answer (wrong app secret: the app is not known) is missing_signature", [&] {
+    auto o = options(app);
+    o.app_secret = "not-the-secret";
+    tollgate::Client sut(o);
+    try {
+      sut.get_app_context(tollgate::LicenseCodeAuth{"X"});
+      CHECK(false);
+    } catch (const tollgate::VerificationError& e) {
+      CHECK_EQ(std::string(tollgate::to_string(e.verdict())), "missing_signature");
+      CHECK_EQ(e.unverified_status().value_or(0), 401);
+    }
+  });
+
+  check::run("a fresh nonce on every call; the key list names the current kid", [&] {
+    mitm("pass", app.id);
+    tollgate::Client sut(options(app, MITM));
+    auto keys = sut.get_signing_keys();
+    bool found = false;
+    for (const auto& k : keys.keys) found |= k.kid == app.kid;
+    CHECK(found);
+    for (int i = 0; i < 2; i++) {
+      try {
+        sut.get_app_context(std::nullopt);
+      } catch (const tollgate::ApiError&) {
+      }
+    }
+    auto nonces = mitm_log()["nonces"].get<std::vector<std::string>>();
+    CHECK(nonces.size() >= 3);
+    CHECK_EQ(std::set<std::string>(nonces.begin(), nonces.end()).size(), nonces.size());
+    for (const auto& n : nonces) CHECK(n.size() >= 16 && n.size() <= 64);
+  });
+
+  std::cout << "an emulator or a tampering proxy is refused\n";
+  tollgate::Client logged_in(options(app));
+  active_user(app, "eve");
+  logged_in.login({tollgate::PasswordCredentials{"eve", PASSWORD}, std::nullopt});
+  auto through = [&](const std::string& mode) {
+    mitm(mode, app.id);
+    auto c = std::make_unique<tollgate::Client>(options(app, MITM));
+    c->auth = logged_in.auth;
+    return c;
+  };
+  check::run("an emulator with its own root and key, signing correctly over the request: bad_certificate", [&] {
+    auto c = through("emulator_root");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "bad_certificate");
+  });
+  check::run("the real certificate with the emulator's own key: bad_signature", [&] {
+    auto c = through("emulator_key");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "bad_signature");
+  });
+  check::run("a real answer with its body changed (a banned user made active): bad_signature", [&] {
+    const std::string banned = active_user(app, "mallory");
+    admin("POST", "/apps/" + app.id + "/bans", json{{"type", "user"}, {"value", banned}}, 0);
+    auto c = through("body_changed");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(tollgate::PasswordAuth{"mallory", PASSWORD}); }), "bad_signature");
+  });
+  check::run("a replayed answer (the right key, an old nonce): bad_signature", [&] {
+    auto c = through("replay");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "accepted");  // recorded: it answers this request
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "bad_signature");
+  });
+  check::run("an answer to another request (same nonce, another target): bad_signature", [&] {
+    auto c = through("other_target");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "bad_signature");
+  });
+  check::run("the signature header stripped by a proxy: missing_signature", [&] {
+    auto c = through("strip");
+    CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "missing_signature");
+  });
+  mitm("pass");
+
+  std::cout << "downloads\n";
+  const fs::path dl = fs::path(DIR) / "downloads";
+  fs::create_directories(dl);
+  check::run("downloads a whole file, verified against the signed hash", [&] {
+    active_user(app, "dl-whole");
+    tollgate::Client sut(options(app));
+    sut.login({tollgate::PasswordCredentials{"dl-whole", PASSWORD}, std::nullopt});
+    const std::string dest = (dl / "whole.pak").string();
+    auto r = sut.download_file(file_id, dest);
+    CHECK(read_text(dest) == file_bytes);
+    CHECK_EQ(r.size, file_bytes.size());
+    CHECK_EQ(r.sha256, file_sha);
+    CHECK(!r.resumed);
+    CHECK(!fs::exists(dest + ".part"));
+  });
+  check::run("resumes an interrupted download with Range and If-Range, and checks the assembled file", [&] {
+    active_user(app, "dl-resume");
+    tollgate::Client sut(options(app));
+    sut.login({tollgate::PasswordCredentials{"dl-resume", PASSWORD}, std::nullopt});
+    const std::string dest = (dl / "resumed.pak").string();
+    write_text(dest + ".part", file_bytes.substr(0, 1234));
+    write_text(dest + ".part.json", json{{"etag", "\"" + file_sha + "\""}}.dump());
+    mitm("pass", app.id);
+    tollgate::Client via(options(app, MITM));
+    auto r = via.download_file(file_id, dest, sut.auth);
+    CHECK_EQ(mitm_log()["ranges"].dump(), "[\"bytes=1234-\"]");
+    CHECK(r.resumed);
+    CHECK_EQ(r.sha256, file_sha);
+    CHECK(read_text(dest) == file_bytes);
+  });
+  check::run("refuses a resumed file whose earlier bytes were wrong, and keeps nothing", [&] {
+    active_user(app, "dl-bad");
+    tollgate::Client sut(options(app));
+    sut.login({tollgate::PasswordCredentials{"dl-bad", PASSWORD}, std::nullopt});
+    const std::string dest = (dl / "bad.pak").string();
+    write_text(dest + ".part", std::string(1000, 'A'));
+    write_text(dest + ".part.json", json{{"etag", "\"" + file_sha + "\""}}.dump());
+    CHECK_EQ(verdict_of([&] { sut.download_file(file_id, dest); }), "bad_signature");
+    CHECK(!fs::exists(dest));
+    CHECK(!fs::exists(dest + ".part"));
+  });
+
+  std::cout << "signing keys\n";
+  check::run("rotation (tollgate keys rotate) needs no client update: the new kid verifies under the same root", [&] {
+    TestApp other = make_app();
+    mitm("pass", other.id);
+    tollgate::Client c(options(other, MITM));
+    try {
+      c.get_app_context(std::nullopt);
+    } catch (const tollgate::ApiError&) {
+    }
+    json rotated = cli("keys rotate --app " + other.id + " --root-key '" + other.root_key_file + "'");
+    CHECK(rotated["kid"] != other.kid);
+    mitm("pass", other.id);
+    // The same client object, the same pinned root: the answer now comes from the new key.
+    CHECK_EQ(verdict_of([&] {
+               try {
+                 c.get_app_context(std::nullopt);
+               } catch (const tollgate::ApiError&) {
+               }
+             }),
+             "accepted");
+    // The unknown kid made it fetch the key list before it accepted the answer.
+    CHECK_EQ(mitm_log()["paths"].dump(), "[\"/app_context\",\"/signing_keys\"]");
+    auto keys = c.get_signing_keys();
+    std::set<std::string> kids;
+    for (const auto& k : keys.keys) kids.insert(k.kid);
+    CHECK(kids.count(other.kid) && kids.count(rotated["kid"].get<std::string>()));
+  });
+  check::run("a retired key (tollgate keys retire) is refused once learned: a replay of its answer is key_retired", [&] {
+    TestApp other = make_app();
+    mitm("capture", other.id);
+    {
+      tollgate::Client c(options(other, MITM));
+      try {
+        c.get_app_context(std::nullopt);  // a 401, signed all the same by the first key: captured
+      } catch (const tollgate::ApiError&) {
+      }
+    }
+    cli("keys rotate --app " + other.id + " --root-key '" + other.root_key_file + "'");
+    cli("keys retire --app " + other.id + " " + other.kid);
+    mitm("replay_captured", other.id);
+    tollgate::Client fresh(options(other, MITM));
+    CHECK_EQ(verdict_of([&] { fresh.get_app_context(std::nullopt); }), "key_retired");
+  });
+
+  std::cout << "offline leases\n";
+  int users = 0;
+  struct Leased {
+    std::unique_ptr<tollgate::Client> online, offline;
+    tollgate::LeaseInfo lease;
+    std::string user_id;
+  };
+  auto leased = [&](Device& device) {
+    const std::string username = "lease-user" + std::to_string(++users);
+    Leased l;
+    l.user_id = active_user(app, username, 7 * 24 * 60);
+    l.online = device.client(app);
+    l.online->login({tollgate::PasswordCredentials{username, PASSWORD}, device.hardware_id});
+    l.lease = l.online->create_lease();
+    l.offline = device.client(app, OFFLINE);
+    return l;
+  };
+  check::run("a lease works offline, with no network at all", [&] {
+    Device device("works");
+    auto l = leased(device);
+    CHECK_EQ(l.lease.user_id, l.user_id);
+    CHECK(!l.lease.renew_due);
+    CHECK_EQ(l.lease.runtime_budget_ms, GRACE_S * 1000LL);
+    bool unreachable = false;
+    try {
+      l.offline->get_app_context(std::nullopt);
+    } catch (const tollgate::NetworkError&) {
+      unreachable = true;
+    }
+    CHECK(unreachable);
+    auto info = l.offline->check_lease();
+    CHECK_EQ(info.user_id, l.user_id);
+    CHECK_EQ(info.seq, l.lease.seq);
+    CHECK_EQ(info.expires_at - info.issued_at, GRACE_S * 1000LL);
+  });
+  check::run("stops at exp (the offline grace), and asks for renewal past renew_after", [&] {
+    Device device("exp");
+    auto l = leased(device);
+    device.shift = 601000;
+    CHECK(l.offline->check_lease().renew_due);
+    device.shift = l.lease.expires_at - wall_ms() - 1000;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "ok");
+    device.shift = l.lease.expires_at - wall_ms() + 1000;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "expired");
+  });
+  check::run("stops after the clock is set back more than 5 minutes (a few minutes of drift are tolerated)", [&] {
+    Device device("rollback");
+    auto l = leased(device);
+    device.shift = 30 * 60000;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "ok");
+    device.shift = 27 * 60000;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "ok");
+    device.shift = 0;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "clock_rollback");
+    auto restarted = device.client(app, OFFLINE);  // a restart does not forget it: the state is on disk
+    CHECK_EQ(lease_verdict_of([&] { restarted->check_lease(); }), "clock_rollback");
+  });
+  check::run("stops when the offline runtime budget (monotonic clock) is spent, across restarts", [&] {
+    Device device("runtime");
+    auto l = leased(device);
+    l.offline->check_lease();
+    device.mono += GRACE_S * 1000LL - 60000;
+    CHECK_EQ(l.offline->check_lease().runtime_used_ms, GRACE_S * 1000LL - 60000);
+    auto restarted = device.client(app, OFFLINE);
+    device.mono = 10;  // a new process: its monotonic clock starts again
+    restarted->check_lease();
+    device.mono += 60000;
+    CHECK_EQ(lease_verdict_of([&] { restarted->check_lease(); }), "runtime_exhausted");
+  });
+  check::run("is refused on another machine (the files copied over)", [&] {
+    Device device("hw", "machine-A");
+    leased(device);
+    Device copy("hw", "machine-B");  // the same folders, another hardware id
+    auto c = copy.client(app, OFFLINE);
+    CHECK_EQ(lease_verdict_of([&] { c->check_lease(); }), "hardware_mismatch");
+  });
+  check::run("an older lease put back after a newer one is superseded", [&] {
+    Device device("superseded");
+    auto l = leased(device);
+    const fs::path lease_file = fs::path(device.folders.data) / "lease.tollgate";
+    const std::string old = read_text(lease_file);
+    l.online->create_lease();
+    write_text(lease_file, old);
+    CHECK_EQ(lease_verdict_of([&] { l.online->check_lease(); }), "superseded");
+  });
+  check::run("is dropped after a ban seen online", [&] {
+    Device device("ban");
+    auto l = leased(device);
+    admin("POST", "/apps/" + app.id + "/bans", json{{"type", "user"}, {"value", l.user_id}}, 0);
+    auto err = api_error_of([&] { l.online->get_app_context(); });
+    CHECK(err.has_value());
+    CHECK_EQ(err->code(), "banned");
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "dropped");
+    auto restarted = device.client(app, OFFLINE);
+    CHECK_EQ(lease_verdict_of([&] { restarted->check_lease(); }), "dropped");
+  });
+  check::run("tampered state is a rollback: a copy edited, or both wiped while the lease is kept; one lost copy is not", [&] {
+    Device device("tamper");
+    leased(device);
+    const fs::path a = fs::path(device.folders.data) / "state.json", b = fs::path(device.folders.state) / "state.json";
+    const std::string original = read_text(a);
+    fs::remove(b);
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "ok");
+    json record = json::parse(read_text(a));
+    json state = json::parse(record["state"].get<std::string>());
+    state["runtime_used_ms"] = 0;
+    state["highest_trusted_time"] = 0;
+    record["state"] = state.dump();
+    write_text(a, record.dump());
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "clock_rollback");
+    write_text(a, original);
+    std::string edited = original;
+    auto at = edited.find("\\\"dropped\\\":false");
+    CHECK(at != std::string::npos);
+    edited.replace(at, 17, "\\\"dropped\\\":true");
+    write_text(b, edited);
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "clock_rollback");
+    fs::remove(a);
+    fs::remove(b);
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "clock_rollback");
+  });
+  check::run("no lease yet is no_lease; an app without leases answers 403 leases_disabled", [&] {
+    Device device("none");
+    CHECK_EQ(lease_verdict_of([&] { device.client(app)->check_lease(); }), "no_lease");
+    TestApp no_leases = make_app();
+    active_user(no_leases, "nolease");
+    tollgate::Client c(options(no_leases));
+    c.login({tollgate::PasswordCredentials{"nolease", PASSWORD}, std::nullopt});
+    auto err = api_error_of([&] { c.create_lease(); });
+    CHECK(err.has_value());
+    CHECK_EQ(err->status(), 403);
+    CHECK_EQ(err->code(), "leases_disabled");
+  });
+
+  return check::summary("against the real server");
+}
