@@ -9,12 +9,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Mapping, Optional
-
-try:
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore
+from typing import List, Mapping, Optional, Protocol
 
 
 class LeaseStore(Protocol):

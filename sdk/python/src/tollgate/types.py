@@ -5,12 +5,7 @@ document adds later are ignored, so an older SDK keeps working."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Dict, List, Optional, Tuple, Union
-
-try:  # Python >= 3.8
-    from typing import Literal
-except ImportError:  # pragma: no cover
-    Literal = None  # type: ignore
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 #: Every stable error `code` the server may send (ErrorBody.code in /openapi.json).
 ERROR_CODES: Tuple[str, ...] = (
