@@ -1,1 +1,116 @@
-int main() { return 0; }
+// Tollgate quick start: copy this into your app.
+//
+// Online: redeem a license code (or log in with a username and password), check the membership,
+// read a variable, download a file (resuming an interrupted download), take an offline lease.
+// Offline (server unreachable): keep working on the lease until it runs out.
+//
+// Configuration (environment): TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET,
+// TOLLGATE_ROOT_KEY (printed by `tollgate keys init`), and TOLLGATE_LICENSE_CODE or TOLLGATE_USERNAME +
+// TOLLGATE_PASSWORD. Optional: TOLLGATE_FILE_ID (default: the app's first file), TOLLGATE_DOWNLOAD_DIR
+// (default: the current folder). In a real app the app id, key, secret and root key are compiled in.
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <tollgate/tollgate.hpp>
+
+static std::string env(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+static std::string iso(std::int64_t ms) {
+  std::time_t s = static_cast<std::time_t>(ms / 1000);
+  char out[32];
+  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&s));
+  return out;
+}
+
+/** Offline: the lease decides. Call this periodically while the server cannot be reached. */
+static int keep_working_offline(tollgate::Client& client) {
+  try {
+    tollgate::LeaseInfo lease = client.check_lease();
+    std::cout << "offline: lease ok until " << iso(lease.expires_at) << " (runtime used " << lease.runtime_used_ms / 1000
+              << " s of " << lease.runtime_budget_ms / 1000 << " s)" << (lease.renew_due ? "; renewal due" : "") << "\n";
+    return 0;
+  } catch (const tollgate::LeaseError& e) {
+    std::cout << "offline: refused (" << tollgate::to_string(e.verdict()) << "): ask the user to go online\n";
+    return 3;
+  }
+}
+
+int main() {
+  tollgate::ClientOptions options;
+  options.base_url = env("TOLLGATE_URL");
+  options.app_id = env("TOLLGATE_APP_ID");
+  options.app_key = env("TOLLGATE_APP_KEY");
+  options.app_secret = env("TOLLGATE_APP_SECRET");
+  options.root_public_key = env("TOLLGATE_ROOT_KEY");
+  if (options.base_url.empty() || options.app_id.empty() || options.root_public_key.empty()) {
+    std::cerr << "set TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET and TOLLGATE_ROOT_KEY\n";
+    return 1;
+  }
+  tollgate::Client client(options);  // hardware id: the OS machine id hashed with the app id; lease in app-data folders
+
+  try {
+    // 1. Log in: redeem a license code, or a username and password.
+    const std::string code = env("TOLLGATE_LICENSE_CODE");
+    if (!code.empty()) {
+      try {
+        client.sign_up_with_license_code({code, std::nullopt});
+        std::cout << "redeemed the license code\n";
+      } catch (const tollgate::ApiError& e) {
+        if (e.code() != "license_used") throw;
+        std::cout << "the license code was redeemed before\n";
+      }
+      client.login({tollgate::CodeCredentials{code}, std::nullopt});
+    } else {
+      client.login({tollgate::PasswordCredentials{env("TOLLGATE_USERNAME"), env("TOLLGATE_PASSWORD")}, std::nullopt});
+    }
+    std::cout << "logged in\n";
+
+    // 2. The membership and a variable (verified answer: an emulator cannot fake these).
+    tollgate::AppContext ctx = client.get_app_context();
+    if (!ctx.user || !ctx.user->membership.is_active) {
+      std::cout << "membership: inactive\n";
+      return 2;
+    }
+    const auto& m = ctx.user->membership;
+    std::cout << "membership: active " << (m.is_lifetime ? "for life" : "until " + m.active_until.value_or("?")) << " (user "
+              << ctx.user->username << ")\n";
+    std::cout << "variable latest_version = " << ctx.application.variable("latest_version").value_or("(not set)") << "\n";
+
+    // 3. A file, resumed if an earlier download was interrupted, checked against the signed hash.
+    std::string file_id = env("TOLLGATE_FILE_ID"), name = "download.bin";
+    for (const auto& f : ctx.application.files)
+      if (file_id.empty() || f.id == file_id) {
+        file_id = f.id;
+        name = f.name;
+        break;
+      }
+    if (!file_id.empty()) {
+      tollgate::DownloadResult r = client.download_file(file_id, env("TOLLGATE_DOWNLOAD_DIR", ".") + "/" + name);
+      std::cout << "downloaded " << name << ": " << r.size << " bytes, sha256 " << r.sha256 << (r.resumed ? ", resumed" : "")
+                << "\n";
+    }
+
+    // 4. An offline lease for this device.
+    tollgate::LeaseInfo lease = client.create_lease();
+    std::cout << "lease " << lease.seq << ": works offline until " << iso(lease.expires_at) << ", renew after "
+              << iso(lease.renew_after) << "\n";
+  } catch (const tollgate::NetworkError& e) {
+    std::cout << "server unreachable (" << e.what() << ")\n";
+    return keep_working_offline(client);
+  } catch (const tollgate::VerificationError& e) {
+    // An emulator, a replay or a tampering proxy: never trust it; the lease still decides.
+    std::cout << "answer refused (" << tollgate::to_string(e.verdict()) << ")\n";
+    return keep_working_offline(client);
+  } catch (const tollgate::ApiError& e) {
+    std::cout << "refused by the server: " << e.status() << " " << e.code() << " (" << e.detail() << ")\n";
+    return 2;
+  } catch (const tollgate::LeaseError& e) {
+    std::cout << "lease refused: " << tollgate::to_string(e.verdict()) << "\n";
+    return 3;
+  }
+  // 5. Later, without network: the same check the app runs periodically while offline.
+  return keep_working_offline(client);
+}

@@ -1,0 +1,23 @@
+# Builds tests/consumer both ways: add_subdirectory, and find_package after cmake --install of BUILD_DIR.
+# cmake -DSDK_DIR=<sdk/cpp> -DBUILD_DIR=<the SDK's build dir> -DWORK_DIR=<scratch> -P consumer.cmake
+file(REMOVE_RECURSE "${WORK_DIR}")
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+set(consumer "${SDK_DIR}/tests/consumer")
+
+message(STATUS "add_subdirectory:")
+run(${CMAKE_COMMAND} -S "${consumer}" -B "${WORK_DIR}/sub" -DTOLLGATE_SOURCE_DIR=${SDK_DIR} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/sub" -j2)
+run("${WORK_DIR}/sub/consumer")
+
+message(STATUS "find_package after cmake --install:")
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+run(${CMAKE_COMMAND} -S "${consumer}" -B "${WORK_DIR}/pkg" "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/pkg" -j2)
+run("${WORK_DIR}/pkg/consumer")
+file(REMOVE_RECURSE "${WORK_DIR}")
