@@ -58,12 +58,13 @@ describe('on the wire', () => {
     const port = (h.tollgate.server.server.address() as AddressInfo).port;
 
     const get = async (target: string, extra: Record<string, string> = {}, download = false) => {
-      const req: SentRequest = { nonce: freshNonce(), method: 'GET', target };
+      const req: SentRequest = { nonce: freshNonce(), method: 'GET', target, headers: { ...auth, ...extra } };
       const res = await wire(port, target, { ...auth, ...extra, 'tollgate-nonce': req.nonce });
       return { res, v: verifyAnswer(pin, req, { ...res, download }) };
     };
 
-    const ctx = await get('/app_context?client=1');
+    // A credential header in UTF-8 (non-ASCII) with spaces around: hashed as the bytes sent, trimmed as the parser trims.
+    const ctx = await get('/app_context?client=1', { 'x-hardware-id': ` ${Buffer.from('hw-ünï-1', 'utf8').toString('latin1')}\t` });
     expect(ctx.res.status).toBe(200);
     expect(ctx.v.verdict).toBe('ok');
     expect(ctx.v.kid).toBe(keys.kid);
@@ -84,7 +85,7 @@ describe('on the wire', () => {
     expect(assembled.equals(content)).toBe(true);
 
     // The range is signed: the same answer presented as another range does not verify.
-    const req: SentRequest = { nonce: freshNonce(), method: 'GET', target: `/files/${file.id}/download` };
+    const req: SentRequest = { nonce: freshNonce(), method: 'GET', target: `/files/${file.id}/download`, headers: auth };
     const part = await wire(port, req.target, { ...auth, range: 'bytes=0-9', 'tollgate-nonce': req.nonce });
     expect(verifyAnswer(pin, req, { ...part, download: true }).verdict).toBe('ok');
     expect(verifyAnswer(pin, req, { ...part, headers: { ...part.headers, 'content-range': 'bytes 10-19/600000' }, download: true }).verdict).toBe('bad_signature');

@@ -124,6 +124,59 @@ describe('an answer checked against anything else does not verify', () => {
   });
 });
 
+describe("the user's credentials are signed (a proxy swapping them is caught)", () => {
+  const legacy = (username: string) => ({ 'x-api-username': username, 'x-api-password': PASSWORD });
+
+  /** The paying user's answer, checked as the answer to the free user's request a proxy rewrote. */
+  function swapped(paying: SignedCall, free: Record<string, string>): string {
+    return verifyAnswer(pin, { ...paying.req, headers: { ...app.headers, ...free } }, paying.res).verdict;
+  }
+
+  it('x-api-username/x-api-password, Bearer, x-api-license-code and x-hardware-id: the answer for other credentials is bad_signature', async () => {
+    await h.activeUser(app, 'bob');
+    const bobToken = await h.login(app, 'bob');
+    const { code } = await h.license(app);
+    expect((await h.client(app, 'POST', '/sign_up_with_license_code', { code })).statusCode).toBe(200);
+    const { code: otherCode } = await h.license(app);
+
+    const byPassword = await send('GET', '/app_context', { headers: legacy('alice') });
+    expectVerified(byPassword, 200);
+    expect(byPassword.res.json().user.membership.is_active).toBe(true);
+    expect(swapped(byPassword, legacy('bob'))).toBe('bad_signature');
+
+    const byBearer = await send('GET', '/app_context', { headers: bearer() });
+    expectVerified(byBearer, 200);
+    expect(swapped(byBearer, { authorization: `Bearer ${bobToken}` })).toBe('bad_signature');
+    expect(swapped(byBearer, {})).toBe('bad_signature'); // credentials removed
+    expect(verifyAnswer(pin, { ...byBearer.req, headers: { ...byBearer.req.headers, authorization: ` Bearer ${token}\t` } }, byBearer.res).verdict, 'spaces around are not hashed').toBe('ok');
+
+    const byLicense = await send('GET', '/app_context', { headers: { 'x-api-license-code': code } });
+    expectVerified(byLicense, 200);
+    expect(swapped(byLicense, { 'x-api-license-code': otherCode })).toBe('bad_signature');
+
+    const withDevice = await send('GET', '/app_context', { headers: { ...bearer(), 'x-hardware-id': 'hw-paying' } });
+    expectVerified(withDevice, 200);
+    expect(swapped(withDevice, { ...bearer(), 'x-hardware-id': 'hw-free' })).toBe('bad_signature');
+  });
+
+  it("POST /lease: a lease answer for the paying user's credentials or another machine is bad_signature", async () => {
+    expect((await h.admin('PATCH', `/apps/${app.id}`, { offline_grace_seconds: 3600 })).statusCode).toBe(200);
+    await h.signUp(app, 'bob');
+    const lease = await send('POST', '/lease', { headers: { ...legacy('alice'), 'x-hardware-id': 'hw-1' } });
+    expectVerified(lease, 200);
+    expect(swapped(lease, { ...legacy('bob'), 'x-hardware-id': 'hw-1' })).toBe('bad_signature');
+    expect(swapped(lease, { ...legacy('alice'), 'x-hardware-id': 'hw-2' })).toBe('bad_signature');
+  });
+
+  it('a repeated signature or certificate header is refused, never picked from', async () => {
+    const c = await send('GET', '/app_context', { headers: bearer() });
+    const sig = String(c.res.headers['tollgate-signature']);
+    const cert = String(c.res.headers['tollgate-key-cert']);
+    expect(verifyAnswer(pin, c.req, { ...c.res, headers: { ...c.res.headers, 'tollgate-signature': [sig, sig] } }).verdict).toBe('malformed_signature');
+    expect(verifyAnswer(pin, c.req, { ...c.res, headers: { ...c.res.headers, 'tollgate-key-cert': [cert, cert] } }).verdict).toBe('bad_certificate');
+  });
+});
+
 describe('the nonce', () => {
   it('no nonce: no signature headers, the answer as before', async () => {
     const signed = await send('GET', '/app_context', { headers: bearer() });

@@ -33,6 +33,12 @@ export interface SentRequest {
   /** Path and query as on the request line. */
   target: string;
   body?: Uint8Array | string;
+  /**
+   * The request's headers as sent (any case; other headers ignored): the credential headers among
+   * them are hashed into the signed bytes. A string value stands for its bytes one char each (latin1),
+   * as Node and light-my-request carry header bytes. Absent: the request carried no credential header.
+   */
+  headers?: Record<string, string | undefined>;
 }
 
 /** The answer as the client received it. */
@@ -59,7 +65,22 @@ export interface Verification {
 
 const NINETY_DAYS_MS = 90 * 24 * 3600 * 1000;
 const sha256 = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
-const single = (v: string | string[] | number | undefined): string | undefined => (Array.isArray(v) ? v[0] : v === undefined ? undefined : String(v));
+/** A repeated header is joined with ", " as fetch() does, so two signatures or two certificates are refused, never picked from. */
+const single = (v: string | string[] | number | undefined): string | undefined => (Array.isArray(v) ? v.join(', ') : v === undefined ? undefined : String(v));
+
+/** docs/signing.md: the credential headers, in this order, as `name:value\n` with the value's bytes trimmed of spaces and tabs. */
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id'];
+
+export function credentialsHash(headers: Record<string, string | undefined> = {}): string {
+  const lower = new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const h = createHash('sha256');
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = lower.get(name);
+    if (value === undefined) continue;
+    h.update(`${name}:`).update(Buffer.from(value.replace(/^[ \t]+|[ \t]+$/g, ''), 'latin1')).update('\n');
+  }
+  return h.digest('hex');
+}
 
 function ed25519Public(raw: Buffer): KeyObject | null {
   if (raw.length !== 32) return null;
@@ -124,7 +145,7 @@ export function verifyAnswer(pin: Pin, req: SentRequest, res: ReceivedAnswer): V
     lastLine = sha256(res.body ?? '');
   }
   const signed = Buffer.from(
-    ['tollgate/response/v1', kid, String(t), req.nonce, pin.appId, String(res.status), `${req.method} ${req.target}`, sha256(req.body ?? ''), lastLine].join('\n'),
+    ['tollgate/response/v1', kid, String(t), req.nonce, pin.appId, String(res.status), `${req.method} ${req.target}`, sha256(req.body ?? ''), credentialsHash(req.headers), lastLine].join('\n'),
     'utf8',
   );
   if (!verify(null, signed, signingKey, sig)) return { verdict: 'bad_signature', kid, t };
@@ -158,7 +179,7 @@ export async function call(
   if (opts.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   const r = await inject({ method: method as 'GET', url: target, headers, ...(opts.body !== undefined && { payload: opts.body }) });
   return {
-    req: { nonce: nonce ?? '', method, target, ...(opts.body !== undefined && { body: opts.body }) },
+    req: { nonce: nonce ?? '', method, target, headers, ...(opts.body !== undefined && { body: opts.body }) },
     res: { status: r.statusCode, statusCode: r.statusCode, headers: r.headers, body: r.rawPayload, rawPayload: r.rawPayload, json: () => r.json(), download: opts.download ?? false },
   };
 }

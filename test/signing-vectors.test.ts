@@ -10,7 +10,7 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyOb
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
-  certificateInput, decodeCertificate, downloadLine, encodeCertificate, hwidHash, leaseFile, leaseInput, LEASE_BEGIN, LEASE_END,
+  certificateInput, credentialHeadersSha256, decodeCertificate, downloadLine, encodeCertificate, hwidHash, leaseFile, leaseInput, LEASE_BEGIN, LEASE_END,
   parseSignatureHeader, responseInput, sha256Hex,
 } from '../src/domain/signing/format.js';
 import { verifyAnswer } from './signing-test-verifier.js';
@@ -33,12 +33,20 @@ const signerOf = (kid: string): KeyObject | undefined => {
 
 interface ResponseCase {
   name: string;
-  request: { method: string; target: string; body_b64: string; nonce: string; app_id: string };
+  request: { method: string; target: string; body_b64: string; nonce: string; app_id: string; headers: Record<string, string>; credentials_sha256: string };
   answer: { status: number; headers: Record<string, string>; body_b64: string };
   download?: { file_b64: string };
   retired: string[];
   expect: string;
 }
+
+/** A client sends header text as UTF-8; Node hands each byte over as one latin1 char (what the server and test verifier see). */
+const asReceived = (headers: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('latin1')]));
+
+/** The server's credential line: src/http/signing.ts reads each header's raw bytes. */
+const serverCredentials = (c: ResponseCase): string =>
+  credentialHeadersSha256((name) => (c.request.headers[name] === undefined ? undefined : Buffer.from(c.request.headers[name]!, 'utf8')));
 
 /** The server's bytes for this answer, as src/http/signing.ts builds them. */
 function serverInput(c: ResponseCase, kid: string, t: number): Buffer {
@@ -46,6 +54,7 @@ function serverInput(c: ResponseCase, kid: string, t: number): Buffer {
   return responseInput({
     kid, t, nonce: c.request.nonce, appId: c.request.app_id, status: c.answer.status, method: c.request.method, target: c.request.target,
     requestBodySha256: sha256Hex(b64(c.request.body_b64)),
+    credentialsSha256: serverCredentials(c),
     responseLine: download ? downloadLine(sha256Hex(b64(c.download!.file_b64)), c.answer.headers['content-range']) : sha256Hex(b64(c.answer.body_b64)),
   });
 }
@@ -56,11 +65,16 @@ describe('responses.json', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s: the test verifier gives the expected verdict', (_name, c) => {
     const v = verifyAnswer(
       { appId: c.request.app_id, rootPublicKey: responses.root_public_key, retired: new Set(c.retired) },
-      { nonce: c.request.nonce, method: c.request.method, target: c.request.target, body: b64(c.request.body_b64) },
+      { nonce: c.request.nonce, method: c.request.method, target: c.request.target, body: b64(c.request.body_b64), headers: asReceived(c.request.headers) },
       { status: c.answer.status, headers: c.answer.headers, body: b64(c.answer.body_b64), ...(c.download && { download: { file: b64(c.download.file_b64) } }) },
     );
     expect(v.verdict).toBe(c.expect);
     if (c.download && v.verdict === 'ok') expect(createHash('sha256').update(b64(c.download.file_b64)).digest('hex')).toBe(v.fileSha256);
+  });
+
+  it('the server hashes every request\'s credential headers as the vectors do (UTF-8 bytes, trimmed, in the documented order)', () => {
+    for (const c of cases) expect(serverCredentials(c), c.name).toBe(c.request.credentials_sha256);
+    expect(cases.filter((c) => Object.keys(c.request.headers).length > 0).length).toBeGreaterThanOrEqual(8);
   });
 
   it('every answer the vectors accept is, byte for byte, the signature the server would make with that key', () => {

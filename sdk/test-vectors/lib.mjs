@@ -38,9 +38,29 @@ export function certify(root, fields) {
   return { v: 1, app_id: fields.app_id, kid: fields.kid, public_key: fields.public_key, not_before: fields.not_before, not_after: fields.not_after, sig };
 }
 
-/** The 9 signed lines of an answer. */
+/** The 10 signed lines of an answer. */
 export const responseInput = (r) =>
-  utf8(['tollgate/response/v1', r.kid, String(r.t), r.nonce, r.appId, String(r.status), `${r.method} ${r.target}`, r.requestBodySha256, r.responseLine].join('\n'));
+  utf8(['tollgate/response/v1', r.kid, String(r.t), r.nonce, r.appId, String(r.status), `${r.method} ${r.target}`, r.requestBodySha256, r.credentialsSha256, r.responseLine].join('\n'));
+
+/** The credential headers, in the order they are hashed. */
+export const CREDENTIAL_HEADERS = ['authorization', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id'];
+
+/**
+ * Hex SHA-256 of the request's credential headers: `name:value\n` for each one present, in
+ * CREDENTIAL_HEADERS order, the value's bytes with leading and trailing spaces and tabs removed.
+ * `headers` by any-case name; `encoding` says what a string value's chars are: 'utf8' for text
+ * (a client's view), 'latin1' for one byte per char (what Node's HTTP parser hands a proxy).
+ */
+export function credentialsSha256(headers = {}, encoding = 'utf8') {
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v[0] : v]));
+  const parts = [];
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = lower[name];
+    if (value === undefined) continue;
+    parts.push(utf8(`${name}:`), Buffer.from(String(value).replace(/^[ \t]+|[ \t]+$/g, ''), encoding), utf8('\n'));
+  }
+  return sha256Hex(Buffer.concat(parts));
+}
 
 export const downloadLine = (fileSha256, contentRange) => `file-sha256=${fileSha256}; content-range=${contentRange ?? ''}`;
 

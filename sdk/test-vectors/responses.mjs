@@ -1,5 +1,5 @@
 /** responses.json: requests, the answers the client received, and the verdict of docs/signing.md. */
-import { DAY, b64url, downloadLine, ed25519, responseInput, sha256Hex, signatureHeader, utf8 } from './lib.mjs';
+import { DAY, b64url, credentialsSha256, downloadLine, ed25519, responseInput, sha256Hex, signatureHeader, utf8 } from './lib.mjs';
 import {
   APP_ID, OTHER_APP_ID, T0, evil, evilCertOtherRoot, k1, k1CertEncoded, k1CertOtherApp, k1Fields, k2, k2CertEncoded, rawCert, k1Cert, root,
 } from './fixtures.mjs';
@@ -8,6 +8,12 @@ const FILE_ID = '3c1d9e7a-5b2f-4e8c-a1d6-7f0b2c9e4a53';
 const FILE = utf8('hello from tollgate\n'.repeat(3));
 const NONCE = 'n0nce-AAAAAAAAAAAAAAAAAAAA';
 const OLD_NONCE = 'n0nce-BBBBBBBBBBBBBBBBBBBB';
+const SESSION = 'Bearer tg_sess_0123456789abcdef';
+const PAYING_SESSION = 'Bearer tg_sess_fedcba9876543210';
+/** Credentials as a client sends them (text; on the wire UTF-8). */
+const FREE_USER = { 'x-api-username': 'zoë', 'x-api-password': 'pässwörd 🔑' };
+const PAYING_USER = { 'x-api-username': 'paying', 'x-api-password': 'correct horse battery' };
+const HWID = { 'x-hardware-id': 'hw-1f2e3d' };
 
 const appContextBody = utf8(JSON.stringify({ application: { variables: { latest_version: '2.4.1' }, files: [] }, user: null, server_time: '2026-01-01T01:00:00.000Z' }));
 const loginRequest = utf8(JSON.stringify({ credentials: { username: 'alice', password: 'correct horse battery' } }));
@@ -15,19 +21,25 @@ const loginAnswer = utf8(JSON.stringify({ session_token: 'tg_sess_0123456789abcd
 const errorAnswer = utf8(JSON.stringify({ detail: 'Invalid credentials', code: 'invalid_credentials' }));
 
 /**
- * Signs an answer. `signed` holds what the signer put in the 9 lines; `sent` what the client
+ * Signs an answer. `signed` holds what the signer put in the 10 lines; `sent` what the client
  * then receives and `request` what it sent (by default the same): a tampered case changes one.
  */
 function answer({ key = k1, cert = k1CertEncoded, t = T0 + 3600_000, request, status = 200, body = utf8(''), headers = {}, signed = {} }) {
-  const s = { kid: key.kid, t, nonce: request.nonce, appId: APP_ID, status, method: request.method, target: request.target, requestBody: request.body, responseLine: sha256Hex(body), ...signed };
-  const sig = ed25519(key, responseInput({ ...s, requestBodySha256: sha256Hex(s.requestBody) }));
+  const s = {
+    kid: key.kid, t, nonce: request.nonce, appId: APP_ID, status, method: request.method, target: request.target, requestBody: request.body,
+    requestHeaders: request.headers, responseLine: sha256Hex(body), ...signed,
+  };
+  const sig = ed25519(key, responseInput({ ...s, requestBodySha256: sha256Hex(s.requestBody), credentialsSha256: credentialsSha256(s.requestHeaders) }));
   return { status, headers: { 'tollgate-signature': signatureHeader(s.kid, s.t, sig), 'tollgate-key-cert': cert, ...headers }, body };
 }
 
-const req = (method, target, body = utf8(''), nonce = NONCE) => ({ method, target, body, nonce });
-const getContext = req('GET', '/app_context');
+const req = (method, target, body = utf8(''), headers = {}, nonce = NONCE) => ({ method, target, body, headers, nonce });
+const getContext = req('GET', '/app_context', utf8(''), { authorization: SESSION });
 const postLogin = req('POST', '/auth/login', loginRequest);
-const download = req('GET', `/files/${FILE_ID}/download`);
+const download = req('GET', `/files/${FILE_ID}/download`, utf8(''), { authorization: SESSION });
+const legacyContext = req('GET', '/app_context', utf8(''), FREE_USER);
+const licenseContext = req('GET', '/app_context', utf8(''), { 'x-api-license-code': 'FREE-0000-1111' });
+const postLease = req('POST', '/lease', utf8(''), { ...FREE_USER, ...HWID });
 
 function downloadAnswer(status, range, signedFile = FILE, signedRange = range) {
   const [from, to] = range ? /bytes (\d+)-(\d+)/.exec(range).slice(1).map(Number) : [0, FILE.length - 1];
@@ -46,12 +58,20 @@ export function responseCases() {
   add('ok', 'GET /app_context answered 200, signed by the current key', getContext, ok, 'ok');
   add('ok_post_body', 'POST /auth/login: the request body hash is in the signed bytes', postLogin, answer({ request: postLogin, body: loginAnswer }), 'ok');
   add('ok_error', 'error answers are signed too (the verdict is ok; the app then sees the error)', postLogin, answer({ request: postLogin, status: 401, body: errorAnswer }), 'ok');
-  add('ok_no_content', 'POST /auth/logout answered 204 with no body', req('POST', '/auth/logout'), answer({ request: req('POST', '/auth/logout'), status: 204 }), 'ok');
+  const logout = req('POST', '/auth/logout', utf8(''), { authorization: SESSION });
+  add('ok_no_content', 'POST /auth/logout answered 204 with no body', logout, answer({ request: logout, status: 204 }), 'ok');
   const withQuery = req('GET', '/app_context?lang=en&x=%2F');
   add('ok_query', 'the target is the path and query exactly as sent', withQuery, answer({ request: withQuery, body: appContextBody }), 'ok');
   add('ok_rotated', 'the next key, certified by the same root: no client update', getContext, answer({ key: k2, cert: k2CertEncoded, t: T0 + 100 * DAY, request: getContext, body: appContextBody }), 'ok');
   add('ok_download_200', 'a whole download: the last line is file-sha256=…; content-range= (empty)', download, downloadAnswer(200), 'ok', { download: { file: FILE } });
   add('ok_download_206', 'a resumed download: the part received, the signature over the whole file and the Content-Range', download, downloadAnswer(206, `bytes 10-${FILE.length - 1}/${FILE.length}`), 'ok', { download: { file: FILE } });
+
+  add('ok_credentials_legacy', 'x-api-username and x-api-password (UTF-8, non-ASCII) are hashed into the signed bytes', legacyContext, answer({ request: legacyContext, body: appContextBody }), 'ok');
+  add('ok_credentials_license', 'x-api-license-code is hashed into the signed bytes', licenseContext, answer({ request: licenseContext, body: appContextBody }), 'ok');
+  add('ok_credentials_lease', 'POST /lease: username, password and x-hardware-id hashed in that order', postLease, answer({ request: postLease, body: utf8('lease') }), 'ok');
+  const spaced = req('GET', '/app_context', utf8(''), { authorization: ` \t${SESSION}\t `, 'x-hardware-id': ' hw-1f2e3d ' });
+  add('ok_credentials_trimmed', 'leading and trailing spaces and tabs of a credential header are not hashed (HTTP parsers drop them)', spaced, answer({ request: spaced, body: appContextBody, signed: { requestHeaders: { authorization: SESSION, ...HWID } } }), 'ok');
+  add('ok_credentials_none', 'no credential header: the line is the empty hash (POST /auth/login carries its credentials in the body)', postLogin, answer({ request: postLogin, status: 401, body: errorAnswer }), 'ok');
 
   add('missing_signature', 'no Tollgate-Signature (an unsigned answer)', getContext, without(ok, 'tollgate-signature'), 'missing_signature');
   add('missing_certificate', 'no Tollgate-Key-Cert', getContext, without(ok, 'tollgate-key-cert'), 'missing_signature');
@@ -82,7 +102,7 @@ export function responseCases() {
   add('key_expired_after', 't one millisecond after not_after', getContext, answer({ t: k1Fields.not_after + 1, request: getContext, body: appContextBody }), 'key_expired');
   add('key_expired_before', 't one millisecond before not_before', getContext, answer({ t: k1Fields.not_before - 1, request: getContext, body: appContextBody }), 'key_expired');
 
-  const tampered = (name, why, request, signed, body = appContextBody, status = 200) => add(name, why, request, answer({ request: getContext, body, status, signed }), 'bad_signature');
+  const tampered = (name, why, request, signed, body = appContextBody, status = 200) => add(name, why, request, answer({ request, body, status, signed }), 'bad_signature');
   tampered('bad_signature_status', 'signed as a 403, received as a 200', getContext, { status: 403 });
   tampered('bad_signature_body', 'the body changed after signing', getContext, { responseLine: sha256Hex(utf8('{"user":null}')) });
   tampered('bad_signature_target', 'an answer to another request target', getContext, { target: '/app_context?x=1' });
@@ -90,6 +110,14 @@ export function responseCases() {
   tampered('bad_signature_replay', 'a replay: the right key, an old nonce', getContext, { nonce: OLD_NONCE });
   tampered('bad_signature_other_app', 'signed with this app\'s key but for another app id', getContext, { appId: OTHER_APP_ID });
   tampered('bad_signature_request_body', 'an answer to another request body', postLogin, { requestBody: utf8('{"credentials":{"code":"X"}}'), method: 'POST', target: '/auth/login' });
+  const swapped = (name, why, request, requestHeaders, body = appContextBody) => add(name, why, request, answer({ request, body, signed: { requestHeaders } }), 'bad_signature');
+  swapped('bad_signature_credentials_user', "a proxy swapped in a paying user's username and password: the answer is that user's", legacyContext, PAYING_USER);
+  swapped('bad_signature_credentials_bearer', "a proxy swapped in a paying user's session token", getContext, { authorization: PAYING_SESSION });
+  swapped('bad_signature_credentials_license', "a proxy swapped in another license code", licenseContext, { 'x-api-license-code': 'PAID-9999-8888' });
+  swapped('bad_signature_credentials_lease', "a lease answer for a paying user's credentials under this request's nonce", postLease, { ...PAYING_USER, ...HWID }, utf8('lease'));
+  swapped('bad_signature_credentials_hardware_id', 'a lease answer for another hardware id', postLease, { ...FREE_USER, 'x-hardware-id': 'hw-paying-machine' }, utf8('lease'));
+  swapped('bad_signature_credentials_added', 'the client sent no credential header; the answer was signed for a session', req('GET', '/app_context'), { authorization: SESSION });
+  swapped('bad_signature_credentials_removed', 'the client sent a session; the answer was signed for a request without one (an anonymous answer)', getContext, {});
   const lateT = answer({ t: T0 + 3600_001, request: getContext, body: appContextBody });
   add('bad_signature_t', 't in the header differs from the t signed', getContext, withHeader(lateT, 'tollgate-signature', sigOf(lateT).replace(`t=${T0 + 3600_001}`, `t=${T0 + 3600_000}`)), 'bad_signature');
   add('bad_signature_emulator_key', "an emulator replaying the real certificate with its own key", getContext, answer({ key: { ...evil, kid: k1.kid }, request: getContext, body: appContextBody }), 'bad_signature');
@@ -113,7 +141,10 @@ export function responsesFile() {
     cases: responseCases().map((c) => ({
       name: c.name,
       why: c.why,
-      request: { method: c.request.method, target: c.request.target, body_b64: c.request.body.toString('base64'), nonce: c.request.nonce, app_id: APP_ID },
+      request: {
+        method: c.request.method, target: c.request.target, body_b64: c.request.body.toString('base64'), nonce: c.request.nonce, app_id: APP_ID,
+        headers: c.request.headers, credentials_sha256: credentialsSha256(c.request.headers),
+      },
       answer: { status: c.answer.status, headers: c.answer.headers, body_b64: c.answer.body.toString('base64') },
       ...(c.download && { download: { file_b64: c.download.file.toString('base64') } }),
       retired: c.retired ?? [],

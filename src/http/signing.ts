@@ -14,7 +14,7 @@
 import { sign } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/errors.js';
-import { downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
+import { credentialHeadersSha256, downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
 import { currentSigningKey, peekSigningKey, type SigningKey } from '../domain/signing/keys.js';
 import type { Services } from '../domain/services.js';
 import type { AppRecord } from '../store/records.js';
@@ -97,7 +97,8 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
     const signing = request.signing!;
     const input = responseInput({
       kid: key.kid, t: now, nonce: signing.nonce, appId: request.ctx.app.id, status: reply.statusCode,
-      method: request.method, target: request.raw.url ?? request.url, requestBodySha256: signing.bodySha256, responseLine,
+      method: request.method, target: request.raw.url ?? request.url, requestBodySha256: signing.bodySha256,
+      credentialsSha256: credentialsOf(request), responseLine,
     });
     reply.header('tollgate-signature', signatureHeader(key.kid, now, sign(null, input, key.privateKey))).header('tollgate-key-cert', key.certificate);
   }
@@ -139,6 +140,19 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
 function failed(request: FastifyRequest, err: unknown, done: () => void): void {
   request.log.error({ reqId: request.id, cause: err instanceof Error ? err.message : 'unknown' }, 'signing the answer failed: answering unsigned');
   done();
+}
+
+/**
+ * The credential-header line (amendment A): the raw bytes of the headers the
+ * user check read (Node hands header bytes over as latin1 strings, so latin1
+ * gives them back exactly). A repeated header reads as the user check reads it.
+ */
+function credentialsOf(request: FastifyRequest): string {
+  return credentialHeadersSha256((name) => {
+    const value = request.headers[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    return first === undefined ? undefined : Buffer.from(first, 'latin1');
+  });
 }
 
 /** The last signed line: the hash of the body bytes as sent, or for a download's 200/206 the file line. Null if it cannot be known. */

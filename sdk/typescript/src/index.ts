@@ -8,6 +8,6 @@ export { DROP_CODES } from './transport.js';
 export { FileLeaseStore, MemoryLeaseStore, appDataFolders, type Folders, type LeaseStore, type StateSlot } from './store.js';
 export { hardwareId, osMachineId, type MachineIdSources } from './hardware-id.js';
 export { checkCertificate, decodeCertificate, type Certificate, type CertificateVerdict, type Pinned } from './certificate.js';
-export { verifyAnswer, downloadLine, parseSignatureHeader, type AnswerVerdict, type SignedRequest, type ReceivedAnswer } from './verify.js';
+export { verifyAnswer, downloadLine, parseSignatureHeader, credentialHeadersSha256, CREDENTIAL_HEADERS, type AnswerVerdict, type SignedRequest, type ReceivedAnswer } from './verify.js';
 export { checkLease, parseLease, hwidHash, type LeaseVerdict, type LeasePayload, type RollbackState } from './lease.js';
 export type * from './api-types.js';

@@ -8,7 +8,7 @@ import { newNonce, sha256Hex } from './crypto.js';
 import { utf8 } from './encoding.js';
 import { TollgateError, TollgateVerificationError } from './errors.js';
 import type { Memory } from './memory.js';
-import { parseSignatureHeader, verifyAnswer, type SignedRequest } from './verify.js';
+import { credentialHeadersSha256, parseSignatureHeader, verifyAnswer, type SignedRequest } from './verify.js';
 import type { Pinned } from './certificate.js';
 
 export interface Clock {
@@ -81,14 +81,16 @@ export class Transport {
   async fetch(req: Outgoing): Promise<{ response: Response; sent: SignedRequest }> {
     const url = new URL(this.o.baseUrl.replace(/\/+$/, '') + req.path);
     const body = req.json === undefined ? new Uint8Array(0) : utf8(JSON.stringify(req.json));
-    const sent: SignedRequest = { method: req.method, target: url.pathname + url.search, body, nonce: newNonce() };
+    const nonce = newNonce();
     const headers: Record<string, string> = {
       'x-api-key': this.o.appKey,
       'x-api-secret': this.o.appSecret,
-      'tollgate-nonce': sent.nonce,
+      'tollgate-nonce': nonce,
       ...(req.json !== undefined && { 'content-type': 'application/json' }),
       ...req.headers,
     };
+    // Exactly the credential headers this request carries: the answer must be for them, not for a user a proxy swapped in.
+    const sent: SignedRequest = { method: req.method, target: url.pathname + url.search, body, nonce, credentialsSha256: await credentialHeadersSha256(headers) };
     // No redirects followed: another target would not be what we sign over, and a 3xx from a proxy is unsigned anyway.
     const response = await this.o.fetch(url, { method: req.method, headers, body: req.json === undefined ? undefined : (body as BodyInit), redirect: 'manual' });
     return { response, sent };

@@ -24,6 +24,8 @@ export interface SignedRequest {
   target: string;
   body: Uint8Array;
   nonce: string;
+  /** Hex SHA-256 of the credential headers sent (credentialHeadersSha256): binds the answer to the user asked about. */
+  credentialsSha256: string;
 }
 
 export interface ReceivedAnswer {
@@ -51,6 +53,31 @@ export function parseSignatureHeader(value: string): { kid: string; t: number; s
   const sig = b64urlDecode(m[3]!);
   const t = Number(m[2]);
   return sig?.length === 64 && Number.isSafeInteger(t) ? { kid: m[1]!, t, sig } : null;
+}
+
+/** The headers that say who the user is, in the order they are hashed (docs/signing.md). */
+export const CREDENTIAL_HEADERS = ['authorization', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id'] as const;
+
+/**
+ * Hex SHA-256 over `name:value\n` for each credential header sent, in CREDENTIAL_HEADERS order.
+ * `headers` by lower-case name, each value as the byte string put on the wire (one char per byte:
+ * the SDK sends text as its UTF-8 bytes), trimmed of spaces and tabs as the server's parser trims.
+ * Without it a proxy could swap a paying user's credentials in under our nonce and hand us that
+ * user's validly signed answer or lease.
+ */
+export async function credentialHeadersSha256(headers: Readonly<Record<string, string | undefined>>): Promise<string> {
+  const bytes: number[] = [];
+  const text = (s: string) => {
+    for (let i = 0; i < s.length; i++) bytes.push(s.charCodeAt(i) & 0xff);
+  };
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    text(`${name}:`);
+    text(value.replace(/^[ \t]+|[ \t]+$/g, ''));
+    text('\n');
+  }
+  return sha256Hex(new Uint8Array(bytes));
 }
 
 export const downloadLine = (fileSha256: string, contentRange: string | null | undefined): string => `file-sha256=${fileSha256}; content-range=${contentRange ?? ''}`;
@@ -81,6 +108,7 @@ export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>,
     String(answer.status),
     `${request.method} ${request.target}`,
     await sha256Hex(request.body),
+    request.credentialsSha256,
     answer.responseLine,
   ];
   const ok = await ed25519Verify(cert.publicKeyBytes, header.sig, utf8(lines.join('\n')));

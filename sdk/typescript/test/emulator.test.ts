@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TollgateVerificationError } from '../src/index.js';
 // The vectors' independent implementation of the layouts: an emulator signs exactly as the server would.
-import { certify, ed25519, encodeJson, keyPair, responseInput, sha256Hex, signatureHeader } from '../../test-vectors/lib.mjs';
+import { certify, credentialsSha256, ed25519, encodeJson, keyPair, responseInput, sha256Hex, signatureHeader } from '../../test-vectors/lib.mjs';
 import { PASSWORD, proxy, startServer, type Answer, type Exchange, type Server, type TestApp } from './server.js';
 
 let server: Server;
@@ -40,7 +40,7 @@ async function through(handle: (req: Exchange, forward: (req?: Exchange) => Prom
 function sign(req: Exchange, answer: Answer, key: ReturnType<typeof keyPair> & { kid: string }, certificate: string, appId: string, t = Date.now()): Answer {
   const input = responseInput({
     kid: key.kid, t, nonce: String(req.headers['tollgate-nonce']), appId, status: answer.status,
-    method: req.method, target: req.path, requestBodySha256: sha256Hex(req.body), responseLine: sha256Hex(answer.body),
+    method: req.method, target: req.path, requestBodySha256: sha256Hex(req.body), credentialsSha256: credentialsSha256(req.headers, 'latin1'), responseLine: sha256Hex(answer.body),
   });
   return { ...answer, headers: { ...answer.headers, 'tollgate-signature': signatureHeader(key.kid, t, ed25519(key, input)), 'tollgate-key-cert': certificate } };
 }

@@ -7,7 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TollgateVerificationError } from '../src/index.js';
-import { certify, ed25519, encodeJson, responseInput, sha256Hex, signatureHeader } from '../../test-vectors/lib.mjs';
+import { certify, credentialsSha256, ed25519, encodeJson, responseInput, sha256Hex, signatureHeader } from '../../test-vectors/lib.mjs';
 import { proxy, startServer, type Answer, type Exchange, type Server, type TestApp } from './server.js';
 
 let server: Server;
@@ -95,7 +95,7 @@ describe('signing keys as the client sees them', () => {
       const resign = (req: Exchange, real: Answer, t: number): Answer => {
         const input = responseInput({
           kid, t, nonce: String(req.headers['tollgate-nonce']), appId: app.id, status: real.status,
-          method: req.method, target: req.path, requestBodySha256: sha256Hex(req.body), responseLine: sha256Hex(real.body),
+          method: req.method, target: req.path, requestBodySha256: sha256Hex(req.body), credentialsSha256: credentialsSha256(req.headers, 'latin1'), responseLine: sha256Hex(real.body),
         });
         return { ...real, headers: { ...real.headers, 'tollgate-signature': signatureHeader(kid, t, ed25519({ privateKey }, input)), 'tollgate-key-cert': cert } };
       };

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCertificate } from '../src/certificate.js';
 import { sha256Hex } from '../src/crypto.js';
 import { checkLease } from '../src/lease.js';
-import { downloadLine, verifyAnswer } from '../src/verify.js';
+import { credentialHeadersSha256, downloadLine, verifyAnswer } from '../src/verify.js';
 
 const dir = join(import.meta.dirname, '../../test-vectors');
 const load = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
@@ -31,7 +31,11 @@ describe('shared test vectors', () => {
     const body = bytes(c.answer.body_b64);
     const h = c.answer.headers;
     const responseLine = c.download ? downloadLine(await sha256Hex(bytes(c.download.file_b64)), h['content-range']) : await sha256Hex(body);
-    const request = { method: c.request.method, target: c.request.target, body: bytes(c.request.body_b64), nonce: c.request.nonce };
+    // The credential headers as this SDK puts them on the wire: text as its UTF-8 bytes, one char per byte.
+    const wire = Object.fromEntries(Object.entries(c.request.headers as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('latin1')]));
+    const credentialsSha256 = await credentialHeadersSha256(wire);
+    expect(credentialsSha256).toBe(c.request.credentials_sha256);
+    const request = { method: c.request.method, target: c.request.target, body: bytes(c.request.body_b64), nonce: c.request.nonce, credentialsSha256 };
     const pinned = { appId: c.request.app_id, rootPublicKey: responses.root_public_key };
     const check = await verifyAnswer(pinned, new Set(c.retired), request, { status: c.answer.status, signature: h['tollgate-signature'], certificate: h['tollgate-key-cert'], responseLine });
     expect(check.verdict).toBe(c.expect);

@@ -66,15 +66,50 @@ export interface ResponseSigningInput {
   /** Path and query exactly as on the request line. */
   target: string;
   requestBodySha256: string;
+  /** Hex SHA-256 of the request's credential headers (credentialHeadersSha256): binds the answer to the user asked about. */
+  credentialsSha256: string;
   /** Hex SHA-256 of the response body, or for a download's 200/206 the `file-sha256=…; content-range=…` line. */
   responseLine: string;
 }
 
 export function responseInput(r: ResponseSigningInput): Buffer {
   return Buffer.from(
-    ['tollgate/response/v1', r.kid, String(r.t), r.nonce, r.appId, String(r.status), `${r.method} ${r.target}`, r.requestBodySha256, r.responseLine].join('\n'),
+    ['tollgate/response/v1', r.kid, String(r.t), r.nonce, r.appId, String(r.status), `${r.method} ${r.target}`, r.requestBodySha256, r.credentialsSha256, r.responseLine].join('\n'),
     'utf8',
   );
+}
+
+/**
+ * The request headers that say who the user is, in the order they are hashed
+ * (docs/signing.md, amendment A). Without them in the signed bytes, a proxy
+ * could swap a paying user's credentials in under a free user's nonce and
+ * hand back the paying user's (validly signed) answer or lease.
+ */
+export const CREDENTIAL_HEADERS = ['authorization', 'x-api-license-code', 'x-api-username', 'x-api-password', 'x-hardware-id'] as const;
+
+/**
+ * Hex SHA-256 over `name:value\n` for each credential header present, in
+ * CREDENTIAL_HEADERS order; the value's raw bytes with leading and trailing
+ * spaces and tabs removed (as HTTP parsers do). `raw` gives a header's bytes,
+ * or undefined when the request does not carry it. No header: the empty hash.
+ */
+export function credentialHeadersSha256(raw: (name: string) => Uint8Array | undefined): string {
+  const h = createHash('sha256');
+  for (const name of CREDENTIAL_HEADERS) {
+    const value = raw(name);
+    if (value === undefined) continue;
+    h.update(`${name}:`, 'latin1').update(trimOws(value)).update('\n', 'latin1');
+  }
+  return h.digest('hex');
+}
+
+/** Trims spaces and tabs on the bytes (never decoding: a value's bytes are hashed exactly). */
+function trimOws(b: Uint8Array): Uint8Array {
+  let start = 0;
+  let end = b.length;
+  while (start < end && (b[start] === 0x20 || b[start] === 0x09)) start++;
+  while (end > start && (b[end - 1] === 0x20 || b[end - 1] === 0x09)) end--;
+  return b.subarray(start, end);
 }
 
 /** The last signed line of a download's 200 or 206. */
