@@ -32,7 +32,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from tollgate import Clock, MemoryLeaseStore, TollgateClient
+from tollgate import Clock, MemoryLeaseStore, TollgateClient, credentials_sha256
 
 ROOT = Path(__file__).resolve().parents[3]
 MAIN = ROOT / "dist" / "cli" / "main.js"
@@ -284,7 +284,8 @@ def certify(root: Ed25519PrivateKey, app_id: str, kid: str, public_key: str, not
 def sign_answer(req: Exchange, answer: Answer, key: Ed25519PrivateKey, kid: str, certificate: str, app_id: str, t: Optional[int] = None) -> Answer:
     t = int(time.time() * 1000) if t is None else t
     lines = ["tollgate/response/v1", kid, str(t), req.headers.get("tollgate-nonce", ""), app_id, str(answer.status), f"{req.method} {req.path}",
-             hashlib.sha256(req.body).hexdigest(), hashlib.sha256(answer.body).hexdigest()]
+             hashlib.sha256(req.body).hexdigest(), credentials_sha256({k: v.encode("latin-1") for k, v in req.headers.items()}),
+             hashlib.sha256(answer.body).hexdigest()]
     sig = key.sign("\n".join(lines).encode())
     headers = dict(answer.headers)
     headers["tollgate-signature"] = f"v1; kid={kid}; t={t}; sig={b64url(sig)}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tollgate import Pinned, RollbackState, SignedRequest, check_certificate, check_lease, download_line, verify_answer
+from tollgate import Pinned, RollbackState, SignedRequest, check_certificate, check_lease, credentials_sha256, download_line, verify_answer
 from tollgate._encoding import sha256_hex
 
 VECTORS = Path(__file__).resolve().parents[2] / "test-vectors"
@@ -41,7 +41,10 @@ def test_answer(case):
     else:
         line = sha256_hex(body)
     req = case["request"]
-    request = SignedRequest(req["method"], req["target"], b64(req["body_b64"]), req["nonce"])
+    # The credential-header line from the headers the client sent (text, UTF-8 on the wire): the same hash the generator wrote.
+    credentials = credentials_sha256(req["headers"])
+    assert credentials == req["credentials_sha256"]
+    request = SignedRequest(req["method"], req["target"], b64(req["body_b64"]), req["nonce"], credentials)
     pinned = Pinned(req["app_id"], RESPONSES["root_public_key"])
     check = verify_answer(pinned, set(case["retired"]), request, case["answer"]["status"], h.get("tollgate-signature"), h.get("tollgate-key-cert"), line)
     assert check.verdict == case["expect"], case["why"]

@@ -2,7 +2,7 @@
 
     from tollgate import TollgateClient, TollgateError, hardware_id
 """
-from .client import DEFAULT, TollgateClient
+from .client import DEFAULT, RELEASE_TIME_MS, TollgateClient
 from .errors import FieldError, TollgateError, TollgateException, TollgateLeaseError, TollgateNetworkError, TollgateVerificationError
 from .hardware_id import hardware_id, os_machine_id
 from .lease import LEASE_VERDICTS, LeaseCheck, LeasePayload, RollbackState, check_lease, hwid_hash, parse_lease
@@ -30,11 +30,13 @@ from .types import (
 )
 from .verify import (
     ANSWER_VERDICTS,
+    CREDENTIAL_HEADERS,
     AnswerCheck,
     Certificate,
     Pinned,
     SignedRequest,
     check_certificate,
+    credentials_sha256,
     decode_certificate,
     download_line,
     parse_signature_header,

