@@ -237,6 +237,9 @@ class Proxy:
                     a = proxy.handle(ex, lambda r=None: forward(r or ex))
                 except Exception as err:  # noqa: BLE001
                     a = Answer(599, {}, str(err).encode())
+                if a is None:  # the connection cut without an answer (a network failure)
+                    self.close_connection = True
+                    return
                 self.send_response(a.status)
                 for k, v in a.headers.items():
                     self.send_header(k, v)

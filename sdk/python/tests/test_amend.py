@@ -5,10 +5,12 @@ neither undo a drop nor see a spurious clock_rollback; the default hardware
 id goes on login; a 413 verifies over the empty body hash; the release-time
 floor of the server time refuses a back-dated ended key."""
 import threading
+import time
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from conftest import PASSWORD, FakeClock, Proxy
+from conftest import PASSWORD, FakeClock, Proxy, b64url, certify, raw_public, sign_answer
 from tollgate import (
     FileLeaseStore, Folders, LicenseCodeAuth, PasswordAuth, SessionAuth, TollgateError, TollgateLeaseError, TollgateVerificationError,
     hardware_id,
@@ -167,3 +169,61 @@ def test_two_instances_share_the_state_folders(server, app, tmp_path):
         assert lease_verdict(b) == "dropped"
     fresh = Instance(server, app, folders, clock).online
     assert lease_verdict(fresh) == "dropped"
+
+
+def test_an_older_key_is_refused_ten_minutes_after_a_newer_one_signed(server, app, payer):
+    """Amendment D: a leaked older key (here certified by the app's root with an older not_before) keeps working only
+    until 10 minutes after the client verified an answer by a newer key; then key_retired, key list or not."""
+    now = int(time.time() * 1000)
+    old = Ed25519PrivateKey.generate()
+    cert = certify(server.root_key(app), app.id, "leaked-old", b64url(raw_public(old)), now - 2 * 86_400_000, now + 30 * 86_400_000)
+    leak = {"on": False}
+
+    def handle(req, forward):
+        answer = forward(req)
+        if not (leak["on"] and req.path == "/app_context"):
+            return answer
+        # The emulator's t is its own clock, which runs with the test's clock (time passing without waiting for it).
+        return sign_answer(req, answer, old, "leaked-old", cert, app.id, int(time.time() * 1000) + clock.shift)
+
+    clock = FakeClock()
+    with Proxy(server.url, handle) as mitm:
+        sut = server.client(app, base_url=mitm.url, clock=clock)
+        sut.auth = SessionAuth(payer["token"])
+        sut.get_app_context()  # signed by the current key: the newest this client has seen
+        leak["on"] = True
+        assert verdict_of(sut.get_app_context) == "accepted"  # within the 10 minutes (nodes may lag a rotation)
+        clock.shift = 9 * 60_000
+        assert verdict_of(sut.get_app_context) == "accepted"
+        clock.shift = 10 * 60_000 + 1000
+        assert verdict_of(sut.get_app_context) == "key_retired"
+        leak["on"] = False
+        assert verdict_of(sut.get_app_context) == "accepted"  # the current key still is
+    # A client that never saw the newer key (a fresh install behind the emulator) still takes the leaked key: the
+    # contract's limit (retirement is what ends a leaked key everywhere).
+
+
+def test_a_failed_key_list_refresh_is_retried_a_minute_later(server, app, payer):
+    fail = {"on": True, "count": 0}
+
+    def handle(req, forward):
+        if req.path == "/signing_keys":
+            fail["count"] += 1
+            if fail["on"]:
+                return None  # the connection cut: a network failure
+        return forward(req)
+
+    clock = FakeClock()
+    with Proxy(server.url, handle) as mitm:
+        sut = server.client(app, base_url=mitm.url, clock=clock)
+        sut.auth = SessionAuth(payer["token"])
+        sut.get_app_context()  # an unknown kid: the refresh is tried, fails, verification goes on
+        sut.get_app_context()  # the daily refresh is due (nothing fetched yet) but the failure was less than a minute ago
+        assert fail["count"] == 1
+        clock.mono += 61_000
+        fail["on"] = False
+        sut.get_app_context()  # retried a minute later (not a day): it works now
+        assert fail["count"] == 2
+        clock.mono += 61_000
+        sut.get_app_context()  # fetched: the next one is a day away
+        assert fail["count"] == 2

@@ -161,7 +161,7 @@ def test_state_files_are_private_and_in_the_ts_sdk_format(server, app, tmp_path)
         record = json.loads(p.read_text())
         assert sorted(record) == ["mac", "state"] and len(record["mac"]) == 64
         assert list(json.loads(record["state"])) == ["highest_trusted_time", "highest_seq", "runtime_used_ms", "dropped", "retired", "known",
-                                                     "keys_fetched_at", "clock_offset_ms", "max_server_time"]
+                                                     "keys_fetched_at", "clock_offset_ms", "max_server_time", "newest_not_before", "newest_seen_at"]
     assert Path(device.folders.data, "lease.tollgate").read_text().startswith("-----BEGIN TOLLGATE LEASE-----")
 
 

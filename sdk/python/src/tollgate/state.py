@@ -33,6 +33,10 @@ def fresh_state() -> Dict[str, Any]:
         "clock_offset_ms": 0,
         # The latest server time of any verified answer (only grows): a key that ended before it is expired.
         "max_server_time": 0,
+        # The newest key (by its certificate's not_before) a verified answer was signed by, and the server time of
+        # that first answer: 10 minutes later, answers signed by older keys are refused (amendment D).
+        "newest_not_before": 0,
+        "newest_seen_at": 0,
     }
 
 
@@ -41,7 +45,7 @@ def _number(x: Any) -> bool:
 
 
 def _valid(s: Dict[str, Any]) -> bool:
-    nums = ("highest_trusted_time", "runtime_used_ms", "keys_fetched_at", "clock_offset_ms", "max_server_time")
+    nums = ("highest_trusted_time", "runtime_used_ms", "keys_fetched_at", "clock_offset_ms", "max_server_time", "newest_not_before", "newest_seen_at")
     return (
         all(_number(s[k]) for k in nums)
         and is_safe_integer(s["highest_seq"])
@@ -116,6 +120,10 @@ def merge(disk: Dict[str, Any], mine: Dict[str, Any], own_offset: bool = True) -
         out["dropped"] = disk["dropped"] or mine["dropped"]
     for k in ("highest_seq", "highest_trusted_time", "max_server_time", "keys_fetched_at"):
         out[k] = max(disk[k], mine[k])
+    if disk["newest_not_before"] > mine["newest_not_before"]:
+        out["newest_not_before"], out["newest_seen_at"] = disk["newest_not_before"], disk["newest_seen_at"]
+    elif disk["newest_not_before"] == mine["newest_not_before"]:
+        out["newest_seen_at"] = min(disk["newest_seen_at"], mine["newest_seen_at"])
     for k in ("retired", "known"):
         out[k] = list(disk[k]) + [x for x in mine[k] if x not in disk[k]]
     if not own_offset:
@@ -211,7 +219,7 @@ class Memory:
                     return
             with self.locked():
                 if reset:
-                    kept = {k: self._state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time")}
+                    kept = {k: self._state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time", "newest_not_before", "newest_seen_at")}
                     self._state = fresh_state()
                     self._state.update(kept)
                     self._tampered = False

@@ -26,8 +26,10 @@ DROP_CODES = frozenset({"banned", "membership_inactive", "invalid_credentials", 
 
 #: How far apart the server's nodes' clocks may be.
 SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000
-#: An unknown kid is looked up at most this often.
+#: An unknown kid is looked up at most this often; and a failed key-list refresh is retried after this long.
 UNKNOWN_KID_REFRESH_GAP_MS = 60_000
+#: How long answers signed by an older key are still accepted after a newer key first signed one (amendment D).
+OLDER_KEY_GRACE_MS = 10 * 60_000
 
 USER_AGENT = "tollgate-python/0.1.0"
 
@@ -127,6 +129,8 @@ class Transport:
         # Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop.
         self._looked_up: Dict[str, float] = {}
         self._refreshing = False
+        #: When the last key-list refresh failed (monotonic), None once one succeeded.
+        self._failed_at: Optional[float] = None
 
     def send(self, req: Outgoing) -> Verified:
         """Sends the request; returns the answer once verified; raises TollgateVerificationError or, for a verified error, TollgateError."""
@@ -189,14 +193,21 @@ class Transport:
         # expired once we have seen the server's time past its end. Tolerance: several nodes' clocks differ a little.
         if check.not_after < max(state["max_server_time"], self.floor) - SERVER_CLOCK_TOLERANCE_MS:
             raise TollgateVerificationError("key_expired", response.status)
-        self._learn(check.t, check.kid)
+        # Key freshness fails closed (amendment D): once a newer key signed for us, an older one is as good as retired
+        # 10 minutes later (rotation reaches every node within a second), whether or not the key list said so yet.
+        if check.not_before < state["newest_not_before"]:
+            now = max(state["max_server_time"], self.clock.now() + state["clock_offset_ms"])
+            if now >= state["newest_seen_at"] + OLDER_KEY_GRACE_MS:
+                raise TollgateVerificationError("key_retired", response.status)
+        self._learn(check.t, check.kid, check.not_before)
         return check.t
 
-    def _learn(self, t: int, kid: str) -> None:
+    def _learn(self, t: int, kid: str, not_before: int) -> None:
         now = self.clock.now()
         self.memory.last_tick = None  # time spent online is not offline runtime
         state, _ = self.memory.read()
         new_kid = kid not in state["known"]
+        newer_key = not_before > state["newest_not_before"]
 
         def change(s: Dict[str, Any]) -> None:
             # The server's time, from an answer to our own fresh nonce: the best clock there is. A max (amendment E): a node
@@ -206,8 +217,10 @@ class Transport:
             s["clock_offset_ms"] = t - now
             if new_kid:
                 s["known"].append(kid)
+            if not_before > s["newest_not_before"]:
+                s["newest_not_before"], s["newest_seen_at"] = not_before, t
 
-        self.memory.update(change, lazy=not new_kid, offset=True)
+        self.memory.update(change, lazy=not (new_kid or newer_key), offset=True)
         if now - state["keys_fetched_at"] >= self.key_refresh_ms:
             self._refresh_keys()
 
@@ -216,11 +229,14 @@ class Transport:
         was_refreshing = self._refreshing
         self._refreshing = True  # the key list's own answer must not trigger another refresh
         try:
-            self.memory.update(lambda s: s.__setitem__("keys_fetched_at", self.clock.now()))
             res = self.send(Outgoing("GET", "/signing_keys"))
             keys = KeyList.from_json(json_loads(res.body.decode("utf-8")))
 
+            fetched_at = self.clock.now()
+
             def change(s: Dict[str, Any]) -> None:
+                # Only a key list received counts (amendment D): a failed refresh is retried a minute later, not a day.
+                s["keys_fetched_at"] = max(s["keys_fetched_at"], fetched_at)
                 for k in keys.retired:
                     if k not in s["retired"]:
                         s["retired"].append(k)
@@ -237,8 +253,10 @@ class Transport:
         """The refresh done on the way: on an unknown kid (at most once a minute) or when the daily one is due."""
         if self._refreshing:
             return
+        mono = self.clock.monotonic()
+        if self._failed_at is not None and mono - self._failed_at < UNKNOWN_KID_REFRESH_GAP_MS:
+            return
         if unknown_kid is not None:
-            mono = self.clock.monotonic()
             last = self._looked_up.get(unknown_kid)
             if last is not None and mono - last < UNKNOWN_KID_REFRESH_GAP_MS:
                 return
@@ -247,10 +265,11 @@ class Transport:
             self._looked_up[unknown_kid] = mono
         try:
             self.fetch_key_list()
+            self._failed_at = None
         except TollgateVerificationError:
             raise  # a forged key list is never ignored
         except Exception:
-            pass  # unreachable or refused: verification goes on with what we know
+            self._failed_at = mono  # unreachable or refused: verification goes on with what we know; retried in a minute
 
     def refuse(self, req: Outgoing, answer: Verified) -> None:
         """A verified error answer: maybe drop the lease, then raise it as a TollgateError."""

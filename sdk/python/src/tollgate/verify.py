@@ -137,6 +137,8 @@ class AnswerCheck:
     t: Optional[int] = None
     #: The signing key's certificate end, once the certificate verified.
     not_after: Optional[int] = None
+    #: The signing key's certificate start, once the certificate verified (newer keys: amendment D).
+    not_before: Optional[int] = None
 
 
 _HEADER = re.compile(r"v1; kid=([A-Za-z0-9_-]{1,64}); t=([0-9]{1,16}); sig=([A-Za-z0-9_-]{86})")
@@ -187,11 +189,11 @@ def verify_answer(
     if cert is None:
         return AnswerCheck(verdict, kid, t)
     if cert.kid != kid:
-        return AnswerCheck("kid_mismatch", kid, t, cert.not_after)
+        return AnswerCheck("kid_mismatch", kid, t, cert.not_after, cert.not_before)
     if kid in retired:
-        return AnswerCheck("key_retired", kid, t, cert.not_after)
+        return AnswerCheck("key_retired", kid, t, cert.not_after, cert.not_before)
     if not certificate_covers(cert, t):
-        return AnswerCheck("key_expired", kid, t, cert.not_after)
+        return AnswerCheck("key_expired", kid, t, cert.not_after, cert.not_before)
     lines = [
         "tollgate/response/v1",
         kid,
@@ -207,6 +209,6 @@ def verify_answer(
     try:
         message = utf8("\n".join(lines))
     except UnicodeEncodeError:
-        return AnswerCheck("bad_signature", kid, t, cert.not_after)
+        return AnswerCheck("bad_signature", kid, t, cert.not_after, cert.not_before)
     ok = ed25519_verify(cert.public_key_bytes, header.sig, message)
-    return AnswerCheck("ok" if ok else "bad_signature", kid, t, cert.not_after)
+    return AnswerCheck("ok" if ok else "bad_signature", kid, t, cert.not_after, cert.not_before)
