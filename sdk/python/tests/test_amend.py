@@ -227,3 +227,51 @@ def test_a_failed_key_list_refresh_is_retried_a_minute_later(server, app, payer)
         clock.mono += 61_000
         sut.get_app_context()  # fetched: the next one is a day away
         assert fail["count"] == 2
+
+
+CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tollgate import FileLeaseStore, Folders, PasswordAuth, TollgateLeaseError, TollgateClient
+a = json.loads(sys.argv[2])
+c = TollgateClient(base_url=a["url"], app_key=a["key"], app_secret=a["secret"], app_id=a["app_id"], root_public_key=a["root"],
+                   hardware_id="shared-machine", lease_store=FileLeaseStore.for_app(a["app_id"], Folders(a["data"], a["state"])))
+c.auth = PasswordAuth(a["user"], a["password"])
+out = []
+for i in range(30):
+    c.get_app_context()
+    try:
+        c.check_lease()
+        out.append("ok")
+    except TollgateLeaseError as err:
+        out.append(err.verdict)
+print(json.dumps(out))
+"""
+
+
+def test_two_processes_share_the_state_folders(server, app, tmp_path):
+    """The same as the threads above with two processes (the lock file works between them): 30 rounds each, online then
+    offline check, with no clock_rollback; the copies end equal."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server.active_user(app, "proc-twin", 7 * 24 * 60)
+    folders = Folders(str(tmp_path / "data"), str(tmp_path / "state"))
+    mine = server.client(app, hardware_id="shared-machine", lease_store=FileLeaseStore.for_app(app.id, folders))
+    mine.auth = PasswordAuth("proc-twin", PASSWORD)
+    mine.create_lease()
+    args = {"url": server.url, "key": app.api_key, "secret": app.api_secret, "app_id": app.id, "root": app.root_public_key,
+            "data": folders.data, "state": folders.state, "user": "proc-twin", "password": PASSWORD}
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    child = subprocess.Popen([sys.executable, "-c", CHILD, src, json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    verdicts = []
+    for _ in range(30):
+        mine.get_app_context()
+        verdicts.append(lease_verdict(mine))
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert set(verdicts) == {"ok"} and set(json.loads(out)) == {"ok"}
+    assert Path(folders.data, "state.json").read_text() == Path(folders.state, "state.json").read_text()
+    assert not Path(folders.data, "state.lock").exists()
