@@ -89,6 +89,17 @@ describe('signing key certificates: what is refused', () => {
     await refused(encodeCertificate({ v: 1, ...good, not_after: good.not_after + DAY, sig }), /not signed/);
   });
 
+  it('not canonical base64url (a trailing ==, an inserted .): 422, never stored (every SDK would refuse every answer); a canonical one is stored byte for byte', async () => {
+    const good64 = certify(root.rootPrivateKey, good);
+    await refused(`${good64}==`, /not a tollgate\/keycert\/v1 certificate/);
+    await refused(`${good64.slice(0, 40)}.${good64.slice(40)}`, /not a tollgate\/keycert\/v1 certificate/);
+    await refused(`${good64.slice(0, 40)}+${good64.slice(41)}`, /not a tollgate\/keycert\/v1 certificate/);
+    const ok = await upload(good64);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect((await h.admin('GET', `/apps/${app.id}/signing-keys/${key.kid}`)).json().certificate).toBe(good64);
+    expect((await currentSigningKey(h.tollgate.services, app.id, h.clock.ms))?.certificate).toBe(good64);
+  });
+
   it('an empty or oversized certificate: 422 from the schema', async () => {
     expectError(await upload(''), 422, 'validation_error');
     expectError(await upload('A'.repeat(5000)), 422, 'validation_error');

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { certificateInput, decodeCertificate } from '../src/domain/signing/format.js';
 import { currentSigningKey, peekSigningKey } from '../src/domain/signing/keys.js';
 import { expectError, harness, STORE, type Harness, type TestApp } from './helpers.js';
-import { certify, createPendingKey, rootPair, setUpKeys } from './signing-fixtures.js';
+import { certify, createPendingKey, rootPair, rotateKey, setUpKeys } from './signing-fixtures.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -65,6 +65,34 @@ describe('signing keys: the admin flow', () => {
     expect(await currentSigningKey(services(), app.id, h.clock.ms)).toBeNull();
     expect((await h.admin('GET', `/apps/${app.id}/signing-keys/${kid}`)).json().status).toBe('expired');
     expect((await h.client(app, 'GET', '/signing_keys')).json()).toEqual({ keys: [], retired: [] });
+  });
+
+  it('past its not_after a key loses its private key (the key ring load deletes it; the admin list before answering) and lists expired', async () => {
+    const privateKeyOf = async (kid: string) =>
+      (await services().store.db.one<{ private_key: string | null }>('SELECT private_key FROM signing_keys WHERE kid = ?', [kid]))!.private_key;
+    const { kid: first, rootPrivateKey } = await setUpKeys(h, app, { days: 10 });
+    h.clock.minutes(1);
+    const second = await rotateKey(h, app, rootPrivateKey, { days: 20 });
+    expect(await privateKeyOf(first)).not.toBeNull();
+
+    // Through the signing path: the ring is reloaded after the TTL, sees the ended key and deletes it in the background.
+    h.clock.advance(10 * DAY);
+    expect((await currentSigningKey(services(), app.id, h.clock.ms))?.kid).toBe(second);
+    for (let i = 0; i < 100 && (await privateKeyOf(first)) !== null; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await privateKeyOf(first)).toBeNull();
+    expect(await privateKeyOf(second)).not.toBeNull();
+    expect((await h.admin('GET', `/apps/${app.id}/signing-keys/${first}`)).json()).toMatchObject({ status: 'expired', certificate: expect.any(String) });
+
+    // Through the admin list, nothing else having loaded the ring: NULL before the answer.
+    h.clock.advance(10 * DAY);
+    const list = await h.admin('GET', `/apps/${app.id}/signing-keys`);
+    expect(list.json().items.map((k: { kid: string; status: string }) => [k.kid, k.status])).toEqual([[first, 'expired'], [second, 'expired']]);
+    expect(await privateKeyOf(second)).toBeNull();
+    expect(await currentSigningKey(services(), app.id, h.clock.ms)).toBeNull();
+    // Pending keys (no validity yet) keep theirs.
+    const pending = await createPendingKey(h, app);
+    await h.admin('GET', `/apps/${app.id}/signing-keys`);
+    expect(await privateKeyOf(pending.kid)).not.toBeNull();
   });
 
   it('root key: malformed or off-curve is 422, replacing needs replace: true and retires what the old root certified', async () => {

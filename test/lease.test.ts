@@ -1,6 +1,6 @@
 import { createHash, verify } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { harness, type Harness, type TestApp } from './helpers.js';
+import { harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
 import { bearer, hwidHashOf, leaseApp, leaseOf, legacy, nonce, postLease, rawPublicKey, type LeaseSettings } from './lease-fixtures.js';
 import { rotateKey, setUpKeys } from './signing-fixtures.js';
 
@@ -35,7 +35,7 @@ describe('POST /lease: the lease file', () => {
     expect(res.headers['cache-control']).toBe('private, no-store');
   });
 
-  it('the answer itself is signed (docs/signing.md, 9 lines) with the key that signed the lease', async () => {
+  it('the answer itself is signed (docs/signing.md, 10 lines, the credential headers included) with the key that signed the lease', async () => {
     const { app, root, kid } = await keyedApp();
     await h.activeUser(app, 'alice');
     const n = nonce();
@@ -46,7 +46,8 @@ describe('POST /lease: the lease file', () => {
     expect(m, String(res.headers['tollgate-signature'])).not.toBeNull();
     expect(m![1]).toBe(kid);
     const sha = (b: string) => createHash('sha256').update(b, 'utf8').digest('hex');
-    const lines = ['tollgate/response/v1', kid, m![2], n, app.id, '200', 'POST /lease', sha(''), sha(res.body)].join('\n');
+    const credentials = sha(`x-api-username:alice\nx-api-password:${PASSWORD}\nx-hardware-id:hw-1\n`);
+    const lines = ['tollgate/response/v1', kid, m![2], n, app.id, '200', 'POST /lease', sha(''), credentials, sha(res.body)].join('\n');
     expect(verify(null, Buffer.from(lines, 'utf8'), rawPublicKey(lease.cert.public_key as string), Buffer.from(m![3]!, 'base64url'))).toBe(true);
   });
 
@@ -81,6 +82,18 @@ describe('POST /lease: the lease file', () => {
     expect(payload.exp).toBe(h.clock.ms + 1_800_000);
     expect(payload.active_until).toBe(h.clock.ms + 3_600_000);
     expect(payload.max_offline_runtime_s).toBe(1800);
+  });
+
+  it("exp never outlives the signing key: capped at its certificate's not_after (amendment B)", async () => {
+    const DAY = 86_400_000;
+    const app = await leaseApp(h, { offline_grace_seconds: 30 * 86_400 });
+    // A key certified 89 days ago for 90 days: one day left, a grace of 30 days.
+    const keys = await setUpKeys(h, app, { notBefore: h.clock.ms - 89 * DAY });
+    await h.activeUser(app, 'alice', undefined, undefined, { minutes: undefined, lifetime: true });
+    const lease = leaseOf(await postLease(h, app, legacy('alice')), keys.rootPublicKey);
+    expect(lease.kid).toBe(keys.kid);
+    expect(lease.cert.not_after).toBe(h.clock.ms + DAY);
+    expect(lease.payload).toMatchObject({ iat: h.clock.ms, exp: h.clock.ms + DAY, max_offline_runtime_s: 30 * 86_400 });
   });
 
   it('a lifetime membership: active_until null, exp = iat + grace', async () => {

@@ -46,11 +46,11 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
   const seq = await write(s, ({ tx }) => tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now }));
   // The user was deleted after the access check read it (cached): as for a deleted user's credentials.
   if (seq === undefined) throw new DomainError('invalid_credentials');
-  return signedLease(key, leasePayload(ctx, user, leaseId, seq, hardwareHash));
+  return signedLease(key, leasePayload(ctx, user, leaseId, seq, hardwareHash, key.notAfter));
 }
 
 /** The payload of docs/signing.md's table, its fields in the table's order. */
-export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: string, seq: number, hardwareHash: string): LeasePayload {
+export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: string, seq: number, hardwareHash: string, keyNotAfter: number): LeasePayload {
   const { app, now: iat } = ctx;
   const activeUntil = user.isLifetime ? null : user.activeUntil;
   const graceEnd = iat + app.offlineGraceSeconds * 1000;
@@ -64,8 +64,9 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     active_until: activeUntil,
     iat,
     renew_after: iat + app.leaseRenewSeconds * 1000,
-    // Offline use never outlasts the membership the lease was issued under.
-    exp: activeUntil === null ? graceEnd : Math.min(graceEnd, activeUntil),
+    // Offline use never outlasts the membership the lease was issued under, nor the key that signs it
+    // (amendment B): a leaked private key of an ended key cannot mint a lease that runs on for years.
+    exp: Math.min(graceEnd, activeUntil ?? Infinity, keyNotAfter),
     max_offline_runtime_s: app.offlineGraceSeconds,
   };
 }

@@ -15,6 +15,7 @@ import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../signing/format.js';
+import { forgetEndedKeys } from '../signing/keys.js';
 import { ed25519PublicKey } from '../signing/points.js';
 import { write } from '../unit-of-work.js';
 import { appIn } from './apps.js';
@@ -153,13 +154,23 @@ export async function retireKey(s: AdminServices, appId: string, kid: string): P
 export async function listKeys(s: Services, appId: string, cursor: Cursor | null, limit: number): Promise<Page<KeyView>> {
   await appIn(s.store, appId);
   const now = s.clock();
-  const page = await s.store.signingKeys.list(appId, cursor, limit);
+  let page = await s.store.signingKeys.list(appId, cursor, limit);
+  if (await forgetIfEnded(s, appId, page.items, now)) page = await s.store.signingKeys.list(appId, cursor, limit);
   return { items: page.items.map((k) => viewKey(k, now)), nextCursor: page.nextCursor };
 }
 
 export async function getKey(s: Services, appId: string, kid: string): Promise<KeyView> {
   await appIn(s.store, appId);
-  return viewKey(await keyIn(s.store, appId, kid), s.clock());
+  const now = s.clock();
+  const key = await keyIn(s.store, appId, kid);
+  return viewKey((await forgetIfEnded(s, appId, [key], now)) ? await keyIn(s.store, appId, kid) : key, now);
+}
+
+/** Amendment C on the operator's path: a listed key past its not_after still holding its private key has it deleted first. */
+async function forgetIfEnded(s: Services, appId: string, keys: SigningKeyRecord[], now: number): Promise<boolean> {
+  if (!keys.some((k) => k.privateKey !== null && k.notAfter !== null && k.notAfter <= now)) return false;
+  await forgetEndedKeys(s, appId, now);
+  return true;
 }
 
 /** The root public key, or a 404 if the app has none yet. */

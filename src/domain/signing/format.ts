@@ -39,8 +39,14 @@ export function encodeCertificate(c: Certificate): string {
   return b64url(Buffer.from(JSON.stringify({ v, app_id, kid, public_key, not_before, not_after, sig }), 'utf8'));
 }
 
-/** Parses an encoded certificate, refusing extra or missing fields and wrong types; null if it is not one. */
+/**
+ * Parses an encoded certificate, refusing extra or missing fields and wrong types; null if it is not one.
+ * Strict base64url (the alphabet only, and the canonical encoding of the bytes it decodes to): Node's
+ * decoder skips `=`, `.` and other stray characters, every SDK refuses them, so a certificate accepted
+ * here with one would make every answer fail verification (bad_certificate) on every client.
+ */
 export function decodeCertificate(encoded: string): Certificate | null {
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded) || Buffer.from(encoded, 'base64url').toString('base64url') !== encoded) return null;
   let c: unknown;
   try {
     c = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));

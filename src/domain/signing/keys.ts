@@ -10,6 +10,7 @@ import type { Store } from '../../store/index.js';
 import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
 import { InvalidatingCache } from '../cache.js';
 import type { Services } from '../services.js';
+import { write } from '../unit-of-work.js';
 
 export interface SigningKey {
   kid: string;
@@ -72,7 +73,41 @@ export function pick(ring: KeyRing, now: number): SigningKey | null {
 
 /** The newest active key of the app at `now` (certified, not retired, now within its validity), cached; null if none. */
 export async function currentSigningKey(s: Services, appId: string, now: number): Promise<SigningKey | null> {
-  return pick(await s.caches.signingKeys.get(appId), now);
+  const ring = await s.caches.signingKeys.get(appId);
+  if (ring.signers.some((k) => k.notAfter <= now)) forgetInBackground(s, appId, now);
+  return pick(ring, now);
+}
+
+/**
+ * Amendment C: a key past its not_after has its private half deleted (set to
+ * NULL), so backups stop holding every past key and a leaked backup signs
+ * nothing new. Done where the key ring is (re)loaded, never in the signing
+ * hook itself: in the background, at most one attempt per app a minute (a
+ * database outage must not turn into a write per request); the next load
+ * retries. The admin key list and key view do it before answering.
+ */
+export async function forgetEndedKeys(s: Services, appId: string, now: number): Promise<string[]> {
+  return write(s, async ({ tx, changed }) => {
+    const kids = await tx.signingKeys.forgetEnded(appId, now);
+    if (kids.length > 0) changed({ keys: appId });
+    return kids;
+  });
+}
+
+const FORGET_RETRY_MS = 60_000;
+const forgetTried = new WeakMap<Services, Map<string, number>>();
+
+function forgetInBackground(s: Services, appId: string, now: number): void {
+  let tried = forgetTried.get(s);
+  if (!tried) forgetTried.set(s, (tried = new Map()));
+  const last = tried.get(appId);
+  if (last !== undefined && now - last < FORGET_RETRY_MS && now >= last) return;
+  if (tried.size >= 10_000) tried.clear();
+  tried.set(appId, now);
+  forgetEndedKeys(s, appId, now).then(
+    () => tried.delete(appId),
+    () => undefined,
+  );
 }
 
 /** The same, synchronously from the cache, or undefined on a miss (hot path). */

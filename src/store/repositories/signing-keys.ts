@@ -94,6 +94,16 @@ export function signingKeysRepository(q: Queryable) {
       return n === 1;
     },
 
+    /**
+     * Deletes the private key of every key of the app whose not_after has passed (docs/signing.md, amendment C):
+     * it can never sign again, and backups taken from now on stop holding it. Returns the kids forgotten.
+     */
+    async forgetEnded(appId: string, now: number): Promise<string[]> {
+      const rows = await q.all(`SELECT kid FROM signing_keys WHERE app_id = ? AND private_key IS NOT NULL AND not_after <= ? ORDER BY created_at, kid`, [appId, now]);
+      if (rows.length > 0) await q.run(`UPDATE signing_keys SET private_key = NULL WHERE app_id = ? AND private_key IS NOT NULL AND not_after <= ?`, [appId, now]);
+      return rows.map((r) => r.kid as string);
+    },
+
     /** Retires every certified key of the app (its root was replaced: their certificates no longer chain to it). */
     async retireCertified(appId: string, now: number): Promise<string[]> {
       const rows = await q.all(`SELECT kid FROM signing_keys WHERE app_id = ? AND status = 'active' ORDER BY created_at, kid`, [appId]);
