@@ -37,7 +37,7 @@ function lease({ payload = payloadOf(), key = k1, kid = key.kid, cert = k1CertEn
   return json ?? { v: 1, kid, cert, payload: b64url(bytes), sig };
 }
 
-const fresh = { highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false };
+const fresh = { highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, max_server_time: 0 };
 const NOW = IAT + DAY / 2;
 
 export function leaseCases() {
@@ -81,7 +81,18 @@ export function leaseCases() {
   add('key_retired', 'the lease was signed by a kid the client has learned is retired', file(good), 'key_retired', { retired: [k1.kid] });
   const lateIat = k1Fields.not_after + 1;
   add('key_expired', 'iat after the certificate\'s not_after', file(lease({ payload: payloadOf({ iat: lateIat }) })), 'key_expired', { now: lateIat + 1000 });
-  add('bad_signature_exp_extended', 'exp moved a year later after signing', file(lease({ payload: payloadOf({ exp: IAT + 365 * DAY }), signedBytes: utf8(JSON.stringify(p)) })), 'bad_signature');
+  // Amendment B: a lease never outlives the key that signed it, nor its own runtime budget.
+  badPayload('malformed_exp_before_iat', 'exp before iat (signed so)', { exp: IAT - 1 });
+  badPayload('malformed_exp_beyond_budget', 'exp - iat longer than max_offline_runtime_s (signed so)', { max_offline_runtime_s: 3600, exp: IAT + 3600_000 + 1 });
+  const endIat = k1Fields.not_after - DAY;
+  add('ok_exp_at_not_after', "exp exactly at the certificate's not_after (the server caps it there)", file(lease({ payload: payloadOf({ iat: endIat, exp: k1Fields.not_after }) })), 'ok', { now: endIat + 3600_000, renew_due: false });
+  add('key_expired_exp_after_not_after', "iat inside the certificate's validity, exp 1 ms after its not_after", file(lease({ payload: payloadOf({ iat: endIat, exp: k1Fields.not_after + 1 }) })), 'key_expired', { now: endIat + 3600_000 });
+  const decade = 10 * 365 * DAY;
+  add('key_expired_long_forgery', 'a leaked key: iat inside its validity, exp and the runtime budget 10 years later', file(lease({ payload: payloadOf({ iat: endIat, exp: endIat + decade, active_until: null, max_offline_runtime_s: decade / 1000 }) })), 'key_expired', { now: endIat + 3600_000 });
+  add('key_expired_server_time', "the client has verified a server time more than 5 minutes after the certificate's not_after", file(good), 'key_expired', { state: { max_server_time: k1Fields.not_after + MIN5 + 1 } });
+  add('ok_server_time_tolerance', "a verified server time exactly 5 minutes after the certificate's not_after is tolerated", file(good), 'ok', { state: { max_server_time: k1Fields.not_after + MIN5 }, renew_due: false });
+  const short = payloadOf({ active_until: IAT + 2 * DAY });
+  add('bad_signature_exp_extended', 'exp moved later after signing (from the membership end to the end of the grace)', file(lease({ payload: { ...short, exp: IAT + GRACE_S * 1000 }, signedBytes: utf8(JSON.stringify(short)) })), 'bad_signature');
   add('bad_signature_flipped', 'one bit of the signature changed', file({ ...good, sig: flip(good.sig) }), 'bad_signature');
   add('bad_signature_no_prefix', 'signed over the payload without the tollgate/lease/v1 line', file(lease({ prefix: false })), 'bad_signature');
   add('bad_signature_emulator_key', 'the real certificate with an emulator\'s key', file(lease({ key: evil, kid: k1.kid })), 'bad_signature');

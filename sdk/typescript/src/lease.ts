@@ -42,6 +42,8 @@ export interface RollbackState {
   highest_seq: number;
   runtime_used_ms: number;
   dropped: boolean;
+  /** The highest server time the client has verified (default 0): a certificate that ended 5 minutes before it is key_expired. */
+  max_server_time?: number;
 }
 
 export interface LeaseCheck {
@@ -99,7 +101,10 @@ function isPayload(p: unknown): p is LeasePayload {
     int(o.seq) && (o.seq as number) >= 1 &&
     typeof o.is_lifetime === 'boolean' &&
     (o.active_until === null || int(o.active_until)) &&
-    [o.iat, o.renew_after, o.exp, o.max_offline_runtime_s].every(int)
+    [o.iat, o.renew_after, o.exp, o.max_offline_runtime_s].every(int) &&
+    // Amendment B: a lease ends after it starts and within its own runtime budget.
+    (o.exp as number) >= (o.iat as number) &&
+    (o.exp as number) - (o.iat as number) <= (o.max_offline_runtime_s as number) * 1000
   );
 }
 
@@ -124,8 +129,11 @@ export async function checkLease(file: string, input: LeaseCheckInput): Promise<
   const { cert } = chain;
   if (cert.kid !== kid) return { verdict: 'bad_signature', kid };
   if (input.retired.has(kid)) return { verdict: 'key_retired', kid };
-  if (!certificateCovers(cert, payload.iat)) return { verdict: 'key_expired', kid };
+  // Amendment B: a lease never outlives its key, so a leaked private key of an ended key cannot mint a long one.
+  if (!certificateCovers(cert, payload.iat) || payload.exp > cert.not_after) return { verdict: 'key_expired', kid };
   if (!(await ed25519Verify(cert.publicKeyBytes, lease.sig, concat(utf8('tollgate/lease/v1\n'), lease.payloadBytes)))) return { verdict: 'bad_signature', kid };
+  // As for answers: a key that ended before the server time we have verified is expired, whatever iat it signs.
+  if (cert.not_after < (input.state.max_server_time ?? 0) - ROLLBACK_TOLERANCE_MS) return { verdict: 'key_expired', kid };
   const verdict = await verdictOfPayload(payload, input);
   return verdict === 'ok' ? { verdict, payload, kid, renewDue: input.now >= payload.renew_after } : { verdict, payload, kid };
 }
