@@ -53,7 +53,7 @@ def test_answer(case):
 @pytest.mark.parametrize("case", LEASES["cases"], ids=lambda c: c["name"])
 def test_lease(case):
     s = case["state"]
-    state = RollbackState(s["highest_trusted_time"], s["highest_seq"], s["runtime_used_ms"], s["dropped"])
+    state = RollbackState(s["highest_trusted_time"], s["highest_seq"], s["runtime_used_ms"], s["dropped"], s.get("max_server_time", 0))
     pinned = Pinned(LEASES["app_id"], LEASES["root_public_key"])
     check = check_lease(case["lease"], pinned, set(case["retired"]), case["hardware_id"], state, case["now"])
     assert check.verdict == case["expect"], case["why"]

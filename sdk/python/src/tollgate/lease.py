@@ -125,6 +125,9 @@ def _payload(p: Any) -> Optional[LeasePayload]:
     if not all(is_safe_integer(p[k]) for k in ("iat", "renew_after", "exp", "max_offline_runtime_s")):
         return None
     ints: Dict[str, Any] = {k: int(p[k]) for k in ("seq", "iat", "renew_after", "exp", "max_offline_runtime_s")}
+    # Amendment B: a lease ends after it starts and within its own runtime budget.
+    if ints["exp"] < ints["iat"] or ints["exp"] - ints["iat"] > ints["max_offline_runtime_s"] * 1000:
+        return None
     return LeasePayload(
         lease_id=p["lease_id"],
         app_id=p["app_id"],
@@ -160,15 +163,13 @@ def check_lease(
         return LeaseCheck("bad_signature", kid=kid)
     if kid in retired:
         return LeaseCheck("key_retired", kid=kid)
-    # A lease cannot outlive the key that signed it; nor be trusted once the client has seen server time past the key's end.
-    if not certificate_covers(cert, payload.iat) or cert.not_after < state.max_server_time - ROLLBACK_TOLERANCE_MS:
+    # Amendment B: a lease never outlives its key, so a leaked private key of an ended key cannot mint a long one.
+    if not certificate_covers(cert, payload.iat) or payload.exp > cert.not_after:
         return LeaseCheck("key_expired", kid=kid)
     if not ed25519_verify(cert.public_key_bytes, lease.sig, utf8("tollgate/lease/v1\n") + lease.payload_bytes):
         return LeaseCheck("bad_signature", kid=kid)
-    # A signed lease that ends before it starts or lasts longer than its offline budget is not one the server makes (amendment B).
-    if payload.exp < payload.iat or payload.exp - payload.iat > payload.max_offline_runtime_s * 1000:
-        return LeaseCheck("malformed", kid=kid)
-    if payload.exp > cert.not_after:
+    # As for answers: a key that ended before the server time the client has verified is expired, whatever iat it signs.
+    if cert.not_after < state.max_server_time - ROLLBACK_TOLERANCE_MS:
         return LeaseCheck("key_expired", kid=kid)
     verdict = _verdict_of_payload(payload, pinned, hardware_id, state, now, tampered)
     if verdict == "ok":
