@@ -101,7 +101,7 @@ struct Client::Impl {
           return std::make_pair(s, std::make_shared<StateKeeper>(s, o.app_id, hwid()));
         }),
         transport(TransportOptions{o.base_url, o.app_key, o.app_secret, pinned, clock, o.key_refresh_ms, o.timeout_ms,
-                                   o.connect_timeout_ms, o.ca_file},
+                                   o.connect_timeout_ms, o.ca_file, std::max(RELEASE_TIME_MS, o.not_before.value_or(0))},
                   memory) {}
 
   std::string hwid() {
@@ -134,11 +134,9 @@ struct Client::Impl {
     }
   }
 
+  // The device's id goes with every call that takes one: the app's, or the default hardware_id(app_id).
   void with_hardware(ordered_json& body, const std::optional<std::string>& hardware_id) {
-    if (hardware_id)
-      body["hardware_id"] = *hardware_id;
-    else if (o.hardware_id)
-      body["hardware_id"] = *o.hardware_id;
+    body["hardware_id"] = hardware_id ? *hardware_id : hwid();
   }
 
   std::vector<std::pair<std::string, std::string>> user_headers(const std::optional<UserAuth>& auth) {
@@ -151,64 +149,72 @@ struct Client::Impl {
         h.emplace_back("x-api-password", p->password);
       }
     }
-    if (o.hardware_id) h.emplace_back("x-hardware-id", *o.hardware_id);
+    h.emplace_back("x-hardware-id", hwid());
     return h;
   }
 
   // ---- offline
   LeaseInfo keep(const std::string& file, std::int64_t t) {
-    const ClientState state = memory.state();
-    LeaseCheckInput in;
-    in.pinned = pinned;
-    in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
-    in.hardware_id = hwid();
-    in.state = RollbackState{t, state.highest_seq, 0, false};
-    in.now = clock.now() + state.clock_offset_ms;
-    const LeaseCheck check = tollgate::check_lease(file, in);
-    if (check.verdict != LeaseVerdict::ok) throw LeaseError(check.verdict);
-    const LeasePayload& p = *check.payload;
-    store()->write_lease(file);
-    const std::int64_t offset = state.clock_offset_ms;
-    memory.update(
-        [&](ClientState& s) {
-          s.highest_seq = p.seq;
-          s.highest_trusted_time = std::max(t, p.iat);
-          s.clock_offset_ms = offset;
-        },
-        true);
-    memory.last_tick.reset();
-    return info_of(p, check.renew_due, 0);
+    LeaseInfo info;
+    memory.locked([&] {
+      const ClientState state = memory.state();
+      LeaseCheckInput in;
+      in.pinned = pinned;
+      in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
+      in.hardware_id = hwid();
+      in.state = RollbackState{t, state.highest_seq, 0, false, std::max(transport.max_server_time(), t)};
+      in.now = clock.now() + state.clock_offset_ms;
+      const LeaseCheck check = tollgate::check_lease(file, in);
+      if (check.verdict != LeaseVerdict::ok) throw LeaseError(check.verdict);
+      const LeasePayload& p = *check.payload;
+      store()->write_lease(file);
+      memory.update(
+          [&](ClientState& s) {
+            s.highest_seq = p.seq;
+            s.highest_trusted_time = std::max(t, p.iat);
+          },
+          true);
+      memory.last_tick.reset();
+      info = info_of(p, check.renew_due, 0);
+    });
+    return info;
   }
 
   LeaseInfo check() {
-    const auto file = store()->read_lease();
-    if (!file) throw LeaseError(LeaseVerdict::no_lease);
-    const ClientState state = memory.state();
-    const bool tampered = memory.tampered();
-    // Runtime since the previous check in this process (none before the first).
-    const std::int64_t tick = clock.monotonic();
-    const std::int64_t used =
-        state.runtime_used_ms + (memory.last_tick ? std::max<std::int64_t>(0, tick - *memory.last_tick) : 0);
-    memory.last_tick = tick;
-    LeaseCheckInput in;
-    in.pinned = pinned;
-    in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
-    in.hardware_id = hwid();
-    in.state = RollbackState{state.highest_trusted_time, state.highest_seq, used, state.dropped};
-    in.now = clock.now() + state.clock_offset_ms;
-    in.tampered = tampered;
-    const LeaseCheck check = tollgate::check_lease(*file, in);
-    const bool ok = check.verdict == LeaseVerdict::ok;
-    if (check.payload && check.payload->seq >= state.highest_seq) {
-      const std::int64_t now = in.now;
-      memory.update([&](ClientState& s) {
-        s.runtime_used_ms = used;
-        // The local clock only counts as trusted time while it moves forward (and the lease is good).
-        if (ok) s.highest_trusted_time = std::max(s.highest_trusted_time, now);
-      });
-    }
-    if (!ok) throw LeaseError(check.verdict);
-    return info_of(*check.payload, check.renew_due, used);
+    LeaseInfo info;
+    // Under the store's lock, with what other instances of the app wrote merged in (a drop holds for all).
+    memory.locked([&] {
+      const auto file = store()->read_lease();
+      if (!file) throw LeaseError(LeaseVerdict::no_lease);
+      const ClientState state = memory.state();
+      const bool tampered = memory.tampered();
+      // Runtime since the previous check in this process (none before the first).
+      const std::int64_t tick = clock.monotonic();
+      const std::int64_t used =
+          state.runtime_used_ms + (memory.last_tick ? std::max<std::int64_t>(0, tick - *memory.last_tick) : 0);
+      memory.last_tick = tick;
+      LeaseCheckInput in;
+      in.pinned = pinned;
+      in.retired = std::set<std::string>(state.retired.begin(), state.retired.end());
+      in.hardware_id = hwid();
+      in.state =
+          RollbackState{state.highest_trusted_time, state.highest_seq, used, state.dropped, transport.max_server_time()};
+      in.now = clock.now() + state.clock_offset_ms;
+      in.tampered = tampered;
+      const LeaseCheck check = tollgate::check_lease(*file, in);
+      const bool ok = check.verdict == LeaseVerdict::ok;
+      if (check.payload && check.payload->seq >= state.highest_seq) {
+        const std::int64_t now = in.now;
+        memory.update([&](ClientState& s) {
+          s.runtime_used_ms = std::max(s.runtime_used_ms, used);
+          // The local clock only counts as trusted time while it moves forward (and the lease is good).
+          if (ok) s.highest_trusted_time = std::max(s.highest_trusted_time, now);
+        });
+      }
+      if (!ok) throw LeaseError(check.verdict);
+      info = info_of(*check.payload, check.renew_due, used);
+    });
+    return info;
   }
 
   // ---- downloads: bytes to <dest>.part, renamed to <dest> once the whole file's SHA-256 matches the signed hash
@@ -393,8 +399,7 @@ DownloadResult Client::download_file(const std::string& file_id, const std::stri
 LeaseInfo Client::create_lease() { return create_lease(auth); }
 
 LeaseInfo Client::create_lease(const std::optional<UserAuth>& user) {
-  auto headers = impl_->user_headers(user);
-  if (!impl_->o.hardware_id) headers.emplace_back("x-hardware-id", impl_->hwid());
+  const auto headers = impl_->user_headers(user);
   const Verified res = impl_->transport.send({"POST", "/lease", std::nullopt, headers, true});
   return impl_->keep(to_text(res.body), res.t);
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sodium.h>
 
@@ -87,22 +88,40 @@ class StateKeeper {
   Bytes key_;
 };
 
-/** The state in memory, loaded once and written back when it changes. */
+/** What two instances know together: max of the times, seq, runtime; OR of dropped; union of the kids. */
+ClientState merge(const ClientState& disk, const ClientState& mine, bool own_offset);
+
+/**
+ * The state in memory. Every write first takes the store's lock, re-reads the stored state and merges it (another
+ * instance of the app may have written since), then writes both copies: two instances neither undo each other's
+ * drop nor make the copies disagree.
+ */
 class Memory {
  public:
   explicit Memory(std::function<std::pair<std::shared_ptr<LeaseStore>, std::shared_ptr<StateKeeper>>()> open);
+  /** The state as this instance knows it (merged at the last lock). */
   const ClientState& state();
   bool tampered();
-  /** Changes the state and writes both copies; reset starts again from a fresh state (a new lease). */
-  void update(const std::function<void(ClientState&)>& change, bool reset = false, bool lazy = false);
+  /** Runs `fn` holding the store's lock (re-entrant), with the stored state merged into memory first. */
+  void locked(const std::function<void()>& fn);
+  /**
+   * Changes the state and writes both copies, merged with what is stored. reset: a fresh state (a new lease).
+   * lazy: a time-only change, written once it moved a minute. own_offset: the change sets this instance's clock offset.
+   */
+  void update(const std::function<void(ClientState&)>& change, bool reset = false, bool lazy = false, bool own_offset = false);
   /** Monotonic reading of the last offline check in this process. */
   std::optional<std::int64_t> last_tick;
 
  private:
   void load();
+  void sync();
   std::function<std::pair<std::shared_ptr<LeaseStore>, std::shared_ptr<StateKeeper>>()> open_;
+  std::shared_ptr<LeaseStore> store_;
   std::shared_ptr<StateKeeper> keeper_;
+  std::recursive_mutex mutex_;
+  int depth_ = 0;
   bool loaded_ = false;
+  bool own_offset_ = false;
   ClientState state_;
   bool tampered_ = false;
   std::int64_t last_written_time_ = 0;
@@ -144,6 +163,8 @@ struct TransportOptions {
   std::int64_t key_refresh_ms = 0;
   long timeout_ms = 30000, connect_timeout_ms = 10000;
   std::string ca_file;
+  /** A fresh install's floor for the highest server time (the SDK's release time, or the not_before option). */
+  std::int64_t server_time_floor = 0;
 };
 
 /**
@@ -165,6 +186,8 @@ class Transport {
   /** Steps 1-8 and what a verified answer teaches; throws VerificationError on any failure. */
   std::pair<std::int64_t, std::string> verify(const SignedRequest& sent, const HttpAnswer& answer, const std::string& response_line);
   KeyList fetch_key_list();
+  /** The highest server time verified so far, never below the floor. */
+  std::int64_t max_server_time();
   [[noreturn]] void refuse(const Outgoing& req, const Verified& answer);
   const TransportOptions& options() const { return o_; }
 

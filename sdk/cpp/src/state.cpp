@@ -2,9 +2,13 @@
 // runtime used, dropped) plus the kids it learned, in two places with an HMAC; and the lease stores.
 // This stops casual clock games (set the clock back, edit or delete a file, copy the files to another
 // machine), not a patched binary: the key derivation ships inside the app.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -13,6 +17,7 @@
 #include <process.h>
 #define TOLLGATE_GETPID _getpid
 #else
+#include <cerrno>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -147,25 +152,79 @@ void StateKeeper::save(const ClientState& state) {
   store_->write_state(1, r);
 }
 
+ClientState merge(const ClientState& disk, const ClientState& mine, bool own_offset) {
+  ClientState out = mine;
+  // Runtime and dropped belong to a lease: the copy with the newer lease (higher seq) brings its own.
+  if (disk.highest_seq > mine.highest_seq) {
+    out.runtime_used_ms = disk.runtime_used_ms;
+    out.dropped = disk.dropped;
+  } else if (disk.highest_seq == mine.highest_seq) {
+    out.runtime_used_ms = std::max(disk.runtime_used_ms, mine.runtime_used_ms);
+    out.dropped = disk.dropped || mine.dropped;
+  }
+  out.highest_seq = std::max(disk.highest_seq, mine.highest_seq);
+  out.highest_trusted_time = std::max(disk.highest_trusted_time, mine.highest_trusted_time);
+  out.max_server_time = std::max(disk.max_server_time, mine.max_server_time);
+  out.keys_fetched_at = std::max(disk.keys_fetched_at, mine.keys_fetched_at);
+  out.retired = disk.retired;
+  for (const auto& kid : mine.retired)
+    if (!contains(out.retired, kid)) out.retired.push_back(kid);
+  out.known = disk.known;
+  for (const auto& kid : mine.known)
+    if (!contains(out.known, kid)) out.known.push_back(kid);
+  // The clock offset is this instance's once it learned one from its own answers.
+  if (!own_offset) out.clock_offset_ms = disk.clock_offset_ms;
+  return out;
+}
+
 Memory::Memory(std::function<std::pair<std::shared_ptr<LeaseStore>, std::shared_ptr<StateKeeper>>()> open)
     : open_(std::move(open)) {}
 
 void Memory::load() {
   if (loaded_) return;
-  keeper_ = open_().second;
-  auto loaded = keeper_->load();
-  state_ = loaded.state;
-  tampered_ = loaded.tampered;
-  last_written_time_ = state_.highest_trusted_time;
+  auto opened = open_();
+  store_ = opened.first;
+  keeper_ = opened.second;
   loaded_ = true;
+  locked([] {});  // reads the stored state under the lock
+  last_written_time_ = state_.highest_trusted_time;
+}
+
+void Memory::locked(const std::function<void()>& fn) {
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
+  load();
+  if (depth_ > 0) {
+    fn();
+    return;
+  }
+  std::shared_ptr<void> held = store_->lock();
+  depth_++;
+  struct Leave {
+    int& depth;
+    ~Leave() { depth--; }
+  } leave{depth_};
+  sync();
+  fn();
+}
+
+void Memory::sync() {
+  LoadedState disk = keeper_->load();
+  if (disk.tampered) {
+    tampered_ = true;  // kept in memory as it is; never written back over the evidence
+  } else {
+    state_ = merge(disk.state, state_, own_offset_);
+    tampered_ = false;
+  }
 }
 
 const ClientState& Memory::state() {
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
   load();
   return state_;
 }
 
 bool Memory::tampered() {
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
   load();
   return tampered_;
 }
@@ -175,23 +234,32 @@ namespace {
 constexpr std::int64_t TIME_WRITE_STEP_MS = 60000;
 }
 
-void Memory::update(const std::function<void(ClientState&)>& change, bool reset, bool lazy) {
+void Memory::update(const std::function<void(ClientState&)>& change, bool reset, bool lazy, bool own_offset) {
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
   load();
-  if (reset) {
-    ClientState fresh;
-    fresh.retired = state_.retired;
-    fresh.known = state_.known;
-    fresh.keys_fetched_at = state_.keys_fetched_at;
-    fresh.max_server_time = state_.max_server_time;
-    state_ = fresh;
-    tampered_ = false;
+  if (own_offset) own_offset_ = true;
+  if (lazy) {
+    // A time-only change: written (merged) once it moved a minute.
+    change(state_);
+    if (std::llabs(state_.highest_trusted_time - last_written_time_) < TIME_WRITE_STEP_MS) return;
   }
-  change(state_);
-  // A tampered state is not written back: only a new lease from the server clears it.
-  if (tampered_) return;
-  if (lazy && std::llabs(state_.highest_trusted_time - last_written_time_) < TIME_WRITE_STEP_MS) return;
-  last_written_time_ = state_.highest_trusted_time;
-  keeper_->save(state_);
+  locked([&] {
+    if (reset) {
+      ClientState fresh;
+      fresh.retired = state_.retired;
+      fresh.known = state_.known;
+      fresh.keys_fetched_at = state_.keys_fetched_at;
+      fresh.max_server_time = state_.max_server_time;
+      fresh.clock_offset_ms = state_.clock_offset_ms;
+      state_ = fresh;
+      tampered_ = false;
+    }
+    if (!lazy) change(state_);
+    // A tampered state is not written back: only a new lease from the server clears it.
+    if (tampered_) return;
+    last_written_time_ = state_.highest_trusted_time;
+    keeper_->save(state_);
+  });
 }
 
 }  // namespace detail
@@ -279,7 +347,11 @@ void write_file(const std::string& folder, const std::string& name, const std::s
   ::chmod(dir.c_str(), 0700);
 #endif
   const fs::path target = dir / name;
-  const fs::path temp = dir / (name + "." + std::to_string(TOLLGATE_GETPID()) + ".tmp");
+  // Unique per process and thread: two instances (or two clients in one process) never share a temp file.
+  static std::atomic<unsigned> counter{0};
+  const fs::path temp = dir / (name + "." + std::to_string(TOLLGATE_GETPID()) + "." +
+                               std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000000) + "." +
+                               std::to_string(counter++) + ".tmp");
   // A crash mid-write leaves the old file whole: a half-written state would look like tampering.
 #ifndef _WIN32
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -314,6 +386,68 @@ std::optional<std::string> FileLeaseStore::read_state(int slot) {
 }
 void FileLeaseStore::write_state(int slot, const std::string& record) {
   write_file(slot == 0 ? folders_.data : folders_.state, "state.json", record);
+}
+
+std::shared_ptr<void> FileLeaseStore::lock() {
+  const fs::path dir = fs::u8path(folders_.data);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+#ifndef _WIN32
+  ::chmod(dir.c_str(), 0700);
+#endif
+  const fs::path path = dir / "state.lock";
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(LOCK_WAIT_MS);
+  auto pause = std::chrono::milliseconds(2);
+  for (int attempt = 0; attempt < 100000; attempt++) {
+#ifndef _WIN32
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+      const std::string pid = std::to_string(TOLLGATE_GETPID()) + "\n";
+      (void)!::write(fd, pid.data(), pid.size());
+      ::close(fd);
+      return std::shared_ptr<void>(new fs::path(path), [](void* p) {
+        auto* held = static_cast<fs::path*>(p);
+        std::error_code ignored;
+        fs::remove(*held, ignored);
+        delete held;
+      });
+    }
+    if (errno != EEXIST) throw Error("tollgate: cannot create " + path.string());
+#else
+    {
+      std::FILE* f = std::fopen(path.string().c_str(), "wx");
+      if (f) {
+        std::fprintf(f, "%d\n", TOLLGATE_GETPID());
+        std::fclose(f);
+        return std::shared_ptr<void>(new fs::path(path), [](void* p) {
+          auto* held = static_cast<fs::path*>(p);
+          std::error_code ignored;
+          fs::remove(*held, ignored);
+          delete held;
+        });
+      }
+    }
+#endif
+    // Left over from a crashed process (older than LOCK_STALE_MS), or held too long: taken over.
+    const auto modified = fs::last_write_time(path, ec);
+    if (ec) continue;  // released meanwhile
+    const auto age = fs::file_time_type::clock::now() - modified;
+    if (age > std::chrono::milliseconds(LOCK_STALE_MS) || clock::now() > deadline) {
+      fs::remove(path, ec);
+      continue;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  throw Error("tollgate: cannot take " + path.string());
+}
+
+std::shared_ptr<void> MemoryLeaseStore::lock() {
+  if (!mutex_) mutex_ = std::make_shared<std::mutex>();
+  auto m = std::static_pointer_cast<std::mutex>(mutex_);
+  m->lock();
+  return std::shared_ptr<void>(m.get(), [m](void*) { m->unlock(); });
 }
 
 }  // namespace tollgate

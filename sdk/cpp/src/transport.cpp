@@ -150,6 +150,9 @@ SignedRequest Transport::fetch(const Outgoing& req, Streaming& streaming, HttpAn
       {"x-api-key", o_.app_key}, {"x-api-secret", o_.app_secret}, {"tollgate-nonce", sent.nonce}};
   if (req.json_body) headers.emplace_back("content-type", "application/json");
   for (const auto& h : req.headers) headers.push_back(h);
+  // Exactly the headers sent: the credential headers among them are in the signed bytes, so the answer must be
+  // for them, not for a user a proxy swapped in.
+  sent.headers = headers;
 
   CURL* curl = curl_easy_init();
   if (!curl) throw NetworkError("tollgate: curl_easy_init failed");
@@ -239,11 +242,13 @@ std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent
   if (check.verdict != AnswerVerdict::ok) throw VerificationError(check.verdict, answer.status);
   // Beyond the contract's steps: an ended key that signs a back-dated t (a leaked old private key) is still
   // expired once we have seen the server's time past its end.
-  if (*check.not_after < state.max_server_time - SERVER_CLOCK_TOLERANCE_MS)
+  if (*check.not_after < max_server_time() - SERVER_CLOCK_TOLERANCE_MS)
     throw VerificationError(AnswerVerdict::key_expired, answer.status);
   learn(*check.t, *check.kid);
   return {*check.t, *check.kid};
 }
+
+std::int64_t Transport::max_server_time() { return std::max(memory_.state().max_server_time, o_.server_time_floor); }
 
 void Transport::learn(std::int64_t t, const std::string& kid) {
   const std::int64_t now = o_.clock.now();
@@ -252,13 +257,14 @@ void Transport::learn(std::int64_t t, const std::string& kid) {
   const std::int64_t fetched_at = memory_.state().keys_fetched_at;
   memory_.update(
       [&](ClientState& s) {
-        // The server's time, from an answer to our own fresh nonce: the best clock there is.
-        s.highest_trusted_time = t;
+        // The server's time, from an answer to our own fresh nonce: the best clock there is. A max: a node whose
+        // clock lags, or another instance's older write, never lowers it.
+        s.highest_trusted_time = std::max(s.highest_trusted_time, t);
         s.max_server_time = std::max(s.max_server_time, t);
         s.clock_offset_ms = t - now;
-        if (new_kid) s.known.push_back(kid);
+        if (new_kid && !contains(s.known, kid)) s.known.push_back(kid);
       },
-      false, !new_kid);
+      false, !new_kid, true);
   if (now - fetched_at >= o_.key_refresh_ms) refresh_keys(std::nullopt);
 }
 

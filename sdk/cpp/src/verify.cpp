@@ -1,5 +1,6 @@
 // Certificates, signed answers and offline leases (docs/signing.md): the ordered checks, the first
 // failure being the verdict. Pure functions: the rollback state and the clock are inputs.
+#include <cctype>
 #include <regex>
 
 #include "internal.hpp"
@@ -175,6 +176,25 @@ CertificateVerdict check_certificate(const std::string& encoded, const Pinned& p
   return certificate_covers(cert, at) ? CertificateVerdict::ok : CertificateVerdict::key_expired;
 }
 
+const char* const CREDENTIAL_HEADERS[5] = {"authorization", "x-api-license-code", "x-api-username", "x-api-password",
+                                           "x-hardware-id"};
+
+std::string credentials_sha256(const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::string text;
+  for (const char* name : CREDENTIAL_HEADERS) {
+    for (const auto& [k, v] : headers) {
+      std::string lower = k;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower != name) continue;
+      const auto b = v.find_first_not_of(" \t");
+      const std::string value = b == std::string::npos ? "" : v.substr(b, v.find_last_not_of(" \t") - b + 1);
+      text += std::string(name) + ":" + value + "\n";
+      break;  // the first one, as the server reads it
+    }
+  }
+  return sha256_hex(text);
+}
+
 std::string download_line(const std::string& file_sha256_hex, const std::optional<std::string>& content_range) {
   return "file-sha256=" + file_sha256_hex + "; content-range=" + content_range.value_or("");
 }
@@ -210,10 +230,12 @@ AnswerCheck verify_answer(const Pinned& pinned, const std::set<std::string>& ret
     check.verdict = AnswerVerdict::key_expired;
     return check;
   }
+  // A 413 is given without reading the body: it is signed over the empty request-body hash.
+  const std::string body_sha256 = answer.status == 413 ? sha256_hex(Bytes{}) : sha256_hex(request.body);
   const std::string input =
       join_lines({"tollgate/response/v1", header->kid, std::to_string(header->t), request.nonce, pinned.app_id,
-                  std::to_string(answer.status), request.method + " " + request.target, sha256_hex(request.body),
-                  answer.response_line});
+                  std::to_string(answer.status), request.method + " " + request.target, body_sha256,
+                  credentials_sha256(request.headers), answer.response_line});
   check.verdict = ed25519_verify(cert.public_key_bytes, header->sig, to_bytes(input)) ? AnswerVerdict::ok
                                                                                       : AnswerVerdict::bad_signature;
   return check;
@@ -249,7 +271,8 @@ LeaseCheck check_lease(const std::string& file, const LeaseCheckInput& input) {
     check.verdict = LeaseVerdict::key_retired;
     return check;
   }
-  if (!certificate_covers(cert, p.iat)) {
+  // An ended key stays ended once the client has verified a server time past its end (whatever iat claims).
+  if (!certificate_covers(cert, p.iat) || cert.not_after < input.state.max_server_time - ROLLBACK_TOLERANCE_MS) {
     check.verdict = LeaseVerdict::key_expired;
     return check;
   }
@@ -257,6 +280,16 @@ LeaseCheck check_lease(const std::string& file, const LeaseCheckInput& input) {
   signed_bytes.insert(signed_bytes.end(), lease->payload_bytes.begin(), lease->payload_bytes.end());
   if (!ed25519_verify(cert.public_key_bytes, lease->sig, signed_bytes)) {
     check.verdict = LeaseVerdict::bad_signature;
+    return check;
+  }
+  // A signed lease that ends before it starts or lasts longer than its offline budget is not one the server makes.
+  if (p.exp < p.iat || p.max_offline_runtime_s < 0 || p.exp - p.iat > p.max_offline_runtime_s * 1000) {
+    check.verdict = LeaseVerdict::malformed;
+    return check;
+  }
+  // A lease cannot outlive the key that signed it.
+  if (p.exp > cert.not_after) {
+    check.verdict = LeaseVerdict::key_expired;
     return check;
   }
   check.payload = p;

@@ -102,14 +102,16 @@ async function main() {
  * pass, emulator_root (own root and key, signing correctly over the request), emulator_key (the real
  * certificate, another key), body_changed (a real answer made 200 with an active user), replay (the first
  * /app_context answer recorded and sent again), other_target (/app_context forwarded as /signing_keys),
- * strip (signature header removed), capture (records the /app_context answer), replay_captured.
+ * strip (signature header removed), capture (records the /app_context answer), replay_captured, swap (the
+ * credential headers named in "swap" replaced by those values, or removed when null: another user's answer).
  */
 async function startMitm(target) {
   let mode = 'pass';
   let appId = '';
   let recorded;
   let captured;
-  let log = { nonces: [], ranges: [], paths: [] };
+  let swap = {};
+  let log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
   const forward = async (req) => {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)));
     const res = await fetch(target + req.path, { method: req.method, headers, body: req.body.length ? req.body : undefined });
@@ -125,12 +127,19 @@ async function startMitm(target) {
     const t = Date.now();
     const input = lib.responseInput({
       kid: key.kid, t, nonce: String(req.headers['tollgate-nonce']), appId, status: answer.status,
-      method: req.method, target: req.path, requestBodySha256: lib.sha256Hex(req.body), responseLine: lib.sha256Hex(answer.body),
+      method: req.method, target: req.path, requestBodySha256: lib.sha256Hex(req.body),
+      credentialsSha256: lib.credentialsSha256(req.headers, 'latin1'), responseLine: lib.sha256Hex(answer.body),
     });
     return { ...answer, headers: { ...answer.headers, 'tollgate-signature': lib.signatureHeader(key.kid, t, lib.ed25519(key, input)), 'tollgate-key-cert': certificate } };
   };
   const handle = async (req) => {
     log.paths.push(req.path);
+    // The hardware id each request carried: `<path> header=<x-hardware-id or -> body=<body's hardware_id or ->`.
+    let bodyHwid = '-';
+    try {
+      bodyHwid = JSON.parse(req.body.toString('utf8')).hardware_id ?? '-';
+    } catch {}
+    log.hardware_ids.push(`${req.path} header=${req.headers['x-hardware-id'] ?? '-'} body=${bodyHwid}`);
     if (req.headers['tollgate-nonce']) log.nonces.push(String(req.headers['tollgate-nonce']));
     if (req.path.includes('/download')) log.ranges.push(req.headers.range ? String(req.headers.range) : '');
     const ctx = req.path.startsWith('/app_context');
@@ -156,6 +165,13 @@ async function startMitm(target) {
         return recorded;
       case 'other_target':
         return forward(ctx ? { ...req, path: '/signing_keys' } : req);
+      case 'swap': {
+        // The credential headers replaced by another (paying) user's: the server answers for that user.
+        const headers = { ...req.headers };
+        for (const name of lib.CREDENTIAL_HEADERS) if (name in swap) delete headers[name];
+        for (const [k, v] of Object.entries(swap)) if (v !== null) headers[k] = Buffer.from(v, 'utf8').toString('latin1');
+        return forward({ ...req, headers });
+      }
       case 'strip': {
         const real = await forward(req);
         delete real.headers['tollgate-signature'];
@@ -181,8 +197,9 @@ async function startMitm(target) {
           const set = JSON.parse(body.toString() || '{}');
           mode = set.mode ?? 'pass';
           appId = set.app_id ?? appId;
+          swap = set.swap ?? {};
           recorded = undefined;
-          log = { nonces: [], ranges: [], paths: [] };
+          log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
         }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ mode, ...log }));

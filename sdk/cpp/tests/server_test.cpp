@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 #include <tollgate/tollgate.hpp>
 
 #include "check.hpp"
@@ -88,8 +89,9 @@ json cli(const std::string& args) {
   return out.empty() ? json() : json::parse(out);
 }
 
-json mitm(const std::string& mode, const std::string& app_id = "") {
-  return http("POST", MITM + "/__mitm", json{{"mode", mode}, {"app_id", app_id}}.dump(), "application/json", false).parsed();
+json mitm(const std::string& mode, const std::string& app_id = "", const json& swap = json::object()) {
+  return http("POST", MITM + "/__mitm", json{{"mode", mode}, {"app_id", app_id}, {"swap", swap}}.dump(), "application/json", false)
+      .parsed();
 }
 json mitm_log() { return http("GET", MITM + "/__mitm", "", "", false).parsed(); }
 
@@ -141,6 +143,19 @@ std::string verdict_of(F&& call) {
     return "accepted";
   } catch (const tollgate::VerificationError& e) {
     return tollgate::to_string(e.verdict());
+  } catch (const std::exception& e) {
+    return std::string("other: ") + e.what();
+  }
+}
+
+/** The verdict and the (unverified) status of a call refused as unverified. */
+template <typename F>
+std::string refusal_of(F&& call) {
+  try {
+    call();
+    return "accepted";
+  } catch (const tollgate::VerificationError& e) {
+    return std::string(tollgate::to_string(e.verdict())) + " " + std::to_string(e.unverified_status().value_or(0));
   } catch (const std::exception& e) {
     return std::string("other: ") + e.what();
   }
@@ -339,6 +354,60 @@ int main() {
     CHECK_EQ(verdict_of([&] { c->get_app_context(); }), "missing_signature");
   });
   mitm("pass");
+
+  std::cout << "credentials are in the signed bytes: a proxy swapping in a paying user's is refused\n";
+  {
+    const std::string payer_code = license(app);
+    tollgate::Client payer(options(app));
+    payer.sign_up_with_license_code({payer_code, std::nullopt});  // the paying user, known by the code alone
+    active_user(app, "payer");
+    payer.login({tollgate::PasswordCredentials{"payer", PASSWORD}, std::nullopt});
+    const std::string payer_bearer = "Bearer " + std::get<tollgate::SessionAuth>(*payer.auth).session_token;
+    tollgate::Client signup(options(app));
+    signup.sign_up({"freeloader", PASSWORD, std::nullopt});  // no license: membership inactive
+    // The free user cannot log in (membership inactive): its "session" is one the server does not know.
+    const tollgate::UserAuth free_session = tollgate::SessionAuth{"tg_sess_free_user_0123456789abcdef"};
+    const json paying_user = {{"x-api-username", "payer"}, {"x-api-password", PASSWORD}};
+    auto swapped = [&](const json& swap, const std::optional<tollgate::UserAuth>& auth, const std::string& folder) {
+      mitm("swap", app.id, swap);
+      auto o = options(app, MITM);
+      o.lease_store = std::make_shared<tollgate::FileLeaseStore>(
+          tollgate::Folders{DIR + "/swap-" + folder + "/data", DIR + "/swap-" + folder + "/state"});
+      auto c = std::make_unique<tollgate::Client>(o);
+      c->auth = auth;
+      return c;
+    };
+    check::run("the free user's own answers verify through the proxy (the swap changes nothing yet)", [&] {
+      auto c = swapped(json::object(), tollgate::PasswordAuth{"freeloader", PASSWORD}, "none");
+      auto err = api_error_of([&] { c->get_app_context(); });  // verified refusals, not verification errors
+      CHECK(err && err->code() == "membership_inactive");
+      err = api_error_of([&] { c->create_lease(); });
+      CHECK(err && err->code() == "membership_inactive");
+    });
+    check::run("x-api-username/x-api-password swapped: app_context and lease refused (bad_signature), no lease kept", [&] {
+      auto c = swapped(paying_user, tollgate::PasswordAuth{"freeloader", PASSWORD}, "user");
+      CHECK_EQ(refusal_of([&] { c->get_app_context(); }), "bad_signature 200");  // the server answered the payer
+      CHECK_EQ(refusal_of([&] { c->create_lease(); }), "bad_signature 200");
+      CHECK_EQ(lease_verdict_of([&] { c->check_lease(); }), "no_lease");
+    });
+    check::run("the Bearer session swapped: app_context and lease refused (bad_signature)", [&] {
+      auto c = swapped(json{{"authorization", payer_bearer}}, free_session, "bearer");
+      CHECK_EQ(refusal_of([&] { c->get_app_context(); }), "bad_signature 200");
+      CHECK_EQ(refusal_of([&] { c->create_lease(); }), "bad_signature 200");
+      CHECK_EQ(lease_verdict_of([&] { c->check_lease(); }), "no_lease");
+    });
+    check::run("the license code swapped: app_context and lease refused (bad_signature)", [&] {
+      auto c = swapped(json{{"x-api-license-code", payer_code}}, tollgate::LicenseCodeAuth{"FREE-NOT-A-CODE"}, "code");
+      CHECK_EQ(refusal_of([&] { c->get_app_context(); }), "bad_signature 200");
+      CHECK_EQ(refusal_of([&] { c->create_lease(); }), "bad_signature 200");
+      CHECK_EQ(lease_verdict_of([&] { c->check_lease(); }), "no_lease");
+    });
+    check::run("the hardware id swapped on /lease: refused (bad_signature)", [&] {
+      auto c = swapped(json{{"x-hardware-id", "the-paying-users-machine"}}, payer.auth, "hwid");
+      CHECK_EQ(refusal_of([&] { c->create_lease(); }), "bad_signature 200");
+    });
+    mitm("pass");
+  }
 
   std::cout << "downloads\n";
   const fs::path dl = fs::path(DIR) / "downloads";
@@ -546,6 +615,69 @@ int main() {
     fs::remove(a);
     fs::remove(b);
     CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "clock_rollback");
+  });
+  check::run("two clients sharing the state folders (two threads): no spurious clock_rollback; a drop by one holds", [&] {
+    Device device("shared");
+    auto l = leased(device);
+    auto other = device.client(app);  // a second instance of the app: the same folders, its own memory
+    other->auth = l.online->auth;
+    std::vector<std::string> seen_a, seen_b;
+    std::thread a([&] {
+      for (int i = 0; i < 40; i++) {
+        seen_a.push_back(lease_verdict_of([&] { l.offline->check_lease(); }));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    std::thread b([&] {
+      for (int i = 0; i < 8; i++) {
+        seen_b.push_back(lease_verdict_of([&] {
+          other->get_app_context();
+          if (i % 2 == 0) other->create_lease();
+          other->check_lease();
+        }));
+      }
+    });
+    a.join();
+    b.join();
+    CHECK_EQ(json(std::set<std::string>(seen_a.begin(), seen_a.end())).dump(), "[\"ok\"]");
+    CHECK_EQ(json(std::set<std::string>(seen_b.begin(), seen_b.end())).dump(), "[\"ok\"]");
+    const fs::path copy1 = fs::path(device.folders.data) / "state.json", copy2 = fs::path(device.folders.state) / "state.json";
+    CHECK(read_text(copy1) == read_text(copy2));
+    CHECK(!fs::exists(fs::path(device.folders.data) / "state.lock"));
+    // A ban seen online by the second instance: the first, still running on its memory, is dropped too and its
+    // later writes (runtime) do not undo the drop.
+    admin("POST", "/apps/" + app.id + "/bans", json{{"type", "user"}, {"value", l.user_id}}, 0);
+    auto err = api_error_of([&] { other->get_app_context(); });
+    CHECK(err && err->code() == "banned");
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "dropped");
+    device.mono += 1000;
+    CHECK_EQ(lease_verdict_of([&] { l.offline->check_lease(); }), "dropped");
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "dropped");
+  });
+  check::run("the default hardware id goes on every call that takes one: sign-up, login on a device-auth app, context, lease", [&] {
+    TestApp dev = make_app(json{{"device_auth_enabled", true}, {"offline_grace_seconds", 3600}});
+    mitm("pass", dev.id);
+    auto o = options(dev, MITM);
+    o.hardware_id.reset();  // the default: hardware_id(app_id) from the OS machine id
+    tollgate::Client c(o);
+    const std::string hw = tollgate::hardware_id(dev.id);
+    CHECK_EQ(c.device_id(), hw);
+    c.sign_up({"device-user", PASSWORD, std::nullopt});
+    c.activate_license({license(dev), "device-user", PASSWORD, std::nullopt});
+    c.login({tollgate::PasswordCredentials{"device-user", PASSWORD}, std::nullopt});  // device_required without one
+    CHECK(c.get_app_context().user->membership.is_active);
+    c.create_lease();
+    std::vector<std::string> expected = {"/sign_up header=- body=" + hw, "/activate_license header=- body=" + hw,
+                                         "/auth/login header=- body=" + hw, "/app_context header=" + hw + " body=-",
+                                         "/lease header=" + hw + " body=-"};
+    std::vector<std::string> seen;
+    const json log = mitm_log();
+    for (const auto& line : log["hardware_ids"]) {
+      const std::string text = line.get<std::string>();
+      if (text.rfind("/signing_keys", 0) != 0) seen.push_back(text);
+    }
+    CHECK_EQ(json(seen).dump(), json(expected).dump());
+    mitm("pass");
   });
   check::run("no lease yet is no_lease; an app without leases answers 403 leases_disabled", [&] {
     Device device("none");

@@ -70,8 +70,11 @@ int main(int argc, char** argv) {
       const std::string line = c.contains("download")
                                    ? tollgate::download_line(tollgate::sha256_hex(b64(c["download"]["file_b64"])), header(h, "content-range"))
                                    : tollgate::sha256_hex(body);
+      std::vector<std::pair<std::string, std::string>> sent_headers;
+      for (const auto& [k, v] : c["request"]["headers"].items()) sent_headers.emplace_back(k, v.get<std::string>());
       const tollgate::SignedRequest request{c["request"]["method"], c["request"]["target"], b64(c["request"]["body_b64"]),
-                                            c["request"]["nonce"]};
+                                            c["request"]["nonce"], sent_headers};
+      CHECK_EQ(tollgate::credentials_sha256(sent_headers), c["request"]["credentials_sha256"].get<std::string>());
       const tollgate::Pinned pinned{c["request"]["app_id"], responses["root_public_key"]};
       const auto check = tollgate::verify_answer(pinned, strings(c["retired"]), request,
                                                  {c["answer"]["status"].get<int>(), header(h, "tollgate-signature"),
@@ -89,7 +92,8 @@ int main(int argc, char** argv) {
       in.pinned = {leases["app_id"], leases["root_public_key"]};
       in.retired = strings(c["retired"]);
       in.hardware_id = c["hardware_id"];
-      in.state = {c["state"]["highest_trusted_time"], c["state"]["highest_seq"], c["state"]["runtime_used_ms"], c["state"]["dropped"]};
+      in.state = {c["state"]["highest_trusted_time"], c["state"]["highest_seq"], c["state"]["runtime_used_ms"], c["state"]["dropped"],
+                  c["state"].value("max_server_time", std::int64_t{0})};
       in.now = c["now"];
       const auto check = tollgate::check_lease(c["lease"], in);
       lease_verdicts.insert(tollgate::to_string(check.verdict));

@@ -134,7 +134,18 @@ struct SignedRequest {
   std::string target;
   Bytes body;
   std::string nonce;
+  /** The headers sent (any case); only the credential headers count (credentials_sha256). */
+  std::vector<std::pair<std::string, std::string>> headers;
 };
+
+/** The credential headers, in the order they are hashed into the signed bytes (docs/signing.md). */
+extern const char* const CREDENTIAL_HEADERS[5];
+/**
+ * Hex SHA-256 over `name:value\n` for each credential header present (authorization, x-api-license-code,
+ * x-api-username, x-api-password, x-hardware-id, in that order), the value's bytes with leading and
+ * trailing spaces and tabs removed. No credential header: the empty hash.
+ */
+std::string credentials_sha256(const std::vector<std::pair<std::string, std::string>>& headers);
 
 struct ReceivedAnswer {
   int status = 0;
@@ -180,6 +191,8 @@ struct RollbackState {
   std::int64_t highest_seq = 0;
   std::int64_t runtime_used_ms = 0;
   bool dropped = false;
+  /** The highest server time verified: a lease whose certificate ended more than 5 minutes before it is key_expired. */
+  std::int64_t max_server_time = 0;
 };
 
 struct LeaseCheckInput {
@@ -227,9 +240,14 @@ class LeaseStore {
   /** Two slots: the same MAC'd record goes to both; a disagreement is tampering. */
   virtual std::optional<std::string> read_state(int slot) = 0;
   virtual void write_state(int slot, const std::string& record) = 0;
+  /**
+   * Held (until the returned handle is released) while the SDK re-reads, merges and writes the state, so
+   * several instances of one app on one machine share it. Default: no lock (one instance at a time).
+   */
+  virtual std::shared_ptr<void> lock() { return nullptr; }
 };
 
-/** Keeps everything in memory: tests, or apps that must not touch the disk. */
+/** Keeps everything in memory: tests, or apps that must not touch the disk. Several clients on one store take turns. */
 class MemoryLeaseStore : public LeaseStore {
  public:
   std::optional<std::string> lease;
@@ -238,6 +256,10 @@ class MemoryLeaseStore : public LeaseStore {
   void write_lease(const std::string& file) override { lease = file; }
   std::optional<std::string> read_state(int slot) override { return states[slot ? 1 : 0]; }
   void write_state(int slot, const std::string& record) override { states[slot ? 1 : 0] = record; }
+  std::shared_ptr<void> lock() override;
+
+ private:
+  std::shared_ptr<void> mutex_;
 };
 
 struct Folders {
@@ -258,7 +280,15 @@ Folders app_data_folders(const std::string& app_id, const std::string& platform,
 /** The folders for this machine's OS, environment and home directory. */
 Folders app_data_folders(const std::string& app_id);
 
-/** Files: <data>/lease.tollgate, <data>/state.json, <state>/state.json; written atomically, mode 0600, folders 0700. */
+/** A lock file older than this is left over from a crashed process and is taken over (ms). */
+constexpr std::int64_t LOCK_STALE_MS = 10000;
+/** How long to wait for the lock before taking it over anyway: a stuck holder must not freeze the app (ms). */
+constexpr std::int64_t LOCK_WAIT_MS = 15000;
+
+/**
+ * Files: <data>/lease.tollgate, <data>/state.json, <state>/state.json; written atomically, mode 0600, folders 0700.
+ * lock(): <data>/state.lock, created exclusively and removed on release (between processes and threads).
+ */
 class FileLeaseStore : public LeaseStore {
  public:
   explicit FileLeaseStore(Folders folders);
@@ -268,6 +298,7 @@ class FileLeaseStore : public LeaseStore {
   void write_lease(const std::string& file) override;
   std::optional<std::string> read_state(int slot) override;
   void write_state(int slot, const std::string& record) override;
+  std::shared_ptr<void> lock() override;
 
  private:
   Folders folders_;
@@ -388,6 +419,9 @@ struct Clock {
   std::function<std::int64_t()> monotonic;
 };
 
+/** When this SDK version was released (unix ms, 2026-11-23T00:00:00Z): the floor of the server time it has seen. */
+constexpr std::int64_t RELEASE_TIME_MS = 1795392000000LL;
+
 struct ClientOptions {
   /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
   std::string base_url;
@@ -408,6 +442,11 @@ struct ClientOptions {
   long connect_timeout_ms = 10000;
   /** Extra CA bundle file for HTTPS (libcurl CURLOPT_CAINFO); empty: the system's. */
   std::string ca_file;
+  /**
+   * Unix ms the server's time is known to be past (e.g. your app's build time); RELEASE_TIME_MS is the floor anyway.
+   * A signing key that ended (5 minutes' tolerance) before it is refused from the first answer of a fresh install.
+   */
+  std::optional<std::int64_t> not_before;
 };
 
 struct LeaseInfo {
