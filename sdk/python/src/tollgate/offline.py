@@ -5,7 +5,7 @@ the last verified answer), so a wrong but steady local clock is no rollback
 while a clock set back is."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 from .errors import TollgateLeaseError
 from .lease import LeasePayload, RollbackState, check_lease, parse_lease
@@ -44,63 +44,67 @@ class Offline:
         #: The lowest max server time there is (amendment F: the SDK's release time, or the app's not_before).
         self.floor = floor
 
+    def max_server_time(self, state: Dict[str, Any]) -> float:
+        """The highest server time verified, never below the floor (the SDK's release time or `not_before`)."""
+        return max(state["max_server_time"], self.floor)
+
     def keep(self, file: str, t: int) -> LeaseInfo:
-        """A lease just received in a verified answer at server time `t`: checked like offline, then kept (unless
-        another instance of the app stored a newer one meanwhile: that one stays)."""
-        with self.memory.locked():
-            state, _ = self.memory.read()
-            now = self.clock.now() + state["clock_offset_ms"]
-            fresh = RollbackState(t, 0, 0, False, max(state["max_server_time"], self.floor))
-            check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), fresh, now)
-            if check.verdict != "ok":
-                raise TollgateLeaseError(check.verdict)
-            p = check.payload
-            if p.seq < state["highest_seq"]:
-                return _info(p, bool(check.renew_due), 0)
-            self.store().write_lease(file)
-            offset = state["clock_offset_ms"]
+        """A lease just received in a verified answer at server time `t`: checked like offline, then kept."""
+        state, _ = self.memory.read()
+        now = self.clock.now() + state["clock_offset_ms"]
+        fresh = RollbackState(t, state["highest_seq"], 0, False, self.max_server_time(state))
+        check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), fresh, now)
+        if check.verdict != "ok":
+            raise TollgateLeaseError(check.verdict)
+        p = check.payload
+        store = self.store()
 
-            def change(s: Dict[str, Any]) -> None:
-                s["highest_seq"] = p.seq
-                s["highest_trusted_time"] = max(t, p.iat)
-                s["clock_offset_ms"] = offset
+        def change(s: Dict[str, Any], _tampered: bool) -> None:
+            # The lease and its fresh state are written under the state's lock: another instance never sees one without the other.
+            store.write_lease(file)
+            s["highest_seq"] = p.seq
+            s["highest_trusted_time"] = max(t, p.iat)
 
-            self.memory.update(change, reset=True)
-            self.memory.last_tick = None
-            return _info(p, bool(check.renew_due), 0)
+        self.memory.update(change, reset=True)
+        self.memory.last_tick = None
+        return _info(p, bool(check.renew_due), 0)
 
     def check(self) -> LeaseInfo:
-        """The offline check of docs/signing.md; raises TollgateLeaseError with the verdict unless the lease is good."""
-        with self.memory.lock:
+        """The offline check of docs/signing.md; raises TollgateLeaseError with the verdict unless the lease is good.
+        Read, checked and written under the state's lock: another instance's drop or new lease is seen, never undone."""
+        store = self.store()
+        hardware_id = self.hardware_id()
+        outcome: Dict[str, Any] = {"verdict": "no_lease", "info": None}
+
+        def change(s: Dict[str, Any], tampered: bool) -> Optional[bool]:
+            file = store.read_lease()
+            if file is None:
+                return False
             # Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
-            # Counted into this instance's copy first, then merged (max) with what another instance counted meanwhile.
             tick = self.clock.monotonic()
             last = self.memory.last_tick
+            used = s["runtime_used_ms"] + (0 if last is None else max(0, tick - last))
             self.memory.last_tick = tick
-            mine, _ = self.memory.read()
-            mine["runtime_used_ms"] += 0 if last is None else max(0, tick - last)
-            with self.memory.locked():
-                file = self.store().read_lease()
-                if file is None:
-                    raise TollgateLeaseError("no_lease")
-                state, tampered = self.memory.read()
-                used = state["runtime_used_ms"]
-                now = self.clock.now() + state["clock_offset_ms"]
-                view = rollback_view(state, used)
-                view.max_server_time = max(view.max_server_time, self.floor)
-                check = check_lease(file, self.pinned, set(state["retired"]), self.hardware_id(), view, now, tampered)
-                ok = check.verdict == "ok"
-                if check.payload is not None and check.payload.seq >= state["highest_seq"]:
+            now = self.clock.now() + s["clock_offset_ms"]
+            view = rollback_view(s, used)
+            view.max_server_time = self.max_server_time(s)
+            check = check_lease(file, self.pinned, set(s["retired"]), hardware_id, view, now, tampered)
+            ok = check.verdict == "ok"
+            outcome["verdict"] = check.verdict
+            if ok:
+                outcome["info"] = _info(check.payload, bool(check.renew_due), used)
+            if check.payload is None or check.payload.seq < s["highest_seq"]:
+                return False
+            s["runtime_used_ms"] = used
+            # The local clock only counts as trusted time while it moves forward (and the lease is good).
+            if ok:
+                s["highest_trusted_time"] = max(s["highest_trusted_time"], now)
+            return True
 
-                    def change(s: Dict[str, Any]) -> None:
-                        # The local clock only counts as trusted time while it moves forward (and the lease is good).
-                        if ok:
-                            s["highest_trusted_time"] = max(s["highest_trusted_time"], now)
-
-                    self.memory.update(change)
-            if not ok:
-                raise TollgateLeaseError(check.verdict)
-            return _info(check.payload, bool(check.renew_due), used)
+        self.memory.update(change)
+        if outcome["info"] is None:
+            raise TollgateLeaseError(outcome["verdict"])
+        return outcome["info"]
 
     def stored(self):
         """The lease as stored, decoded but not checked (for display); None if none."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from ._encoding import compact_json, equal_constant_time, hmac_sha256_hex, is_safe_integer, json_loads, utf8
 from .lease import RollbackState
@@ -108,31 +107,118 @@ class StateKeeper:
         self.store.write_state(1, record)
 
 
-def merge(disk: Dict[str, Any], mine: Dict[str, Any], own_offset: bool = True) -> Dict[str, Any]:
-    """What two instances of the app on one machine know together (amendment E): the max of the times, the seq and
-    the runtime used, the OR of dropped, the union of the kids. Runtime and dropped belong to a lease: the copy with
-    the newer lease (higher seq) brings its own. The clock offset is this instance's once it has learned one."""
-    out = dict(mine)
-    if disk["highest_seq"] > mine["highest_seq"]:
-        out["runtime_used_ms"], out["dropped"] = disk["runtime_used_ms"], disk["dropped"]
-    elif disk["highest_seq"] == mine["highest_seq"]:
-        out["runtime_used_ms"] = max(disk["runtime_used_ms"], mine["runtime_used_ms"])
-        out["dropped"] = disk["dropped"] or mine["dropped"]
-    for k in ("highest_seq", "highest_trusted_time", "max_server_time", "keys_fetched_at"):
-        out[k] = max(disk[k], mine[k])
-    if disk["newest_not_before"] > mine["newest_not_before"]:
-        out["newest_not_before"], out["newest_seen_at"] = disk["newest_not_before"], disk["newest_seen_at"]
-    elif disk["newest_not_before"] == mine["newest_not_before"]:
-        out["newest_seen_at"] = min(disk["newest_seen_at"], mine["newest_seen_at"])
-    for k in ("retired", "known"):
-        out[k] = list(disk[k]) + [x for x in mine[k] if x not in disk[k]]
-    if not own_offset:
-        out["clock_offset_ms"] = disk["clock_offset_ms"]
-    return out
+def merge(disk: Dict[str, Any], mine: Dict[str, Any], own_offset: bool) -> Dict[str, Any]:
+    """What two instances of the app on one machine know together (amendment E; the TypeScript SDK's merge()): `disk`
+    as just re-read under the lock, `mine` what this instance holds (its lazily written times included). The times
+    and the key-list time are the max; the kids the union; the newest key the one with the later not_before. The seq,
+    runtime used and `dropped` belong to one lease: for the same lease (seq) the max and the OR, otherwise the stored
+    state's, which is the newer (every change of them is written at once, under the lock): a new lease fetched by the
+    other instance clears a drop, and a drop by the other instance holds. The clock offset is this instance's once
+    it measured one."""
+    same_lease = disk["highest_seq"] == mine["highest_seq"]
+    newer = mine if mine["newest_not_before"] > disk["newest_not_before"] else disk
+    return {
+        "highest_trusted_time": max(disk["highest_trusted_time"], mine["highest_trusted_time"]),
+        "highest_seq": disk["highest_seq"],
+        "runtime_used_ms": max(disk["runtime_used_ms"], mine["runtime_used_ms"]) if same_lease else disk["runtime_used_ms"],
+        "dropped": (disk["dropped"] or mine["dropped"]) if same_lease else disk["dropped"],
+        "retired": list(disk["retired"]) + [k for k in mine["retired"] if k not in disk["retired"]],
+        "known": list(disk["known"]) + [k for k in mine["known"] if k not in disk["known"]],
+        "keys_fetched_at": max(disk["keys_fetched_at"], mine["keys_fetched_at"]),
+        "clock_offset_ms": mine["clock_offset_ms"] if own_offset else disk["clock_offset_ms"],
+        "max_server_time": max(disk["max_server_time"], mine["max_server_time"]),
+        "newest_not_before": newer["newest_not_before"],
+        "newest_seen_at": min(disk["newest_seen_at"], mine["newest_seen_at"])
+        if disk["newest_not_before"] == mine["newest_not_before"]
+        else newer["newest_seen_at"],
+    }
 
 
 #: How far the remembered server time may move before it is written again (a write per answer would be wasteful).
 TIME_WRITE_STEP_MS = 60_000
+
+#: The fields that outlive a lease: what the client learned online (kept by a reset).
+LEARNED = ("retired", "known", "keys_fetched_at", "clock_offset_ms", "max_server_time", "newest_not_before", "newest_seen_at")
+
+#: A change to the state: (state, tampered) -> None, or False to skip the write (nothing worth keeping changed).
+Change = Callable[[Dict[str, Any], bool], Optional[bool]]
+
+
+class Memory:
+    """The client's state, shared with every other instance of the app on this machine that uses the same store
+    (amendment E): each read and each update re-reads the stored state under the store's lock and merges in what this
+    instance holds, and an update writes both copies before the lock is let go. So two instances neither undo each
+    other's drop nor lock the user out (one copy read while the other was being written looked like tampering).
+    The same rules as the TypeScript SDK's Memory."""
+
+    def __init__(self, open_keeper: Callable[[], StateKeeper]) -> None:
+        self._open = open_keeper
+        self._keeper: Optional[StateKeeper] = None
+        #: What this instance knows: the state as last read or written, with the times learned since and not yet written.
+        self._mine: Dict[str, Any] = fresh_state()
+        self._own_offset = False
+        self._last_written_time: float = 0
+        self._held = False
+        #: Monotonic reading of the last offline check in this process (runtime is counted between checks).
+        self.last_tick: Optional[float] = None
+        #: This instance's threads take turns (re-entrant); the store's lock orders instances.
+        self.lock = threading.RLock()
+
+    def _locked(self, fn: Callable[[StateKeeper, Dict[str, Any], bool], Any]) -> Any:
+        """Runs fn(keeper, state, tampered) under the store's lock with the stored state re-read and merged with ours."""
+        with self.lock:
+            if self._keeper is None:
+                self._keeper = self._open()
+            keeper = self._keeper
+            if self._held:  # already inside: the state in hand is current
+                raise RuntimeError("tollgate: state lock taken twice")
+            store_lock = getattr(keeper.store, "lock", None)
+            self._held = True
+            try:
+                with (store_lock() if store_lock is not None else _NoLock()):
+                    loaded, tampered = keeper.load()
+                    # A tampered state reads as a fresh one (its lease-bound values untrusted), keeping what we learned online.
+                    return fn(keeper, merge(loaded, self._mine, self._own_offset), tampered)
+            finally:
+                self._held = False
+
+    def read(self) -> Tuple[Dict[str, Any], bool]:
+        """The state now: re-read from the store (another instance may have written since), merged with ours."""
+
+        def take(_keeper: StateKeeper, state: Dict[str, Any], tampered: bool):
+            self._mine = state
+            return state, tampered
+
+        return self._locked(take)
+
+    def update(self, change: Change, reset: bool = False, lazy: bool = False, offset: bool = False) -> None:
+        """Re-reads, merges, applies `change` and writes both copies, under the lock. `reset` starts again from a fresh
+        state (a new lease from the server) keeping what was learned online; `lazy` is a time-only change, written once
+        the time moved a minute; `offset` says the change measured this instance's clock offset."""
+        with self.lock:
+            if offset:
+                self._own_offset = True
+            if lazy:
+                change(self._mine, False)
+                if abs(self._mine["highest_trusted_time"] - self._last_written_time) < TIME_WRITE_STEP_MS:
+                    return
+
+            def write(keeper: StateKeeper, state: Dict[str, Any], tampered: bool) -> None:
+                s = state
+                if reset:
+                    s = fresh_state()
+                    for k in LEARNED:
+                        s[k] = state[k]
+                    tampered = False
+                wanted = True if lazy else change(s, tampered)
+                self._mine = s
+                # A tampered state is not written back (not even its time): only a new lease from the server clears it.
+                if tampered or wanted is False:
+                    return
+                self._last_written_time = s["highest_trusted_time"]
+                keeper.save(s)
+
+            self._locked(write)
 
 
 class _NoLock:
@@ -141,92 +227,3 @@ class _NoLock:
 
     def __exit__(self, *exc: object) -> None:
         return None
-
-
-class Memory:
-    """The state in memory. Every write first takes the store's lock, re-reads the stored state and merges it
-    (another instance of the app may have written since), then writes both copies: two instances neither undo
-    each other's drop nor make the copies disagree (amendment E)."""
-
-    def __init__(self, open_keeper: Callable[[], StateKeeper]) -> None:
-        self._open = open_keeper
-        self._keeper: Optional[StateKeeper] = None
-        self._state: Dict[str, Any] = fresh_state()
-        self._tampered = False
-        self._own_offset = False
-        self._depth = 0
-        self._file_lock: Any = None
-        self._last_written_time: float = 0
-        #: Monotonic reading of the last offline check in this process (runtime is counted between checks).
-        self.last_tick: Optional[float] = None
-        self.lock = threading.RLock()
-
-    def _load(self) -> StateKeeper:
-        with self.lock:
-            if self._keeper is None:
-                keeper = self._open()
-                self._keeper = keeper
-                with self.locked():
-                    pass  # locked() re-read the stored state
-                self._last_written_time = self._state["highest_trusted_time"]
-            return self._keeper
-
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Holds the thread lock and the store's lock (re-entrant) with the stored state merged into memory."""
-        with self.lock:
-            keeper = self._keeper if self._keeper is not None else self._load()
-            if self._depth == 0:
-                lock = getattr(keeper.store, "lock", None)
-                self._file_lock = lock() if lock is not None else _NoLock()
-                self._file_lock.__enter__()
-            self._depth += 1
-            try:
-                if self._depth == 1:
-                    self._sync(keeper)
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    held, self._file_lock = self._file_lock, None
-                    held.__exit__(None, None, None)
-
-    def _sync(self, keeper: StateKeeper) -> None:
-        disk, tampered = keeper.load()
-        if tampered:
-            self._tampered = True  # kept in memory as it is; never written back over the evidence
-        else:
-            self._state = merge(disk, self._state, self._own_offset)
-            self._tampered = False
-
-    def read(self) -> Tuple[Dict[str, Any], bool]:
-        """The state as this instance knows it (merged at the last lock); not a fresh read of the files."""
-        with self.lock:
-            self._load()
-            return self._state, self._tampered
-
-    def update(self, change: Callable[[Dict[str, Any]], None], reset: bool = False, lazy: bool = False, offset: bool = False) -> None:
-        """Changes the state and writes it to both copies, merged with what is stored. `reset` starts again from a fresh
-        state (a new lease from the server). `lazy`: a time-only change, written once it moved a minute. `offset`: the
-        change sets this instance's own clock offset."""
-        with self.lock:
-            self._load()
-            if offset:
-                self._own_offset = True
-            if lazy:
-                change(self._state)
-                if abs(self._state["highest_trusted_time"] - self._last_written_time) < TIME_WRITE_STEP_MS:
-                    return
-            with self.locked():
-                if reset:
-                    kept = {k: self._state[k] for k in ("retired", "known", "keys_fetched_at", "max_server_time", "newest_not_before", "newest_seen_at")}
-                    self._state = fresh_state()
-                    self._state.update(kept)
-                    self._tampered = False
-                if not lazy:
-                    change(self._state)
-                # A tampered state is not written back (not even its time): only a new lease from the server clears it.
-                if self._tampered:
-                    return
-                self._last_written_time = self._state["highest_trusted_time"]
-                self._keeper.save(self._state)

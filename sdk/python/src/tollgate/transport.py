@@ -28,6 +28,8 @@ DROP_CODES = frozenset({"banned", "membership_inactive", "invalid_credentials", 
 SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000
 #: An unknown kid is looked up at most this often; and a failed key-list refresh is retried after this long.
 UNKNOWN_KID_REFRESH_GAP_MS = 60_000
+#: At most this many key-list fetches a minute for unknown kids, however many an emulator invents.
+UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4
 #: How long answers signed by an older key are still accepted after a newer key first signed one (amendment D).
 OLDER_KEY_GRACE_MS = 10 * 60_000
 
@@ -129,8 +131,8 @@ class Transport:
         # Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop.
         self._looked_up: Dict[str, float] = {}
         self._refreshing = False
-        #: When the last key-list refresh failed (monotonic), None once one succeeded.
-        self._failed_at: Optional[float] = None
+        #: No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one.
+        self._retry_at = float("-inf")
 
     def send(self, req: Outgoing) -> Verified:
         """Sends the request; returns the answer once verified; raises TollgateVerificationError or, for a verified error, TollgateError."""
@@ -194,33 +196,29 @@ class Transport:
         if check.not_after < max(state["max_server_time"], self.floor) - SERVER_CLOCK_TOLERANCE_MS:
             raise TollgateVerificationError("key_expired", response.status)
         # Key freshness fails closed (amendment D): once a newer key signed for us, an older one is as good as retired
-        # 10 minutes later (rotation reaches every node within a second), whether or not the key list said so yet.
-        if check.not_before < state["newest_not_before"]:
-            now = max(state["max_server_time"], self.clock.now() + state["clock_offset_ms"])
-            if now >= state["newest_seen_at"] + OLDER_KEY_GRACE_MS:
-                raise TollgateVerificationError("key_retired", response.status)
-        self._learn(check.t, check.kid, check.not_before)
+        # 10 minutes later (rotation reaches every node within a second), even when a proxy blocks GET /signing_keys.
+        now = max(max(state["max_server_time"], self.floor), state["highest_trusted_time"], self.clock.now() + state["clock_offset_ms"])
+        if state["newest_not_before"] > 0 and check.not_before < state["newest_not_before"] and now >= state["newest_seen_at"] + OLDER_KEY_GRACE_MS:
+            raise TollgateVerificationError("key_retired", response.status)
+        self._learn(check.t, check.not_before)
         return check.t
 
-    def _learn(self, t: int, kid: str, not_before: int) -> None:
+    def _learn(self, t: int, not_before: int) -> None:
         now = self.clock.now()
         self.memory.last_tick = None  # time spent online is not offline runtime
         state, _ = self.memory.read()
-        new_kid = kid not in state["known"]
         newer_key = not_before > state["newest_not_before"]
 
-        def change(s: Dict[str, Any]) -> None:
+        def change(s: Dict[str, Any], _tampered: bool) -> None:
             # The server's time, from an answer to our own fresh nonce: the best clock there is. A max (amendment E): a node
             # whose clock lags, or another instance's older write, never lowers it.
             s["highest_trusted_time"] = max(s["highest_trusted_time"], t)
             s["max_server_time"] = max(s["max_server_time"], t)
             s["clock_offset_ms"] = t - now
-            if new_kid:
-                s["known"].append(kid)
             if not_before > s["newest_not_before"]:
                 s["newest_not_before"], s["newest_seen_at"] = not_before, t
 
-        self.memory.update(change, lazy=not (new_kid or newer_key), offset=True)
+        self.memory.update(change, lazy=not newer_key, offset=True)
         if now - state["keys_fetched_at"] >= self.key_refresh_ms:
             self._refresh_keys()
 
@@ -234,7 +232,7 @@ class Transport:
 
             fetched_at = self.clock.now()
 
-            def change(s: Dict[str, Any]) -> None:
+            def change(s: Dict[str, Any], _tampered: bool) -> None:
                 # Only a key list received counts (amendment D): a failed refresh is retried a minute later, not a day.
                 s["keys_fetched_at"] = max(s["keys_fetched_at"], fetched_at)
                 for k in keys.retired:
@@ -250,26 +248,28 @@ class Transport:
             self._refreshing = was_refreshing
 
     def _refresh_keys(self, unknown_kid: Optional[str] = None) -> None:
-        """The refresh done on the way: on an unknown kid (at most once a minute) or when the daily one is due."""
+        """The refresh done on the way: on an unknown kid or when the daily one is due. A kid becomes known only from a
+        verified key list, so an unknown kid whose lookup failed or was skipped is looked up again later."""
         if self._refreshing:
             return
         mono = self.clock.monotonic()
-        if self._failed_at is not None and mono - self._failed_at < UNKNOWN_KID_REFRESH_GAP_MS:
+        if mono < self._retry_at:
             return
         if unknown_kid is not None:
-            last = self._looked_up.get(unknown_kid)
-            if last is not None and mono - last < UNKNOWN_KID_REFRESH_GAP_MS:
+            # One lookup per kid a minute and a few a minute in all: an emulator inventing kids cannot make us fetch per answer.
+            for k, at in list(self._looked_up.items()):
+                if mono - at >= UNKNOWN_KID_REFRESH_GAP_MS or mono < at:
+                    del self._looked_up[k]
+            if unknown_kid in self._looked_up or len(self._looked_up) >= UNKNOWN_KID_LOOKUPS_PER_MINUTE:
                 return
-            if len(self._looked_up) >= 64:
-                self._looked_up.clear()
             self._looked_up[unknown_kid] = mono
         try:
             self.fetch_key_list()
-            self._failed_at = None
         except TollgateVerificationError:
+            self._retry_at = mono + UNKNOWN_KID_REFRESH_GAP_MS
             raise  # a forged key list is never ignored
         except Exception:
-            self._failed_at = mono  # unreachable or refused: verification goes on with what we know; retried in a minute
+            self._retry_at = mono + UNKNOWN_KID_REFRESH_GAP_MS  # unreachable or refused: go on with what we know; retried in a minute
 
     def refuse(self, req: Outgoing, answer: Verified) -> None:
         """A verified error answer: maybe drop the lease, then raise it as a TollgateError."""
@@ -282,7 +282,7 @@ class Transport:
             pass
         code = parsed.get("code") if isinstance(parsed.get("code"), str) else "unknown_error"
         if req.drops_lease and code in DROP_CODES:
-            self.memory.update(lambda s: s.__setitem__("dropped", True))
+            self.memory.update(lambda s, _t: s.__setitem__("dropped", True))
         detail = parsed.get("detail") if isinstance(parsed.get("detail"), str) else ""
         errors = parsed.get("errors")
         field_errors = None
