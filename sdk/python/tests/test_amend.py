@@ -277,3 +277,23 @@ def test_two_processes_share_the_state_folders(server, app, tmp_path):
     assert set(verdicts) == {"ok"} and set(json.loads(out)) == {"ok"}
     assert Path(folders.data, "state.json").read_text() == Path(folders.state, "state.json").read_text()
     assert not Path(folders.data, "state.lock").exists()
+
+
+def test_a_back_dated_ended_key_is_refused_by_a_fresh_install(server, app, payer):
+    """Amendment F: an ended key (its private half leaked) signing a back-dated t is refused before the client ever saw
+    a genuine answer: the SDK's release time (or not_before) is the floor of the server time it knows."""
+    now = int(time.time() * 1000)
+    ended = Ed25519PrivateKey.generate()
+    not_before, not_after = now - 40 * 86_400_000, now - 20 * 86_400_000
+    cert = certify(server.root_key(app), app.id, "ended-key", b64url(raw_public(ended)), not_before, not_after)
+
+    def handle(req, forward):
+        return sign_answer(req, forward(req), ended, "ended-key", cert, app.id, not_after - 3_600_000)  # back-dated into its validity
+
+    with Proxy(server.url, handle) as mitm:
+        fresh = server.client(app, base_url=mitm.url)
+        fresh.auth = SessionAuth(payer["token"])
+        assert verdict_of(fresh.get_app_context) == "key_expired"
+        old_build = server.client(app, base_url=mitm.url, not_before=not_before)  # a floor before the key ended: nothing to go by
+        old_build.auth = SessionAuth(payer["token"])
+        assert verdict_of(old_build.get_app_context) == "accepted"

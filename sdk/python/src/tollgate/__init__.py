@@ -2,7 +2,7 @@
 
     from tollgate import TollgateClient, TollgateError, hardware_id
 """
-from .client import DEFAULT, RELEASE_TIME_MS, TollgateClient
+from .client import DEFAULT, RELEASE_TIME_MS, SDK_RELEASED_AT, TollgateClient
 from .errors import FieldError, TollgateError, TollgateException, TollgateLeaseError, TollgateNetworkError, TollgateVerificationError
 from .hardware_id import hardware_id, os_machine_id
 from .lease import LEASE_VERDICTS, LeaseCheck, LeasePayload, RollbackState, check_lease, hwid_hash, parse_lease

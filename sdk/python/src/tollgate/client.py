@@ -34,8 +34,9 @@ from .verify import Pinned
 
 DAY_MS = 24 * 3600 * 1000
 
-#: When this SDK version was released (unix ms): the floor of the server time it has seen (amendment F).
-RELEASE_TIME_MS = 1795392000000  # 2026-11-23T00:00:00Z
+#: When this SDK version was released (unix ms): the default `not_before` (amendment F). Raise it with each release.
+RELEASE_TIME_MS = 1795392000000  # 2026-11-23T00:00:00Z, the TypeScript SDK's SDK_RELEASED_AT
+SDK_RELEASED_AT = RELEASE_TIME_MS
 
 
 class _Default:
@@ -59,8 +60,9 @@ class TollgateClient:
     clock: wall `now()` and `monotonic()`, both in ms (tests).
     key_refresh_ms: how often the key list is refreshed when no unknown kid forces it (default one day).
     timeout: seconds per request. proxies: a urllib ProxyHandler mapping (default: the environment's).
-    not_before: unix ms the server's time is known to be past (e.g. your app's build time); the SDK's release time
-        (RELEASE_TIME_MS) is the floor anyway. A signing key that ended before it is refused from the first answer.
+    not_before: a floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the
+        SDK's release time (RELEASE_TIME_MS). A key that ended before it is refused from the first answer on, so a
+        leaked private key of an ended key cannot sign a back-dated answer or lease for a fresh install.
     """
 
     def __init__(
@@ -89,7 +91,7 @@ class TollgateClient:
         clock = clock or Clock()
         memory = Memory(lambda: StateKeeper(self._lease_store(), app_id, self._device_id()))
         # A fresh install already knows the server's time is past this (amendment F): a back-dated ended key is refused at once.
-        floor = max(RELEASE_TIME_MS, not_before or 0)
+        floor = not_before if not_before is not None else RELEASE_TIME_MS
         self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor)
         self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id, floor)
 
@@ -153,6 +155,7 @@ class TollgateClient:
     def create_lease(self, auth: AuthArg = DEFAULT) -> LeaseInfo:
         """POST /lease: an offline lease for this user and device, kept in the lease store."""
         headers = self._user_headers(auth)
+        headers["x-hardware-id"] = header_text(self._device_id())  # a lease is bound to a device: none, no lease
         res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
         return self._offline.keep(res.body.decode("utf-8"), res.t)
 
@@ -180,8 +183,18 @@ class TollgateClient:
 
     def _with_hardware(self, body: Dict[str, Any], hardware_id: Optional[str]) -> Dict[str, Any]:
         # The default hardware id goes on every call that takes one (amendment F), not only on /lease.
-        body["hardware_id"] = hardware_id if hardware_id is not None else self._device_id()
+        hwid = hardware_id if hardware_id is not None else self._device_id_or_none()
+        if hwid is not None:
+            body["hardware_id"] = hwid
         return body
+
+    def _device_id_or_none(self) -> Optional[str]:
+        """The app's hardware id, else the default hardware_id(app_id); None only when the OS has no machine id and the
+        app gave none (the call then goes without, as the server allows; a lease still needs one)."""
+        try:
+            return self._device_id()
+        except RuntimeError:
+            return None
 
     def _user_headers(self, auth: AuthArg) -> Dict[str, str]:
         if isinstance(auth, _Default):
@@ -196,5 +209,7 @@ class TollgateClient:
             h["x-api-password"] = header_text(auth.password)
         elif auth is not None:
             raise TypeError("tollgate: auth is SessionAuth, LicenseCodeAuth, PasswordAuth or None")
-        h["x-hardware-id"] = header_text(self._device_id())
+        hwid = self._device_id_or_none()
+        if hwid is not None:
+            h["x-hardware-id"] = header_text(hwid)
         return h
