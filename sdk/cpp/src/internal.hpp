@@ -65,6 +65,9 @@ struct ClientState : RollbackState {
   std::int64_t keys_fetched_at = 0;
   std::int64_t clock_offset_ms = 0;
   std::int64_t max_server_time = 0;
+  /** The newest key (by not_before) a verified answer was signed by, and the server time of that first answer. */
+  std::int64_t newest_not_before = 0;
+  std::int64_t newest_seen_at = 0;
 };
 ordered_json state_to_json(const ClientState& s);
 bool contains(const std::vector<std::string>& list, const std::string& item);
@@ -192,11 +195,13 @@ class Transport {
   const TransportOptions& options() const { return o_; }
 
  private:
-  void learn(std::int64_t t, const std::string& kid);
+  void learn(std::int64_t t, std::int64_t not_before);
   void refresh_keys(const std::optional<std::string>& unknown_kid);
   TransportOptions o_;
   Memory& memory_;
   std::map<std::string, std::int64_t> looked_up_;
+  /** No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one. */
+  std::optional<std::int64_t> retry_at_;
   bool refreshing_ = false;
 };
 

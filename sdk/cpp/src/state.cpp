@@ -50,6 +50,8 @@ ordered_json state_to_json(const ClientState& s) {
   j["keys_fetched_at"] = s.keys_fetched_at;
   j["clock_offset_ms"] = s.clock_offset_ms;
   j["max_server_time"] = s.max_server_time;
+  j["newest_not_before"] = s.newest_not_before;
+  j["newest_seen_at"] = s.newest_seen_at;
   return j;
 }
 
@@ -80,7 +82,8 @@ bool state_from_json(const json& j, ClientState& s) {
          read_number(j, "runtime_used_ms", s.runtime_used_ms) && j.at("dropped").is_boolean() &&
          (s.dropped = j.at("dropped").get<bool>(), true) && read_strings(j, "retired", s.retired) &&
          read_strings(j, "known", s.known) && read_number(j, "keys_fetched_at", s.keys_fetched_at) &&
-         read_number(j, "clock_offset_ms", s.clock_offset_ms) && read_number(j, "max_server_time", s.max_server_time);
+         read_number(j, "clock_offset_ms", s.clock_offset_ms) && read_number(j, "max_server_time", s.max_server_time) &&
+         read_number(j, "newest_not_before", s.newest_not_before) && read_number(j, "newest_seen_at", s.newest_seen_at);
 }
 
 }  // namespace
@@ -153,27 +156,29 @@ void StateKeeper::save(const ClientState& state) {
 }
 
 ClientState merge(const ClientState& disk, const ClientState& mine, bool own_offset) {
-  ClientState out = mine;
-  // Runtime and dropped belong to a lease: the copy with the newer lease (higher seq) brings its own.
-  if (disk.highest_seq > mine.highest_seq) {
-    out.runtime_used_ms = disk.runtime_used_ms;
-    out.dropped = disk.dropped;
-  } else if (disk.highest_seq == mine.highest_seq) {
-    out.runtime_used_ms = std::max(disk.runtime_used_ms, mine.runtime_used_ms);
-    out.dropped = disk.dropped || mine.dropped;
-  }
-  out.highest_seq = std::max(disk.highest_seq, mine.highest_seq);
+  // As the TypeScript SDK: the runtime used and dropped belong to one lease: for the same lease (seq) the max and
+  // the OR, otherwise the stored state's, which is the newer (every change of them is written at once, under the
+  // lock): a new lease fetched by the other instance clears a drop, and a drop by the other instance holds.
+  const bool same_lease = disk.highest_seq == mine.highest_seq;
+  const ClientState& newer = mine.newest_not_before > disk.newest_not_before ? mine : disk;
+  ClientState out;
   out.highest_trusted_time = std::max(disk.highest_trusted_time, mine.highest_trusted_time);
-  out.max_server_time = std::max(disk.max_server_time, mine.max_server_time);
-  out.keys_fetched_at = std::max(disk.keys_fetched_at, mine.keys_fetched_at);
+  out.highest_seq = disk.highest_seq;
+  out.runtime_used_ms = same_lease ? std::max(disk.runtime_used_ms, mine.runtime_used_ms) : disk.runtime_used_ms;
+  out.dropped = same_lease ? disk.dropped || mine.dropped : disk.dropped;
   out.retired = disk.retired;
   for (const auto& kid : mine.retired)
     if (!contains(out.retired, kid)) out.retired.push_back(kid);
   out.known = disk.known;
   for (const auto& kid : mine.known)
     if (!contains(out.known, kid)) out.known.push_back(kid);
-  // The clock offset is this instance's once it learned one from its own answers.
-  if (!own_offset) out.clock_offset_ms = disk.clock_offset_ms;
+  out.keys_fetched_at = std::max(disk.keys_fetched_at, mine.keys_fetched_at);
+  // The clock offset is this instance's once it measured one from its own answers.
+  out.clock_offset_ms = own_offset ? mine.clock_offset_ms : disk.clock_offset_ms;
+  out.max_server_time = std::max(disk.max_server_time, mine.max_server_time);
+  out.newest_not_before = newer.newest_not_before;
+  out.newest_seen_at = disk.newest_not_before == mine.newest_not_before ? std::min(disk.newest_seen_at, mine.newest_seen_at)
+                                                                         : newer.newest_seen_at;
   return out;
 }
 
@@ -250,6 +255,8 @@ void Memory::update(const std::function<void(ClientState&)>& change, bool reset,
       fresh.known = state_.known;
       fresh.keys_fetched_at = state_.keys_fetched_at;
       fresh.max_server_time = state_.max_server_time;
+      fresh.newest_not_before = state_.newest_not_before;
+      fresh.newest_seen_at = state_.newest_seen_at;
       fresh.clock_offset_ms = state_.clock_offset_ms;
       state_ = fresh;
       tampered_ = false;

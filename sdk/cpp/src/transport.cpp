@@ -14,8 +14,12 @@ namespace tollgate::detail {
 namespace {
 /** How far apart the server's nodes' clocks may be. */
 constexpr std::int64_t SERVER_CLOCK_TOLERANCE_MS = 5 * 60 * 1000;
-/** An unknown kid is looked up at most this often. */
+/** An unknown kid is looked up at most this often, and a failed key-list fetch retried after this long. */
 constexpr std::int64_t UNKNOWN_KID_REFRESH_GAP_MS = 60 * 1000;
+/** At most this many key-list fetches a minute for unknown kids, however many an emulator invents. */
+constexpr std::size_t UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4;
+/** Amendment D: answers signed by a key older than the newest one verified are refused this long after it. */
+constexpr std::int64_t OLDER_KEY_GRACE_MS = 10 * 60 * 1000;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -227,8 +231,15 @@ Verified Transport::send(const Outgoing& req) {
   return out;
 }
 
-std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent, const HttpAnswer& answer,
+std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent_request, const HttpAnswer& answer,
                                                        const std::string& response_line) {
+  // A 413 is answered before the server reads the body: it is signed over the empty body's hash (docs/signing.md).
+  SignedRequest unread;
+  if (answer.status == 413) {
+    unread = sent_request;
+    unread.body.clear();
+  }
+  const SignedRequest& sent = answer.status == 413 ? unread : sent_request;
   const auto signature = answer.header("tollgate-signature");
   const auto certificate = answer.header("tollgate-key-cert");
   if (signature) {
@@ -244,16 +255,24 @@ std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent
   // expired once we have seen the server's time past its end.
   if (*check.not_after < max_server_time() - SERVER_CLOCK_TOLERANCE_MS)
     throw VerificationError(AnswerVerdict::key_expired, answer.status);
-  learn(*check.t, *check.kid);
+  // An older key than the newest one verified is refused 10 minutes after that one was first seen: every node
+  // signs with the new key within the cache TTL (1 s), so an older key after that is a leaked one, even when a
+  // proxy blocks GET /signing_keys so that its retirement is never seen.
+  const std::int64_t now =
+      std::max({max_server_time(), state.highest_trusted_time, o_.clock.now() + state.clock_offset_ms});
+  if (state.newest_not_before > 0 && *check.not_before < state.newest_not_before &&
+      now >= state.newest_seen_at + OLDER_KEY_GRACE_MS)
+    throw VerificationError(AnswerVerdict::key_retired, answer.status);
+  learn(*check.t, *check.not_before);
   return {*check.t, *check.kid};
 }
 
 std::int64_t Transport::max_server_time() { return std::max(memory_.state().max_server_time, o_.server_time_floor); }
 
-void Transport::learn(std::int64_t t, const std::string& kid) {
+void Transport::learn(std::int64_t t, std::int64_t not_before) {
   const std::int64_t now = o_.clock.now();
   memory_.last_tick.reset();  // time spent online is not offline runtime
-  const bool new_kid = !contains(memory_.state().known, kid);
+  const bool newer = not_before > memory_.state().newest_not_before;
   const std::int64_t fetched_at = memory_.state().keys_fetched_at;
   memory_.update(
       [&](ClientState& s) {
@@ -262,9 +281,12 @@ void Transport::learn(std::int64_t t, const std::string& kid) {
         s.highest_trusted_time = std::max(s.highest_trusted_time, t);
         s.max_server_time = std::max(s.max_server_time, t);
         s.clock_offset_ms = t - now;
-        if (new_kid && !contains(s.known, kid)) s.known.push_back(kid);
+        if (not_before > s.newest_not_before) {
+          s.newest_not_before = not_before;
+          s.newest_seen_at = t;
+        }
       },
-      false, !new_kid, true);
+      false, !newer, true);
   if (now - fetched_at >= o_.key_refresh_ms) refresh_keys(std::nullopt);
 }
 
@@ -276,7 +298,6 @@ KeyList Transport::fetch_key_list() {
     bool value;
     ~Restore() { flag = value; }
   } restore{refreshing_, was_refreshing};
-  memory_.update([&](ClientState& s) { s.keys_fetched_at = o_.clock.now(); });
   const Verified res = send(Outgoing{"GET", "/signing_keys", std::nullopt, {}, false});
   KeyList list;
   try {
@@ -288,7 +309,10 @@ KeyList Transport::fetch_key_list() {
   } catch (const json::exception& e) {
     throw Error(std::string("tollgate: unexpected key list: ") + e.what());
   }
+  // Recorded only once it worked: a blocked or failed fetch must not postpone the next one by a day.
+  const std::int64_t fetched_at = o_.clock.now();
   memory_.update([&](ClientState& s) {
+    s.keys_fetched_at = std::max(s.keys_fetched_at, fetched_at);
     for (const auto& kid : list.retired)
       if (!contains(s.retired, kid)) s.retired.push_back(kid);
     for (const auto& k : list.keys)
@@ -298,20 +322,25 @@ KeyList Transport::fetch_key_list() {
 }
 
 void Transport::refresh_keys(const std::optional<std::string>& unknown_kid) {
+  // Bounded: one lookup per kid a minute and a few a minute in all (an emulator inventing kids cannot make us
+  // fetch per answer); a failed fetch is retried a minute later. A kid becomes known only from a verified key
+  // list, so an unknown kid whose lookup failed or was skipped is looked up again later.
   if (refreshing_) return;
+  const std::int64_t mono = o_.clock.monotonic();
+  if (retry_at_ && mono < *retry_at_) return;
   if (unknown_kid) {
-    // One lookup per kid a minute: an emulator with random kids cannot make us loop.
-    const std::int64_t mono = o_.clock.monotonic();
-    auto it = looked_up_.find(*unknown_kid);
-    if (it != looked_up_.end() && mono - it->second < UNKNOWN_KID_REFRESH_GAP_MS) return;
-    if (looked_up_.size() >= 64) looked_up_.clear();
+    for (auto it = looked_up_.begin(); it != looked_up_.end();)
+      it = mono - it->second >= UNKNOWN_KID_REFRESH_GAP_MS || mono < it->second ? looked_up_.erase(it) : std::next(it);
+    if (looked_up_.count(*unknown_kid) || looked_up_.size() >= UNKNOWN_KID_LOOKUPS_PER_MINUTE) return;
     looked_up_[*unknown_kid] = mono;
   }
   try {
     fetch_key_list();
   } catch (const VerificationError&) {
+    retry_at_ = mono + UNKNOWN_KID_REFRESH_GAP_MS;
     throw;  // a forged key list is never ignored
   } catch (const std::exception&) {
+    retry_at_ = mono + UNKNOWN_KID_REFRESH_GAP_MS;
     // Unreachable or refused: verification goes on with what we know.
   }
 }

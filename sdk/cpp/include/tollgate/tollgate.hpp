@@ -161,8 +161,9 @@ struct AnswerCheck {
   std::optional<std::string> kid;
   /** The server's time, trusted once the verdict is ok. */
   std::optional<std::int64_t> t;
-  /** The signing key's certificate end, once the certificate verified. */
+  /** The signing key's certificate validity, once the certificate verified. */
   std::optional<std::int64_t> not_after;
+  std::optional<std::int64_t> not_before;
 };
 
 CertificateVerdict check_certificate(const std::string& encoded, const Pinned& pinned, std::int64_t at);
