@@ -69,3 +69,67 @@ def test_the_readme_quick_start_compiles_and_names_real_calls():
         assert callable(getattr(tollgate.TollgateClient, name)), name
     for name in re.findall(r"from tollgate import (.*)", block)[0].split(", "):
         assert hasattr(tollgate, name.strip())
+
+
+# -- amendment E: the merge of two instances' states (the TypeScript SDK's merge(), case for case) --------
+
+def _base(**kw):
+    from tollgate.state import fresh_state
+    s = fresh_state()
+    s.update(highest_seq=3, runtime_used_ms=100, highest_trusted_time=5000, max_server_time=5000, retired=["k0"], known=["k1"])
+    s.update(kw)
+    return s
+
+
+def test_merge_same_lease_max_or_union_and_trusted_time_never_lowered():
+    from tollgate.state import merge
+    disk = _base(dropped=True, runtime_used_ms=50, highest_trusted_time=4000, retired=["k0", "k9"])
+    mine = _base(dropped=False, runtime_used_ms=200, highest_trusted_time=6000, known=["k1", "k2"])
+    m = merge(disk, mine, True)
+    assert (m["dropped"], m["runtime_used_ms"], m["highest_trusted_time"], m["retired"], m["known"]) == (True, 200, 6000, ["k0", "k9"], ["k1", "k2"])
+
+
+def test_merge_another_lease_stored_since_wins_over_stale_memory():
+    from tollgate.state import merge
+    m = merge(_base(highest_seq=4, runtime_used_ms=0, dropped=False), _base(highest_seq=3, runtime_used_ms=900, dropped=True), True)
+    assert (m["highest_seq"], m["runtime_used_ms"], m["dropped"]) == (4, 0, False)
+
+
+def test_merge_newest_key_and_first_seen_and_offset():
+    from tollgate.state import fresh_state, merge
+    disk = _base(newest_not_before=10, newest_seen_at=500, clock_offset_ms=7)
+    m = merge(disk, _base(newest_not_before=20, newest_seen_at=900, clock_offset_ms=9), True)
+    assert (m["newest_not_before"], m["newest_seen_at"], m["clock_offset_ms"]) == (20, 900, 9)
+    m = merge(disk, _base(newest_not_before=10, newest_seen_at=400, clock_offset_ms=9), False)
+    assert (m["newest_not_before"], m["newest_seen_at"], m["clock_offset_ms"]) == (10, 400, 7)
+    assert list(m) == list(fresh_state())  # the stored field order, shared with the other SDKs
+
+
+def test_lock_file_is_exclusive_between_threads_and_stale_ones_are_taken_over(tmp_path):
+    import os
+    import threading
+    import time
+    from tollgate import FileLeaseStore, Folders
+    store = FileLeaseStore(Folders(str(tmp_path / "d"), str(tmp_path / "s")))
+    inside, overlaps = [0], []
+
+    def work():
+        for _ in range(20):
+            with store.lock():
+                inside[0] += 1
+                overlaps.append(inside[0])
+                time.sleep(0.001)
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert max(overlaps) == 1 and not (tmp_path / "d" / "state.lock").exists()
+    stale = tmp_path / "d" / "state.lock"
+    stale.write_text("99999\n")
+    os.utime(stale, (time.time() - 11, time.time() - 11))  # a crashed holder's, older than LOCK_STALE_MS
+    with store.lock():
+        pass
+    assert not stale.exists()
