@@ -31,7 +31,16 @@ export interface TollgateClientOptions {
   fetch?: typeof fetch;
   /** How often the key list is refreshed when no unknown kid forces it. Default: one day. */
   keyRefreshMs?: number;
+  /**
+   * A floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the SDK's
+   * release time (SDK_RELEASED_AT). A key that ended before it is refused from the first answer on, so a leaked
+   * private key of an ended key cannot sign a back-dated answer or lease for a fresh install (amendment F).
+   */
+  notBefore?: number;
 }
+
+/** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
+export const SDK_RELEASED_AT = Date.UTC(2026, 10, 23);
 
 /** How a call authenticates its user: a session (after login), a license code, or a username and password. */
 export type UserAuth = { sessionToken: string } | { licenseCode: string } | { username: string; password: string };
@@ -63,27 +72,30 @@ export class TollgateClient {
       return { store: s, keeper: new StateKeeper(s, options.appId, await this.hwid()) };
     });
     this.transport = new Transport(
-      { baseUrl: options.baseUrl, appKey: options.appKey, appSecret: options.appSecret, pinned, clock, fetch: options.fetch ?? globalThis.fetch.bind(globalThis), keyRefreshMs: options.keyRefreshMs ?? DAY_MS },
+      {
+        baseUrl: options.baseUrl, appKey: options.appKey, appSecret: options.appSecret, pinned, clock, fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+        keyRefreshMs: options.keyRefreshMs ?? DAY_MS, serverTimeFloor: options.notBefore ?? SDK_RELEASED_AT,
+      },
       memory,
     );
-    this.offline = new Offline(pinned, clock, memory, leaseStore, this.hwid);
+    this.offline = new Offline(pinned, clock, memory, leaseStore, this.hwid, (state) => this.transport.maxServerTime(state));
   }
 
-  signUp(body: Body<'signUp'>): Promise<Answer<'signUp'>> {
-    return this.json({ method: 'POST', path: '/sign_up', json: this.withHardware(body) });
+  async signUp(body: Body<'signUp'>): Promise<Answer<'signUp'>> {
+    return this.json({ method: 'POST', path: '/sign_up', json: await this.withHardware(body) });
   }
 
-  signUpWithLicenseCode(body: Body<'signUpWithLicenseCode'>): Promise<Answer<'signUpWithLicenseCode'>> {
-    return this.json({ method: 'POST', path: '/sign_up_with_license_code', json: this.withHardware(body) });
+  async signUpWithLicenseCode(body: Body<'signUpWithLicenseCode'>): Promise<Answer<'signUpWithLicenseCode'>> {
+    return this.json({ method: 'POST', path: '/sign_up_with_license_code', json: await this.withHardware(body) });
   }
 
-  activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>> {
-    return this.json({ method: 'POST', path: '/activate_license', json: this.withHardware(body) });
+  async activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>> {
+    return this.json({ method: 'POST', path: '/activate_license', json: await this.withHardware(body) });
   }
 
   /** Logs in; the session is then used by the calls that need a user. */
   async login(body: Body<'login'>): Promise<Answer<'login'>> {
-    const session = await this.json<Answer<'login'>>({ method: 'POST', path: '/auth/login', json: this.withHardware(body) });
+    const session = await this.json<Answer<'login'>>({ method: 'POST', path: '/auth/login', json: await this.withHardware(body) });
     this.auth = { sessionToken: session.session_token };
     return session;
   }
@@ -128,8 +140,19 @@ export class TollgateClient {
     return (res.body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(res.body))) as T;
   }
 
-  private withHardware<T extends { hardware_id?: string }>(body: T): T {
-    return this.options.hardwareId === undefined || body.hardware_id !== undefined ? body : { ...body, hardware_id: this.options.hardwareId };
+  /**
+   * The hardware id for a call that takes one: the app's, else the default hardwareId(appId) (amendment F: on
+   * every such call, so device authentication sees the same id on login as on /lease). Undefined only when the
+   * OS has no machine id and the app gave none (the call then goes without, as the server allows).
+   */
+  private async deviceId(): Promise<string | undefined> {
+    return this.hwid().catch(() => undefined);
+  }
+
+  private async withHardware<T extends { hardware_id?: string }>(body: T): Promise<T> {
+    if (body.hardware_id !== undefined) return body;
+    const id = await this.deviceId();
+    return id === undefined ? body : { ...body, hardware_id: id };
   }
 
   private async userHeaders(auth: UserAuth | null): Promise<Record<string, string>> {
@@ -137,7 +160,8 @@ export class TollgateClient {
     if (auth && 'sessionToken' in auth) h.authorization = `Bearer ${auth.sessionToken}`;
     else if (auth && 'licenseCode' in auth) h['x-api-license-code'] = headerText(auth.licenseCode);
     else if (auth) Object.assign(h, { 'x-api-username': headerText(auth.username), 'x-api-password': headerText(auth.password) });
-    if (this.options.hardwareId !== undefined) h['x-hardware-id'] = headerText(this.options.hardwareId);
+    const id = await this.deviceId();
+    if (id !== undefined) h['x-hardware-id'] = headerText(id);
     return h;
   }
 }

@@ -7,7 +7,9 @@
  */
 import type { Pinned } from './certificate.js';
 import { TollgateLeaseError } from './errors.js';
-import { checkLease, parseLease, type LeasePayload } from './lease.js';
+import { checkLease, parseLease, type LeasePayload, type LeaseVerdict } from './lease.js';
+
+type LeaseVerdictOrNone = LeaseVerdict | 'no_lease';
 import type { Memory } from './memory.js';
 import type { LeaseStore } from './store.js';
 import type { Clock } from './transport.js';
@@ -51,23 +53,25 @@ export class Offline {
     private readonly memory: Memory,
     private readonly store: () => Promise<LeaseStore>,
     private readonly hardwareId: () => Promise<string>,
+    /** The highest server time verified, with the floor of amendment F. */
+    private readonly maxServerTime: (state: { max_server_time: number }) => number,
   ) {}
 
   /** A lease just received in a verified answer at server time `t`: checked like offline, then kept. */
   async keep(file: string, t: number): Promise<LeaseInfo> {
     const { state } = await this.memory.read();
     const now = this.clock.now() + state.clock_offset_ms;
-    const fresh = { highest_trusted_time: t, highest_seq: state.highest_seq, runtime_used_ms: 0, dropped: false };
+    const fresh = { highest_trusted_time: t, highest_seq: state.highest_seq, runtime_used_ms: 0, dropped: false, max_server_time: this.maxServerTime(state) };
     const check = await checkLease(file, { pinned: this.pinned, retired: new Set(state.retired), hardwareId: await this.hardwareId(), state: fresh, now });
     if (check.verdict !== 'ok') throw new TollgateLeaseError(check.verdict);
     const p = check.payload!;
-    await (await this.store()).writeLease(file);
-    const offset = state.clock_offset_ms;
+    const store = await this.store();
+    // The lease and its fresh state are written under the state's lock: another instance never sees one without the other.
     await this.memory.update(
-      (s) => {
+      async (s) => {
+        await store.writeLease(file);
         s.highest_seq = p.seq;
         s.highest_trusted_time = Math.max(t, p.iat);
-        s.clock_offset_ms = offset;
       },
       { reset: true },
     );
@@ -75,35 +79,40 @@ export class Offline {
     return info(p, check.renewDue!, 0);
   }
 
-  /** The offline check of docs/signing.md; throws TollgateLeaseError with the verdict unless the lease is good. */
+  /**
+   * The offline check of docs/signing.md; throws TollgateLeaseError with the verdict unless the lease is good.
+   * Read, checked and written under the state's lock: another instance's drop or new lease is seen, never undone.
+   */
   async check(): Promise<LeaseInfo> {
-    const file = await (await this.store()).readLease();
-    if (file === null) throw new TollgateLeaseError('no_lease');
-    const { state, tampered } = await this.memory.read();
-    // Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
-    const tick = this.clock.monotonic();
-    const used = state.runtime_used_ms + (this.memory.lastTick === undefined ? 0 : Math.max(0, tick - this.memory.lastTick));
-    this.memory.lastTick = tick;
-    const now = this.clock.now() + state.clock_offset_ms;
-    const check = await checkLease(file, {
-      pinned: this.pinned,
-      retired: new Set(state.retired),
-      hardwareId: await this.hardwareId(),
-      state: { ...state, runtime_used_ms: used },
-      now,
-      tampered,
-    });
-    const ok = check.verdict === 'ok';
-    const sameLease = check.payload !== undefined && check.payload.seq >= state.highest_seq;
-    if (sameLease) {
-      await this.memory.update((s) => {
-        s.runtime_used_ms = used;
-        // The local clock only counts as trusted time while it moves forward (and the lease is good).
-        if (ok) s.highest_trusted_time = Math.max(s.highest_trusted_time, now);
+    const store = await this.store();
+    const hardwareId = await this.hardwareId();
+    let outcome: { verdict: string; info?: LeaseInfo } = { verdict: 'no_lease' };
+    await this.memory.update(async (s, tampered) => {
+      const file = await store.readLease();
+      if (file === null) return false;
+      // Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
+      const tick = this.clock.monotonic();
+      const used = s.runtime_used_ms + (this.memory.lastTick === undefined ? 0 : Math.max(0, tick - this.memory.lastTick));
+      this.memory.lastTick = tick;
+      const now = this.clock.now() + s.clock_offset_ms;
+      const check = await checkLease(file, {
+        pinned: this.pinned,
+        retired: new Set(s.retired),
+        hardwareId,
+        state: { ...s, runtime_used_ms: used, max_server_time: this.maxServerTime(s) },
+        now,
+        tampered,
       });
-    }
-    if (!ok) throw new TollgateLeaseError(check.verdict as Exclude<typeof check.verdict, 'ok'>);
-    return info(check.payload!, check.renewDue!, used);
+      const ok = check.verdict === 'ok';
+      outcome = { verdict: check.verdict, ...(ok && { info: info(check.payload!, check.renewDue!, used) }) };
+      if (check.payload === undefined || check.payload.seq < s.highest_seq) return false;
+      s.runtime_used_ms = used;
+      // The local clock only counts as trusted time while it moves forward (and the lease is good).
+      if (ok) s.highest_trusted_time = Math.max(s.highest_trusted_time, now);
+      return true;
+    });
+    if (outcome.info === undefined) throw new TollgateLeaseError(outcome.verdict as Exclude<LeaseVerdictOrNone, 'ok'>);
+    return outcome.info;
   }
 
   /** The lease as stored, decoded but not checked (for display); null if none. */

@@ -2,9 +2,11 @@
  * The client's memory between runs: the rollback state of docs/signing.md
  * (highest trusted time, highest seq, offline runtime used, dropped) and the
  * retired kids it learned. Kept in two places with an HMAC whose key derives
- * from the app id and the hardware id. This stops casual clock games (set the
- * clock back, delete or edit a file, copy the files to another machine), not a
- * patched binary: the key derivation ships inside the app.
+ * from the app id and the hardware id: public values, so the MAC only catches
+ * accidental edits and naive tampering (edit or delete one file, copy the
+ * files to another machine); a determined user can recompute it and rewrite
+ * the state. What still holds then: a lease ends at its exp and never
+ * outlives its key's not_after.
  */
 import { hmacSha256Hex, sha256 } from './crypto.js';
 import { equalConstantTime, utf8 } from './encoding.js';
@@ -22,9 +24,46 @@ export interface ClientState extends RollbackState {
   max_server_time: number;
   /** Server time minus local clock at the last verified answer: offline checks run on server-aligned time. */
   clock_offset_ms: number;
+  /**
+   * The newest key (by its certificate's not_before) a verified answer was signed by, and the server time of that
+   * first answer: 10 minutes later, answers signed by older keys are refused (amendment D). 0: none yet.
+   */
+  newest_not_before: number;
+  newest_seen_at: number;
 }
 
-export const freshState = (): ClientState => ({ highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, retired: [], known: [], keys_fetched_at: 0, clock_offset_ms: 0, max_server_time: 0 });
+/** The fields in their stored order (shared with the other SDKs, which read and write the same files). */
+export const freshState = (): ClientState => ({
+  highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, retired: [], known: [], keys_fetched_at: 0, clock_offset_ms: 0, max_server_time: 0,
+  newest_not_before: 0, newest_seen_at: 0,
+});
+
+/**
+ * What two instances of the app on one machine know together (amendment E): `disk` as just re-read under the
+ * lock, `mine` what this instance holds (its lazily written times included). The times, seq and key-list time
+ * are the max; the kids the union; the newest key the one with the later not_before. The runtime used and
+ * `dropped` belong to one lease: for the same lease (seq) the max and the OR, otherwise the stored state's,
+ * which is the newer (every change of them is written at once, under the lock): a new lease fetched by the
+ * other instance clears a drop, and a drop by the other instance holds. The clock offset is this instance's
+ * once it measured one.
+ */
+export function merge(disk: ClientState, mine: ClientState, ownOffset: boolean): ClientState {
+  const sameLease = disk.highest_seq === mine.highest_seq;
+  const newer = mine.newest_not_before > disk.newest_not_before ? mine : disk;
+  return {
+    highest_trusted_time: Math.max(disk.highest_trusted_time, mine.highest_trusted_time),
+    highest_seq: disk.highest_seq,
+    runtime_used_ms: sameLease ? Math.max(disk.runtime_used_ms, mine.runtime_used_ms) : disk.runtime_used_ms,
+    dropped: sameLease ? disk.dropped || mine.dropped : disk.dropped,
+    retired: [...disk.retired, ...mine.retired.filter((k) => !disk.retired.includes(k))],
+    known: [...disk.known, ...mine.known.filter((k) => !disk.known.includes(k))],
+    keys_fetched_at: Math.max(disk.keys_fetched_at, mine.keys_fetched_at),
+    clock_offset_ms: ownOffset ? mine.clock_offset_ms : disk.clock_offset_ms,
+    max_server_time: Math.max(disk.max_server_time, mine.max_server_time),
+    newest_not_before: newer.newest_not_before,
+    newest_seen_at: disk.newest_not_before === mine.newest_not_before ? Math.min(disk.newest_seen_at, mine.newest_seen_at) : newer.newest_seen_at,
+  };
+}
 
 export interface LoadedState {
   state: ClientState;

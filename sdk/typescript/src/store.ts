@@ -12,12 +12,32 @@ export interface LeaseStore {
   writeLease(file: string): Promise<void>;
   readState(slot: StateSlot): Promise<string | null>;
   writeState(slot: StateSlot, record: string): Promise<void>;
+  /**
+   * Runs `fn` holding a lock shared by every instance of the app using this store: the SDK re-reads,
+   * merges and writes the state under it, so two instances neither undo each other's changes nor read
+   * one copy written and the other not (amendment E). Without it, only this process is serialised.
+   */
+  lock?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
-/** Keeps everything in memory: tests, or apps that must not touch the disk. */
+/** A promise-chain mutex: callers run one after the other, in order. */
+export class Mutex {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** Keeps everything in memory: tests, or apps that must not touch the disk. Share one between clients to share state. */
 export class MemoryLeaseStore implements LeaseStore {
   lease: string | null = null;
   readonly states: [string | null, string | null] = [null, null];
+  private readonly mutex = new Mutex();
+  lock<T>(fn: () => Promise<T>): Promise<T> {
+    return this.mutex.run(fn);
+  }
   async readLease(): Promise<string | null> {
     return this.lease;
   }
@@ -57,9 +77,54 @@ export function appDataFolders(appId: string, platform: string, env: Record<stri
   return { data: under(env.XDG_DATA_HOME || join(home, '.local', 'share')), state: under(env.XDG_STATE_HOME || join(home, '.local', 'state')) };
 }
 
-/** Files: <data>/lease.tollgate, <data>/state.json and <state>/state.json; written atomically (temp file, rename). */
+/** A lock file older than this was left by a crashed process and is taken over. */
+export const LOCK_STALE_MS = 10_000;
+/** How long to wait for the lock before taking it over anyway: a stuck holder must not freeze the app. */
+export const LOCK_WAIT_MS = 15_000;
+
+/**
+ * Files: <data>/lease.tollgate, <data>/state.json and <state>/state.json; written atomically (temp file, rename).
+ * The lock is <data>/state.lock, created exclusively and removed on release: the same file and rules as the
+ * other Tollgate SDKs, so instances of one app in different languages also take turns.
+ */
 export class FileLeaseStore implements LeaseStore {
+  private readonly local = new Mutex();
   private constructor(readonly folders: Folders) {}
+
+  lock<T>(fn: () => Promise<T>): Promise<T> {
+    // This process's callers queue here; the lock file orders them with other processes.
+    return this.local.run(async () => {
+      const release = await this.acquire();
+      try {
+        return await fn();
+      } finally {
+        await release();
+      }
+    });
+  }
+
+  private async acquire(): Promise<() => Promise<void>> {
+    const { mkdir, open, stat, unlink } = await import('node:fs/promises');
+    await mkdir(this.folders.data, { recursive: true, mode: 0o700 });
+    const file = await this.path(this.folders.data, 'state.lock');
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+      try {
+        const handle = await open(file, 'wx', 0o600);
+        await handle.writeFile(`${process.pid}\n`);
+        await handle.close();
+        return () => unlink(file).catch(() => undefined);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      const age = await stat(file).then((st) => Date.now() - st.mtimeMs, () => 0);
+      if (age > LOCK_STALE_MS || Date.now() > deadline) {
+        await unlink(file).catch(() => undefined);
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 
   /** The store in the user's app-data folders, or in the folders given. */
   static async forApp(appId: string, folders?: Folders): Promise<FileLeaseStore> {
@@ -87,7 +152,8 @@ export class FileLeaseStore implements LeaseStore {
     const { mkdir, rename, writeFile } = await import('node:fs/promises');
     await mkdir(folder, { recursive: true, mode: 0o700 });
     const target = await this.path(folder, name);
-    const temp = `${target}.${process.pid}.tmp`;
+    // Unique per writer: two instances in one process (same pid) must not share a temp file.
+    const temp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     // A crash mid-write leaves the old file whole: a half-written state would look like tampering.
     await writeFile(temp, text, { mode: 0o600 });
     await rename(temp, target);

@@ -27,6 +27,8 @@ export interface TransportOptions {
   fetch: typeof fetch;
   /** How often the key list is fetched when no unknown kid forces it (default: daily). */
   keyRefreshMs: number;
+  /** A floor for the highest server time (unix ms): the SDK's release time or the app's `notBefore` (amendment F). */
+  serverTimeFloor: number;
 }
 
 export interface Outgoing {
@@ -57,12 +59,22 @@ export const DROP_CODES: ReadonlySet<string> = new Set(['banned', 'membership_in
 /** How far apart the server's nodes' clocks may be. */
 const SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000;
 
-/** An unknown kid is looked up at most this often. */
+/** An unknown kid is looked up at most this often, and a failed key-list fetch retried after this long. */
 const UNKNOWN_KID_REFRESH_GAP_MS = 60_000;
+/** At most this many key-list fetches a minute for unknown kids, however many an emulator invents. */
+const UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4;
+/**
+ * Amendment D: once an answer signed by a newer key (later not_before) has verified, answers signed by older
+ * keys are refused this long after it: every node signs with the new key within the cache TTL (1 s), so an
+ * older key after that is a leaked one, even when a proxy blocks GET /signing_keys so its retirement is unseen.
+ */
+export const OLDER_KEY_GRACE_MS = 10 * 60_000;
 
 export class Transport {
-  /** Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop. */
+  /** Unknown kids looked up in the last minute, and when (monotonic): one lookup per kid a minute. */
   private lookedUp = new Map<string, number>();
+  /** No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one. */
+  private retryAt = -Infinity;
   private refreshing = false;
 
   constructor(private readonly o: TransportOptions, private readonly memory: Memory) {}
@@ -71,7 +83,9 @@ export class Transport {
   async send(req: Outgoing): Promise<Verified> {
     const { response, sent } = await this.fetch(req);
     const body = new Uint8Array(await response.arrayBuffer());
-    const answer = await this.verify(sent, response, await sha256Hex(body));
+    // A 413 is answered before the server reads the body: it is signed over the empty body's hash (docs/signing.md).
+    const signedOver = response.status === 413 ? { ...sent, body: new Uint8Array(0) } : sent;
+    const answer = await this.verify(signedOver, response, await sha256Hex(body));
     const verified = { status: response.status, headers: response.headers, body, t: answer.t };
     if (response.status >= 400) await this.refuse(req, verified);
     return verified;
@@ -106,26 +120,41 @@ export class Transport {
     const check = await verifyAnswer(this.o.pinned, new Set(state.retired), sent, { status: response.status, signature, certificate, responseLine });
     if (check.verdict !== 'ok') throw new TollgateVerificationError(check.verdict, response.status);
     // Beyond the contract's steps: an ended key that signs a back-dated `t` (a leaked old private key) is still
-    // expired once we have seen the server's time past its end. Tolerance: several nodes' clocks differ a little.
-    if (check.notAfter! < state.max_server_time - SERVER_CLOCK_TOLERANCE_MS) throw new TollgateVerificationError('key_expired', response.status);
-    await this.learn(check.t!, check.kid!);
+    // expired once we have seen the server's time past its end (or, on a fresh install, past the SDK's release
+    // time). Tolerance: several nodes' clocks differ a little.
+    if (check.notAfter! < this.maxServerTime(state) - SERVER_CLOCK_TOLERANCE_MS) throw new TollgateVerificationError('key_expired', response.status);
+    // Amendment D: an older key than the newest one verified is refused 10 minutes after that one was first seen.
+    const now = Math.max(this.maxServerTime(state), state.highest_trusted_time, this.o.clock.now() + state.clock_offset_ms);
+    if (state.newest_not_before > 0 && check.notBefore! < state.newest_not_before && now >= state.newest_seen_at + OLDER_KEY_GRACE_MS) {
+      throw new TollgateVerificationError('key_retired', response.status);
+    }
+    await this.learn(check.t!, check.notBefore!);
     return { t: check.t!, kid: check.kid! };
   }
 
-  private async learn(t: number, kid: string): Promise<void> {
+  /** The highest server time verified, never below the floor (the SDK's release time or `notBefore`). */
+  maxServerTime(state: { max_server_time: number }): number {
+    return Math.max(state.max_server_time, this.o.serverTimeFloor);
+  }
+
+  private async learn(t: number, notBefore: number): Promise<void> {
     const now = this.o.clock.now();
     this.memory.lastTick = undefined; // time spent online is not offline runtime
     const { state } = await this.memory.read();
-    const newKid = !state.known.includes(kid);
+    const newer = notBefore > state.newest_not_before;
     await this.memory.update(
       (s) => {
-        // The server's time, from an answer to our own fresh nonce: the best clock there is.
-        s.highest_trusted_time = t;
+        // The server's time, from an answer to our own fresh nonce: the best clock there is. Raised, never
+        // lowered (amendment E): a node whose clock lags must not undo what a faster one taught us.
+        s.highest_trusted_time = Math.max(s.highest_trusted_time, t);
         s.max_server_time = Math.max(s.max_server_time, t);
         s.clock_offset_ms = t - now;
-        if (newKid) s.known.push(kid);
+        if (notBefore > s.newest_not_before) {
+          s.newest_not_before = notBefore;
+          s.newest_seen_at = t;
+        }
       },
-      { lazy: !newKid },
+      { lazy: !newer, offset: true },
     );
     if (now - state.keys_fetched_at >= this.o.keyRefreshMs) await this.refreshKeys();
   }
@@ -135,10 +164,12 @@ export class Transport {
     const wasRefreshing = this.refreshing;
     this.refreshing = true; // the key list's own answer must not trigger another refresh
     try {
-      await this.memory.update((s) => void (s.keys_fetched_at = this.o.clock.now()));
       const res = await this.send({ method: 'GET', path: '/signing_keys' });
       const list = JSON.parse(new TextDecoder().decode(res.body)) as KeyList;
+      // Recorded only once it worked: a blocked or failed fetch must not postpone the next one by a day.
+      const fetchedAt = this.o.clock.now();
       await this.memory.update((s) => {
+        s.keys_fetched_at = Math.max(s.keys_fetched_at, fetchedAt);
         for (const kid of list.retired) if (!s.retired.includes(kid)) s.retired.push(kid);
         for (const k of list.keys) if (!s.known.includes(k.kid)) s.known.push(k.kid);
       });
@@ -148,20 +179,27 @@ export class Transport {
     }
   }
 
-  /** The refresh done on the way: on an unknown kid (at most once a minute) or when the daily one is due. */
+  /**
+   * The refresh done on the way: on an unknown kid or when the daily one is due. Bounded: one lookup per kid a
+   * minute and a few a minute in all (an emulator inventing kids cannot make us fetch per answer); a failed
+   * fetch is retried a minute later. A kid becomes known only from a verified key list, so an unknown kid
+   * whose lookup failed or was skipped is looked up again later.
+   */
   private async refreshKeys(unknownKid?: string): Promise<void> {
     if (this.refreshing) return;
+    const mono = this.o.clock.monotonic();
+    if (mono < this.retryAt) return;
     if (unknownKid !== undefined) {
-      const mono = this.o.clock.monotonic();
-      if (mono - (this.lookedUp.get(unknownKid) ?? -Infinity) < UNKNOWN_KID_REFRESH_GAP_MS) return;
-      if (this.lookedUp.size >= 64) this.lookedUp.clear();
+      for (const [kid, at] of this.lookedUp) if (mono - at >= UNKNOWN_KID_REFRESH_GAP_MS || mono < at) this.lookedUp.delete(kid);
+      if (this.lookedUp.has(unknownKid) || this.lookedUp.size >= UNKNOWN_KID_LOOKUPS_PER_MINUTE) return;
       this.lookedUp.set(unknownKid, mono);
     }
     try {
       await this.fetchKeyList();
-    } catch (err) {
-      // Unreachable or refused: verification goes on with what we know. A forged key list is never ignored.
-      if (err instanceof TollgateVerificationError) throw err;
+    } catch {
+      // Unreachable, blocked or unverifiable (an unsigned 503 from a proxy): the answer at hand is still verified
+      // on its own, with what we know; amendment D covers an older key a blocked list would have named retired.
+      this.retryAt = mono + UNKNOWN_KID_REFRESH_GAP_MS;
     }
   }
 

@@ -41,8 +41,9 @@ export interface AnswerCheck {
   kid?: string;
   /** The server's time, trusted once the verdict is ok. */
   t?: number;
-  /** The signing key's certificate end, once the certificate verified. */
+  /** The signing key's certificate validity, once the certificate verified. */
   notAfter?: number;
+  notBefore?: number;
 }
 
 const HEADER = /^v1; kid=([A-Za-z0-9_-]{1,64}); t=(\d{1,16}); sig=([A-Za-z0-9_-]{86})$/;
@@ -96,9 +97,10 @@ export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>,
   if (chain.verdict !== 'ok') return { verdict: chain.verdict, kid, t };
   const { cert } = chain;
   const notAfter = cert.not_after;
-  if (cert.kid !== kid) return { verdict: 'kid_mismatch', kid, t, notAfter };
-  if (retired.has(kid)) return { verdict: 'key_retired', kid, t, notAfter };
-  if (!certificateCovers(cert, t)) return { verdict: 'key_expired', kid, t, notAfter };
+  const notBefore = cert.not_before;
+  if (cert.kid !== kid) return { verdict: 'kid_mismatch', kid, t, notAfter, notBefore };
+  if (retired.has(kid)) return { verdict: 'key_retired', kid, t, notAfter, notBefore };
+  if (!certificateCovers(cert, t)) return { verdict: 'key_expired', kid, t, notAfter, notBefore };
   const lines = [
     'tollgate/response/v1',
     kid,
@@ -112,5 +114,5 @@ export async function verifyAnswer(pinned: Pinned, retired: ReadonlySet<string>,
     answer.responseLine,
   ];
   const ok = await ed25519Verify(cert.publicKeyBytes, header.sig, utf8(lines.join('\n')));
-  return { verdict: ok ? 'ok' : 'bad_signature', kid, t, notAfter };
+  return { verdict: ok ? 'ok' : 'bad_signature', kid, t, notAfter, notBefore };
 }
