@@ -152,6 +152,20 @@ describe.skipIf(STORE !== 'sqlite')('tollgate keys against a real server', () =>
     for (const needle of needles) expect(log.includes(needle.toString())).toBe(false);
   });
 
+  it('apps create/update take --signatures, --offline-grace-seconds and --lease-renew-seconds', async () => {
+    const apps = (args: string[]) => run(['--json', '--url', node.url, '--token', ADMIN_TOKEN, 'apps', ...args], work);
+    const created = JSON.parse(ok(await apps(['create', 'Leases CLI', '--offline-grace-seconds', '7200', '--lease-renew-seconds', '900']), 'apps create').stdout);
+    expect(created).toMatchObject({ offline_grace_seconds: 7200, lease_renew_seconds: 900, signatures: 'optional' });
+    // required needs a key that can sign now: this new app has none (the server's 422, said in one line).
+    failed(await apps(['update', created.id, '--signatures', 'required']), 'signatures required without a key', /signatures/);
+    failed(await apps(['update', created.id, '--signatures', 'always']), '--signatures always', /--signatures must be optional or required/);
+    // The app of these tests has an active key (keys init above).
+    const updated = JSON.parse(ok(await apps(['update', app.id, '--signatures', 'required', '--offline-grace-seconds', '0', '--lease-renew-seconds', '60']), 'apps update').stdout);
+    expect(updated).toMatchObject({ signatures: 'required', offline_grace_seconds: 0, lease_renew_seconds: 60 });
+    expect((await admin(node.url, 'GET', `/apps/${app.id}`)).body).toMatchObject({ signatures: 'required', offline_grace_seconds: 0, lease_renew_seconds: 60 });
+    ok(await apps(['update', app.id, '--signatures', 'optional']), 'back to optional');
+  });
+
   it('help lists the keys commands', async () => {
     const r = ok(await run(['keys', '--help'], work), 'keys --help');
     for (const command of ['init', 'rotate', 'list', 'show', 'retire']) expect(r.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));

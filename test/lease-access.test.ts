@@ -59,12 +59,15 @@ describe('POST /lease: its own refusals, in order', () => {
     });
   }
 
-  it('no usable signing key: 503 service_unavailable saying so, before the credentials', async () => {
+  it('no usable signing key: 503 service_unavailable saying so, with Retry-After (a minute: an operator must act), before the credentials', async () => {
     const app = await leaseApp(h);
     await h.activeUser(app, 'alice');
     for (const creds of [legacy('alice'), legacy('alice', 'wrong password!')]) {
-      const body = expectError(await postLease(h, app, creds), 503, 'service_unavailable');
+      const res = await postLease(h, app, creds);
+      const body = expectError(res, 503, 'service_unavailable');
       expect(body.detail).toMatch(/no usable signing key/);
+      expect(res.headers['retry-after']).toBe('60');
+      expect(res.headers['tollgate-signature']).toBeUndefined();
     }
   });
 

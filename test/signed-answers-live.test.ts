@@ -168,6 +168,29 @@ describe('logs', () => {
     expect(warnings(a)).toBe(2);
   });
 
+  it('a key that cannot be loaded: answers go out unsigned, and the error is logged at most once per app per minute', async () => {
+    const logs = capture();
+    h = await harness({ env: { LOG_LEVEL: 'warn' }, logStream: logs.stream });
+    const app = await h.createApp(anonymous);
+    await setUpKeys(h, app);
+    // A private key the server cannot parse: every load of the app's key ring fails.
+    await h.tollgate.services.store.db.run('UPDATE signing_keys SET private_key = ? WHERE app_id = ?', ['AAAA', app.id]);
+    h.clock.advance(5_000); // past the key cache's TTL
+    const errors = () => logs.lines().filter((l) => l.appId === app.id && /signing the answer failed/.test(l.msg ?? '')).length;
+    for (let i = 0; i < 5; i++) {
+      const c = await call(h.inject, app.headers, 'GET', '/app_context');
+      expect(c.res.statusCode).toBe(200);
+      expect(c.res.headers['tollgate-signature']).toBeUndefined();
+    }
+    expect(errors()).toBe(1);
+    h.clock.advance(59_000);
+    await call(h.inject, app.headers, 'GET', '/app_context');
+    expect(errors()).toBe(1);
+    h.clock.advance(2_000);
+    await call(h.inject, app.headers, 'GET', '/app_context');
+    expect(errors()).toBe(2);
+  });
+
   it('at trace level, no private key of any signing key appears in the logs', async () => {
     const logs = capture();
     h = await harness({ env: { LOG_LEVEL: 'trace' }, logStream: logs.stream });

@@ -42,6 +42,8 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
 
 /** Seconds a client is told to wait before retrying a 503 (the database or a dependency is down). */
 export const RETRY_AFTER_UNAVAILABLE_S = 2;
+/** Retry-After of a 503 that needs an operator to act (an app with no usable signing key). */
+export const RETRY_AFTER_OPERATOR_S = 60;
 
 export interface ErrorBody {
   detail: string;
@@ -119,6 +121,9 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
   if (err instanceof DomainError) {
     const overrides = (request.routeOptions.config as RouteErrorConfig | undefined)?.statusOverrides;
     const status = overrides?.[err.code] ?? ERRORS[err.code].status;
+    // Every 503 carries Retry-After (the API document promises it). A domain 503 (POST /lease with no usable
+    // signing key) waits for an operator, so clients are told to come back in a minute, not in seconds.
+    if (status === 503) reply.header('retry-after', String(RETRY_AFTER_OPERATOR_S));
     // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
     void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
     return;

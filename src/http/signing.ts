@@ -77,14 +77,36 @@ export function noteDownload(request: FastifyRequest, fileSha256: string): void 
 export function signAnswers(app: FastifyInstance, s: Services): void {
   app.decorateRequest('signing', null);
   const warnedAt = new Map<string, number>();
+  const failedAt = new Map<string, number>();
+
+  /** Whether to log this app's condition now: once per app per minute (a clock set back logs again). */
+  function due(seen: Map<string, number>, appId: string, now: number): boolean {
+    const last = seen.get(appId);
+    if (last !== undefined && now - last < WARN_EVERY_MS && now >= last) return false;
+    if (seen.size >= WARNED_APPS_KEPT) seen.clear();
+    seen.set(appId, now);
+    return true;
+  }
 
   function unsigned(request: FastifyRequest, now: number): void {
     const appId = request.ctx.app.id;
-    const last = warnedAt.get(appId);
-    if (last !== undefined && now - last < WARN_EVERY_MS && now >= last) return;
-    if (warnedAt.size >= WARNED_APPS_KEPT) warnedAt.clear();
-    warnedAt.set(appId, now);
+    if (!due(warnedAt, appId, now)) return;
     request.log.warn({ appId }, 'a request asked for a signed answer, but the app has no usable signing key (none certified, or all retired or expired): answering unsigned');
+  }
+
+  /**
+   * The key could not be loaded (the database is down) or signing failed: the
+   * answer goes out unsigned, which an SDK refuses as missing_signature, rather
+   * than turning every answer into a 500. Logged once per app per minute (at
+   * request rate a database outage would flood the log); the error's message
+   * only, never an object that might hold key material.
+   */
+  function failed(request: FastifyRequest, err: unknown, done: () => void): void {
+    const appId = request.ctx.app.id;
+    if (due(failedAt, appId, s.clock())) {
+      request.log.error({ appId, reqId: request.id, cause: err instanceof Error ? err.message : 'unknown' }, 'signing the answer failed: answering unsigned (logged once per app per minute)');
+    }
+    done();
   }
 
   function apply(request: FastifyRequest, reply: FastifyReply, payload: unknown, key: SigningKey | null, now: number): void {
@@ -129,17 +151,6 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
       (err) => failed(request, err, done),
     );
   });
-}
-
-/**
- * The key could not be loaded (the database is down) or signing failed: the
- * answer goes out unsigned, which an SDK refuses as missing_signature, rather
- * than turning every answer into a 500. The error's message only: never an
- * object that might hold key material.
- */
-function failed(request: FastifyRequest, err: unknown, done: () => void): void {
-  request.log.error({ reqId: request.id, cause: err instanceof Error ? err.message : 'unknown' }, 'signing the answer failed: answering unsigned');
-  done();
 }
 
 /**

@@ -12,7 +12,15 @@ function settingOptions(cmd: Command): Command {
     .option('--max-devices <n>', 'devices per user', int)
     .option('--session-ttl <seconds>', 'session lifetime in seconds', int)
     .option('--password-min <n>', 'minimum password length on sign-up', int)
-    .option('--registration <open|closed>', 'whether sign-ups are accepted');
+    .option('--registration <open|closed>', 'whether sign-ups are accepted')
+    .option('--signatures <optional|required>', 'signed answers: required refuses requests without Tollgate-Nonce (needs an active signing key: tollgate keys init)')
+    .option('--offline-grace-seconds <seconds>', 'how long an offline lease lasts (0: no leases)', int)
+    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it', int);
+}
+
+function signatures(value: unknown): string | undefined {
+  if (value === undefined || value === 'optional' || value === 'required') return value;
+  throw new CliError('--signatures must be optional or required');
 }
 
 function onOff(value: unknown, name: string): boolean | undefined {
@@ -30,6 +38,9 @@ function settings(opts: Record<string, unknown>): Record<string, unknown> {
     session_ttl_seconds: opts.sessionTtl,
     password_min_length: opts.passwordMin,
     registration_open: onOff(opts.registration, '--registration'),
+    signatures: signatures(opts.signatures),
+    offline_grace_seconds: opts.offlineGraceSeconds,
+    lease_renew_seconds: opts.leaseRenewSeconds,
   };
   for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
   return out;
