@@ -5,7 +5,7 @@
  * client operation, document-only constraints (schemas.ts `documented`) applied.
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import { NONCE } from '../domain/signing/format.js';
+import { KID_CHARS, NONCE } from '../domain/signing/format.js';
 import { DOC_ONLY } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -37,7 +37,7 @@ const parameters = {
 const headers: Record<string, Json> = {
   TollgateSignature: {
     description: 'Present when the request carried a Tollgate-Nonce: v1; kid=<kid>; t=<unix ms>; sig=<base64url Ed25519 signature> (docs/signing.md)',
-    schema: { type: 'string', pattern: '^v1; kid=[A-Za-z0-9_-]{1,64}; t=[0-9]+; sig=[A-Za-z0-9_-]{86}$' },
+    schema: { type: 'string', pattern: `^v1; kid=${KID_CHARS}; t=[0-9]+; sig=[A-Za-z0-9_-]{86}$` },
   },
   TollgateKeyCert: {
     description: 'Present with Tollgate-Signature: the base64url tollgate/keycert/v1 certificate of the signing key, to verify up to the pinned root',

@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 
 export const MAX_CERT_VALIDITY_MS = 90 * 24 * 3600 * 1000;
 export const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
-export const KID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A kid: the one definition, used by the routes' schemas and the API document too. */
+export const KID_CHARS = '[A-Za-z0-9_-]{1,64}';
+export const KID_PATTERN = `^${KID_CHARS}$`;
+export const KID = new RegExp(KID_PATTERN);
 export const LEASE_BEGIN = '-----BEGIN TOLLGATE LEASE-----';
 export const LEASE_END = '-----END TOLLGATE LEASE-----';
 
@@ -123,9 +126,11 @@ export const downloadLine = (fileSha256: string, contentRange: string | undefine
 
 export const signatureHeader = (kid: string, t: number, sig: Uint8Array): string => `v1; kid=${kid}; t=${t}; sig=${b64url(sig)}`;
 
-/** Parses `v1; kid=…; t=…; sig=…` (those four, in that order); null if malformed. */
+const SIGNATURE_HEADER = new RegExp(`^v1; kid=(${KID_CHARS}); t=(\\d{1,16}); sig=([A-Za-z0-9_-]{86})$`);
+
+/** Parses `v1; kid=…; t=…; sig=…` (those four, in that order); null if malformed. Used by the server's tests. */
 export function parseSignatureHeader(value: string): { kid: string; t: number; sig: Buffer } | null {
-  const m = /^v1; kid=([A-Za-z0-9_-]{1,64}); t=(\d{1,16}); sig=([A-Za-z0-9_-]{86})$/.exec(value);
+  const m = SIGNATURE_HEADER.exec(value);
   if (!m) return null;
   const sig = Buffer.from(m[3]!, 'base64url');
   return sig.length === 64 ? { kid: m[1]!, t: Number(m[2]), sig } : null;

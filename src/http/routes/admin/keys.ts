@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { createSigningKey, getKey, getRootKey, listKeys, retireKey, setRootKey, uploadCertificate } from '../../../domain/admin/keys.js';
 import type { Services } from '../../../domain/services.js';
+import { KID_PATTERN } from '../../../domain/signing/format.js';
 import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const publicKey = { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', description: 'base64url (no padding) of the 32 raw bytes of an Ed25519 public key' } as const;
-const kid = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+const kid = { type: 'string', pattern: KID_PATTERN } as const;
 
 // Never a private key: the server keeps the signing keys' private halves to itself, and never sees the root's.
 const keySchema = {

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../domain/services.js';
+import { KID_PATTERN } from '../../../domain/signing/format.js';
 import { clientKeyList } from '../../../domain/signing/keys.js';
 import { appHeaders, errors } from '../../schemas.js';
 
-const kid = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+const kid = { type: 'string', pattern: KID_PATTERN } as const;
 
 /** GET /signing_keys (docs/signing.md): what an SDK needs to trust a new kid and to refuse retired ones. */
 export function keyListRoutes(app: FastifyInstance, s: Services): void {
