@@ -101,7 +101,7 @@ struct Client::Impl {
           return std::make_pair(s, std::make_shared<StateKeeper>(s, o.app_id, hwid()));
         }),
         transport(TransportOptions{o.base_url, o.app_key, o.app_secret, pinned, clock, o.key_refresh_ms, o.timeout_ms,
-                                   o.connect_timeout_ms, o.ca_file, std::max(RELEASE_TIME_MS, o.not_before.value_or(0))},
+                                   o.connect_timeout_ms, o.ca_file, o.not_before.value_or(SDK_RELEASED_AT)},
                   memory) {}
 
   std::string hwid() {
@@ -134,9 +134,24 @@ struct Client::Impl {
     }
   }
 
-  // The device's id goes with every call that takes one: the app's, or the default hardware_id(app_id).
+  /**
+   * The hardware id for a call that takes one: the app's, else the default hardware_id(app_id) (on every such call,
+   * so device authentication sees the same id on login as on /lease). None only when the OS has no machine id and
+   * the app gave none: the call then goes without, as the server allows.
+   */
+  std::optional<std::string> device_id() {
+    try {
+      return hwid();
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
   void with_hardware(ordered_json& body, const std::optional<std::string>& hardware_id) {
-    body["hardware_id"] = hardware_id ? *hardware_id : hwid();
+    if (hardware_id)
+      body["hardware_id"] = *hardware_id;
+    else if (auto id = device_id())
+      body["hardware_id"] = *id;
   }
 
   std::vector<std::pair<std::string, std::string>> user_headers(const std::optional<UserAuth>& auth) {
@@ -149,7 +164,7 @@ struct Client::Impl {
         h.emplace_back("x-api-password", p->password);
       }
     }
-    h.emplace_back("x-hardware-id", hwid());
+    if (auto id = device_id()) h.emplace_back("x-hardware-id", *id);
     return h;
   }
 
@@ -399,7 +414,8 @@ DownloadResult Client::download_file(const std::string& file_id, const std::stri
 LeaseInfo Client::create_lease() { return create_lease(auth); }
 
 LeaseInfo Client::create_lease(const std::optional<UserAuth>& user) {
-  const auto headers = impl_->user_headers(user);
+  auto headers = impl_->user_headers(user);
+  if (!impl_->device_id()) headers.emplace_back("x-hardware-id", impl_->hwid());  // throws: a lease needs one
   const Verified res = impl_->transport.send({"POST", "/lease", std::nullopt, headers, true});
   return impl_->keep(to_text(res.body), res.t);
 }

@@ -1,7 +1,9 @@
 // The client's memory between runs: the rollback state (highest trusted time, highest seq, offline
 // runtime used, dropped) plus the kids it learned, in two places with an HMAC; and the lease stores.
-// This stops casual clock games (set the clock back, edit or delete a file, copy the files to another
-// machine), not a patched binary: the key derivation ships inside the app.
+// The MAC's key derives from public values (app id, hardware id), so it only catches accidental edits and
+// naive tampering (edit or delete one file, copy the files to another machine): a determined user can
+// recompute it and rewrite the state. What still holds then: a lease ends at its exp and never outlives its
+// key's not_after. Every update re-reads, merges and writes under the store's lock (instances share it).
 #include <atomic>
 #include <chrono>
 #include <cstdio>

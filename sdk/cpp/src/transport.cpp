@@ -242,6 +242,7 @@ std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent
   const SignedRequest& sent = answer.status == 413 ? unread : sent_request;
   const auto signature = answer.header("tollgate-signature");
   const auto certificate = answer.header("tollgate-key-cert");
+  memory_.locked([] {});  // the state now: what other instances of the app wrote since is merged in
   if (signature) {
     if (auto parsed = parse_signature_header(*signature); parsed && !contains(memory_.state().known, parsed->kid))
       refresh_keys(parsed->kid);

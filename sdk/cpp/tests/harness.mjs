@@ -103,7 +103,8 @@ async function main() {
  * certificate, another key), body_changed (a real answer made 200 with an active user), replay (the first
  * /app_context answer recorded and sent again), other_target (/app_context forwarded as /signing_keys),
  * strip (signature header removed), capture (records the /app_context answer), replay_captured, swap (the
- * credential headers named in "swap" replaced by those values, or removed when null: another user's answer).
+ * credential headers named in "swap" replaced by those values, or removed when null: another user's answer),
+ * emulator_keyed (a server of our own under the emulator root: "key" {seed, kid, not_before, not_after, t_shift_ms}).
  */
 async function startMitm(target) {
   let mode = 'pass';
@@ -111,6 +112,7 @@ async function startMitm(target) {
   let recorded;
   let captured;
   let swap = {};
+  let emuKey;
   let log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
   const forward = async (req) => {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)));
@@ -149,6 +151,23 @@ async function startMitm(target) {
         const key = { ...lib.keyPair('cpp-emulator-key'), kid: 'emu1' };
         const cert = lib.encodeJson(lib.certify(root, { app_id: appId, kid: key.kid, public_key: key.publicKey, not_before: Date.now() - 1000, not_after: Date.now() + 86_400_000 }));
         return sign(req, { status: 200, headers: { 'content-type': 'application/json' }, body: activeContext() }, key, cert);
+      }
+      case 'emulator_keyed': {
+        // A server of our own (the client pins the emulator root): the key given (seed, kid, validity), t shifted.
+        const root = lib.keyPair('cpp-emulator-root');
+        const key = { ...lib.keyPair(`cpp-emulator-${emuKey.seed}`), kid: emuKey.kid };
+        const cert = lib.encodeJson(lib.certify(root, { app_id: appId, kid: key.kid, public_key: key.publicKey, not_before: emuKey.not_before, not_after: emuKey.not_after }));
+        const body = req.path.startsWith('/signing_keys')
+          ? Buffer.from(JSON.stringify({ keys: [{ kid: key.kid, certificate: cert, status: 'active' }], retired: [] }))
+          : activeContext();
+        const signed = sign(req, { status: 200, headers: { 'content-type': 'application/json' }, body }, key, cert);
+        if (!emuKey.t_shift_ms) return signed;
+        const t = Date.now() + emuKey.t_shift_ms;
+        const input = lib.responseInput({
+          kid: key.kid, t, nonce: String(req.headers['tollgate-nonce']), appId, status: 200, method: req.method, target: req.path,
+          requestBodySha256: lib.sha256Hex(req.body), credentialsSha256: lib.credentialsSha256(req.headers, 'latin1'), responseLine: lib.sha256Hex(body),
+        });
+        return { ...signed, headers: { ...signed.headers, 'tollgate-signature': lib.signatureHeader(key.kid, t, lib.ed25519(key, input)) } };
       }
       case 'emulator_key': {
         const real = await forward(req);
@@ -198,11 +217,12 @@ async function startMitm(target) {
           mode = set.mode ?? 'pass';
           appId = set.app_id ?? appId;
           swap = set.swap ?? {};
+          emuKey = set.key;
           recorded = undefined;
           log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
         }
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ mode, ...log }));
+        res.end(JSON.stringify({ mode, ...log, emulator_root_public_key: lib.keyPair('cpp-emulator-root').publicKey }));
         return;
       }
       handle({ method: req.method, path: req.url, headers: req.headers, body }).then(

@@ -89,8 +89,9 @@ json cli(const std::string& args) {
   return out.empty() ? json() : json::parse(out);
 }
 
-json mitm(const std::string& mode, const std::string& app_id = "", const json& swap = json::object()) {
-  return http("POST", MITM + "/__mitm", json{{"mode", mode}, {"app_id", app_id}, {"swap", swap}}.dump(), "application/json", false)
+json mitm(const std::string& mode, const std::string& app_id = "", const json& swap = json::object(), const json& key = nullptr) {
+  return http("POST", MITM + "/__mitm", json{{"mode", mode}, {"app_id", app_id}, {"swap", swap}, {"key", key}}.dump(),
+              "application/json", false)
       .parsed();
 }
 json mitm_log() { return http("GET", MITM + "/__mitm", "", "", false).parsed(); }
@@ -494,6 +495,45 @@ int main() {
     tollgate::Client fresh(options(other, MITM));
     CHECK_EQ(verdict_of([&] { fresh.get_app_context(std::nullopt); }), "key_retired");
   });
+
+  std::cout << "key freshness (a server of our own: the client pins the emulator's root)\n";
+  {
+    const std::string emu_root = mitm("pass")["emulator_root_public_key"];
+    const std::int64_t DAY = 24LL * 3600 * 1000, MIN = 60000;
+    auto pinned_to_emulator = [&](std::optional<std::int64_t> not_before = std::nullopt) {
+      auto o = options(app, MITM);
+      o.root_public_key = emu_root;
+      o.not_before = not_before;
+      return std::make_unique<tollgate::Client>(o);
+    };
+    auto keyed = [&](const std::string& seed, std::int64_t not_before, std::int64_t not_after, std::int64_t t_shift = 0) {
+      mitm("emulator_keyed", app.id, json::object(),
+           json{{"seed", seed}, {"kid", seed}, {"not_before", not_before}, {"not_after", not_after}, {"t_shift_ms", t_shift}});
+    };
+    check::run("a fresh install refuses a key that ended before the SDK's release, signing a back-dated t (key_expired)", [&] {
+      const std::int64_t end = tollgate::SDK_RELEASED_AT - DAY;
+      keyed("ended", end - 30 * DAY, end, end - 3600000 - wall_ms());
+      CHECK_EQ(verdict_of([&] { pinned_to_emulator()->get_app_context(std::nullopt); }), "key_expired");
+      // An app built earlier may lower the floor (not_before): the same answer is then accepted.
+      CHECK_EQ(verdict_of([&] { pinned_to_emulator(end - 40 * DAY)->get_app_context(std::nullopt); }), "accepted");
+    });
+    check::run("an older key is key_retired 10 minutes after a newer key was first verified, accepted before", [&] {
+      const std::int64_t now = wall_ms();
+      auto c = pinned_to_emulator();
+      keyed("older", now - 2 * DAY, now + 30 * DAY);
+      CHECK_EQ(verdict_of([&] { c->get_app_context(std::nullopt); }), "accepted");
+      keyed("newer", now - DAY, now + 30 * DAY);
+      CHECK_EQ(verdict_of([&] { c->get_app_context(std::nullopt); }), "accepted");
+      keyed("older", now - 2 * DAY, now + 30 * DAY);
+      CHECK_EQ(verdict_of([&] { c->get_app_context(std::nullopt); }), "accepted");  // within the 10 minutes
+      auto late = pinned_to_emulator();
+      keyed("newer", now - DAY, now + 30 * DAY, -11 * MIN);  // the newer key first seen 11 minutes ago
+      CHECK_EQ(verdict_of([&] { late->get_app_context(std::nullopt); }), "accepted");
+      keyed("older", now - 2 * DAY, now + 30 * DAY);
+      CHECK_EQ(verdict_of([&] { late->get_app_context(std::nullopt); }), "key_retired");
+    });
+    mitm("pass");
+  }
 
   std::cout << "offline leases\n";
   int users = 0;

@@ -420,8 +420,8 @@ struct Clock {
   std::function<std::int64_t()> monotonic;
 };
 
-/** When this SDK version was released (unix ms, 2026-11-23T00:00:00Z): the floor of the server time it has seen. */
-constexpr std::int64_t RELEASE_TIME_MS = 1795392000000LL;
+/** When this SDK version was released (unix ms, 2026-11-23T00:00:00Z): the default not_before. Raised with each release. */
+constexpr std::int64_t SDK_RELEASED_AT = 1795392000000LL;
 
 struct ClientOptions {
   /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
@@ -431,7 +431,11 @@ struct ClientOptions {
   /** Pinned: the app id and the public root key printed by `tollgate keys init`. */
   std::string app_id;
   std::string root_public_key;
-  /** This device's id (x-hardware-id / hardware_id; binds leases). Default: hardware_id(app_id) when first needed. */
+  /**
+   * This device's id, sent as x-hardware-id / hardware_id on every call that takes one (binds leases, device
+   * authentication). Default: hardware_id(app_id); on a machine without a machine id the calls go without one
+   * (create_lease() then throws: a lease needs one).
+   */
   std::optional<std::string> hardware_id;
   /** Default: a FileLeaseStore in the user's app-data folders. */
   std::shared_ptr<LeaseStore> lease_store;
@@ -444,8 +448,9 @@ struct ClientOptions {
   /** Extra CA bundle file for HTTPS (libcurl CURLOPT_CAINFO); empty: the system's. */
   std::string ca_file;
   /**
-   * Unix ms the server's time is known to be past (e.g. your app's build time); RELEASE_TIME_MS is the floor anyway.
-   * A signing key that ended (5 minutes' tolerance) before it is refused from the first answer of a fresh install.
+   * A floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the SDK's
+   * release time (SDK_RELEASED_AT). A key that ended (5 minutes' tolerance) before it is refused from the first
+   * answer on, so a leaked private key of an ended key cannot sign a back-dated answer or lease for a fresh install.
    */
   std::optional<std::int64_t> not_before;
 };
