@@ -79,22 +79,19 @@ export interface IpRange {
 export function parseIpRange(value: string): IpRange | null {
   const [rawAddress, rawPrefix, ...rest] = value.trim().split('/');
   if (rest.length > 0 || !rawAddress) return null;
-  const version = isIP(rawAddress);
-  if (version === 0 || rawAddress.includes('%')) return null;
-  const max = version === 4 ? 32 : 128;
+  const address = canonicalIp(rawAddress);
+  if (address === null) return null;
+  const max = isIP(rawAddress) === 4 ? 32 : 128;
   let prefix = max;
   if (rawPrefix !== undefined) {
     if (!/^\d{1,3}$/.test(rawPrefix)) return null;
     prefix = Number(rawPrefix);
     if (prefix > max) return null;
   }
-  if (version === 4) return { address: rawAddress, prefix, family: 'ipv4' };
-  const groups = ipv6Groups(rawAddress.toLowerCase());
-  if (isMapped(groups)) {
-    if (prefix < 96) return null; // a range wider than the mapped block is not an IPv4 range
-    return { address: ipv4Of(groups), prefix: prefix - 96, family: 'ipv4' };
-  }
-  return { address: formatIpv6(groups), prefix, family: 'ipv6' };
+  if (isIP(address) === 6) return { address, prefix, family: 'ipv6' };
+  if (max === 32) return { address, prefix, family: 'ipv4' };
+  // An IPv4-mapped IPv6 range is an IPv4 range; one wider than the mapped block is not.
+  return prefix < 96 ? null : { address, prefix: prefix - 96, family: 'ipv4' };
 }
 
 export function addRange(list: BlockList, range: IpRange): void {
@@ -120,14 +117,14 @@ export const PROXY_KEYWORDS: ReadonlySet<string> = new Set(Object.keys(PROXY_RAN
 /** Whether a (canonical) address is one of the proxies whose X-Forwarded-For is honoured. */
 export type ProxyTrust = (ip: string) => boolean;
 
+/** The ranges TRUST_PROXY entries name (keywords expanded; what is not an address or range is skipped: config refuses it). */
+function proxyRanges(entries: readonly string[]): IpRange[] {
+  return entries.flatMap((entry) => (PROXY_RANGES[entry] ?? [entry]).map(parseIpRange).filter((r): r is IpRange => r !== null));
+}
+
 export function proxyTrust(entries: readonly string[]): ProxyTrust {
   const list = new BlockList();
-  for (const entry of entries) {
-    for (const value of PROXY_RANGES[entry] ?? [entry]) {
-      const range = parseIpRange(value);
-      if (range) addRange(list, range);
-    }
-  }
+  for (const range of proxyRanges(entries)) addRange(list, range);
   return (ip) => inList(list, ip);
 }
 
@@ -165,20 +162,16 @@ function covers(intervals: [bigint, bigint][], top: bigint): boolean {
 export function familiesTrusted(entries: readonly string[]): ('IPv4' | 'IPv6')[] {
   const v4: [bigint, bigint][] = [];
   const v6: [bigint, bigint][] = [];
-  for (const entry of entries) {
-    for (const value of PROXY_RANGES[entry] ?? [entry]) {
-      const range = parseIpRange(value);
-      if (!range) continue;
-      const [start, end] = rangeBounds(range);
-      if (range.family === 'ipv4') {
-        v4.push([start, end]);
-        v6.push([MAPPED + start, MAPPED + end]);
-      } else {
-        v6.push([start, end]);
-        const low = start > MAPPED ? start : MAPPED;
-        const high = end < MAPPED + V4_SIZE - 1n ? end : MAPPED + V4_SIZE - 1n;
-        if (low <= high) v4.push([low - MAPPED, high - MAPPED]);
-      }
+  for (const range of proxyRanges(entries)) {
+    const [start, end] = rangeBounds(range);
+    if (range.family === 'ipv4') {
+      v4.push([start, end]);
+      v6.push([MAPPED + start, MAPPED + end]);
+    } else {
+      v6.push([start, end]);
+      const low = start > MAPPED ? start : MAPPED;
+      const high = end < MAPPED + V4_SIZE - 1n ? end : MAPPED + V4_SIZE - 1n;
+      if (low <= high) v4.push([low - MAPPED, high - MAPPED]);
     }
   }
   const families: ('IPv4' | 'IPv6')[] = [];
