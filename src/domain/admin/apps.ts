@@ -107,7 +107,7 @@ export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Prom
 }
 
 /** Only what identifies the app's cache entries goes on the bus: never the record with its secret's digest. */
-const appChanged = (app: AppRecord): Change => ({ app: { id: app.id, apiKey: app.apiKey } });
+export const appChanged = (app: AppRecord): Change => ({ app: { id: app.id, apiKey: app.apiKey } });
 
 export async function listApps(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AppView>> {
   const page = await s.store.apps.list(cursor, limit);

@@ -18,7 +18,7 @@ import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../si
 import { forgetEndedKeys } from '../signing/keys.js';
 import { ed25519PublicKey } from '../signing/points.js';
 import { write } from '../unit-of-work.js';
-import { appIn } from './apps.js';
+import { appChanged, appIn } from './apps.js';
 import type { AdminServices } from './audit.js';
 
 export type KeyStatus = 'pending' | 'active' | 'retired' | 'expired';
@@ -75,7 +75,7 @@ export async function setRootKey(s: AdminServices, appId: string, input: { publi
     await audit(app.rootPublicKey === null ? 'keys.root_set' : 'keys.root_replace', appId, appId, {
       before: { public_key: app.rootPublicKey }, after: { public_key: input.public_key }, ...(retired.length > 0 && { retired }),
     });
-    changed({ app: { id: app.id, apiKey: app.apiKey }, keys: appId });
+    changed(appChanged(app)); // drops the app's key ring too, here and on every node
     return { app_id: appId, public_key: input.public_key, retired };
   });
 }

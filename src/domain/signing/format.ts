@@ -3,19 +3,19 @@
  * lease sign. SDKs rebuild the same bytes; sdk/test-vectors pins them. Never
  * change a v1 layout: make a v2.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 export const MAX_CERT_VALIDITY_MS = 90 * 24 * 3600 * 1000;
 export const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 /** A kid: the one definition, used by the routes' schemas and the API document too. */
 export const KID_CHARS = '[A-Za-z0-9_-]{1,64}';
 export const KID_PATTERN = `^${KID_CHARS}$`;
-export const KID = new RegExp(KID_PATTERN);
 export const LEASE_BEGIN = '-----BEGIN TOLLGATE LEASE-----';
 export const LEASE_END = '-----END TOLLGATE LEASE-----';
 
 export const b64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
-export const sha256Hex = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+/** One-shot (as tokens.ts digest): a third of createHash's cost, and a signed answer hashes twice. */
+export const sha256Hex = (bytes: Uint8Array | string): string => hash('sha256', bytes, 'hex');
 
 export interface CertificateFields {
   app_id: string;
