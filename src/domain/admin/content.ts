@@ -184,8 +184,9 @@ export async function deleteFile(s: AdminServices, appId: string, id: string): P
   await write(s, async ({ tx, audit, changed }) => {
     const before = await tx.files.findById(appId, id);
     if (!before) throw new DomainError('not_found', 'File not found');
-    await tx.files.delete(appId, id);
-    await tx.files.deleteBlob(before.blobId);
+    // The blob the deleted row pointed to when it was deleted (a replacement may have committed since the read).
+    const blobId = await tx.files.delete(appId, id);
+    await tx.files.deleteBlob(blobId ?? before.blobId);
     await audit('file.delete', appId, id, { before: { name: before.name, size: before.size, sha256: before.sha256 } });
     changed({ content: appId });
   });
