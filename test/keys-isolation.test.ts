@@ -59,7 +59,10 @@ describe('signing keys: one app cannot see or touch another’s', () => {
     const rootA = await setUpKeys(h, a);
     await setUpKeys(h, b);
     expect((await h.admin('GET', `/apps/${a.id}/root-key`)).json().public_key).toBe(rootA.rootPublicKey);
-    await h.admin('PUT', `/apps/${b.id}/root-key`, { public_key: rootPair().rootPublicKey, replace: true });
+    const replacement = rootPair().rootPublicKey;
+    expect((await h.admin('PUT', `/apps/${b.id}/root-key`, { public_key: replacement, replace: true })).statusCode).toBe(200);
+    expect((await h.admin('GET', `/apps/${b.id}/root-key`)).json().public_key).toBe(replacement);
+    expect((await h.admin('GET', `/apps/${a.id}/root-key`)).json().public_key).toBe(rootA.rootPublicKey);
     expect((await currentSigningKey(h.tollgate.services, a.id, h.clock.ms))?.kid).toBe(rootA.kid);
   });
 });

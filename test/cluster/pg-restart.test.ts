@@ -212,6 +212,8 @@ describe.skipIf(!usable)('a private PostgreSQL that freezes and restarts', () =>
       expect(serving, `${n.url} does not serve after the restarts`).toBe(true);
     }
 
+    expect(signedUp.length).toBeGreaterThan(0); // else the checks below check nothing
+    expect(activated.length).toBeGreaterThan(0);
     for (const username of signedUp) {
       const found = await admin(pair[1]!.url, 'GET', `/apps/${app.id}/users?q=${username}`);
       expect(found.body.items.map((u: { username: string }) => u.username), `acknowledged sign-up ${username} lost`).toContain(username);

@@ -158,6 +158,7 @@ def test_two_instances_share_the_state_folders(server, app, tmp_path):
         t.start()
     for t in threads:
         t.join(120)
+    assert not any(t.is_alive() for t in threads), "an instance is stuck (on the state lock?)"
     assert problems == []
     assert lease_verdict(a) == "ok" and lease_verdict(b) == "ok"
 

@@ -46,6 +46,7 @@ describe('signing keys as the client sees them', () => {
       // The same client object, the same pinned root: the answer now comes from the new key, and the client learns it.
       const err = await w.client.getAppContext(null).then(() => null, (e: unknown) => e);
       expect(err).not.toBeInstanceOf(TollgateVerificationError);
+      expect(err).toMatchObject({ status: 401 }); // the verified refusal of an anonymous caller
       // The answer's kid is unknown: before it is accepted, the client fetches the key list (its retired kids).
       expect(w.seen.map((s) => [s.path, s.kid])).toEqual([
         ['/app_context', rotated.kid],
