@@ -11,10 +11,12 @@ import { licensesCommand } from './commands/licenses.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
 import { localCommands } from './local.js';
+import { commandName, VERSION } from './package-info.js';
 import { configOrExit, dbTarget, exit, failureLine, guardStart, waitForDatabase, type Flags } from './start.js';
 
 const program = new Command('tollgate')
   .description('Tollgate: self-hosted access and licensing service')
+  .version(VERSION, '-V, --version', 'print the version of this tollgate')
   .option('--url <url>', 'server to manage [env TOLLGATE_URL, default http://127.0.0.1:8080]')
   .option('--token <token>', 'admin token [env TOLLGATE_ADMIN_TOKEN]')
   .option('--json', 'print JSON (for scripts) instead of tables');
@@ -68,6 +70,7 @@ serve.action(async (options: Record<string, string>) => {
 
 /** Shown once: the token is stored only as a digest and cannot be printed again. */
 function printFirstStart(url: string, token: string): void {
+  const tollgate = commandName();
   process.stdout.write(
     [
       '',
@@ -77,9 +80,11 @@ function printFirstStart(url: string, token: string): void {
       `  export TOLLGATE_ADMIN_TOKEN=${token}`,
       '',
       'Next:',
-      '  npx tollgate apps create "My App"            # prints the app key and secret',
-      '  npx tollgate tokens create "ci"               # more named admin tokens',
-      `  open ${url}/docs                               # API reference`,
+      `  ${`${tollgate} apps create "My App"`.padEnd(40)} # prints the app key and secret`,
+      `  ${`${tollgate} tokens create "ci"`.padEnd(40)} # more named admin tokens`,
+      `  ${`open ${url}/docs`.padEnd(40)} # API reference`,
+      '',
+      `Lost this token? On this machine: ${tollgate} tokens create NAME --local (uses the same DATABASE_URL).`,
       '',
     ].join('\n'),
   );
