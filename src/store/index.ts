@@ -6,6 +6,7 @@ import { devicesRepository } from './repositories/devices.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
+import { operatorsRepository } from './repositories/operators.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { usersRepository } from './repositories/users.js';
@@ -24,6 +25,7 @@ export function repositories(q: Queryable) {
     bans: bansRepository(q),
     signingKeys: signingKeysRepository(q),
     leases: leasesRepository(q),
+    operators: operatorsRepository(q),
   };
 }
 
