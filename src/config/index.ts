@@ -12,6 +12,10 @@ export interface Config {
   /** Proxies whose X-Forwarded-For is honoured; null trusts none (the socket address is the client). */
   trustProxy: string[] | null;
   logLevel: LogLevel;
+  /** One info line per request (method, route, status, time, client IP, app, error code); off: none. */
+  accessLog: boolean;
+  /** json: one JSON object a line, for machines; pretty: one readable line per entry, for people at a terminal. */
+  logFormat: 'json' | 'pretty';
   redisUrl: string | null;
   /** How long a Redis command may go unanswered before the node counts rate limits on its own. */
   redisTimeoutMs: number;
@@ -108,6 +112,14 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'logLevel', env: 'LOG_LEVEL', flag: '--log-level', description: `one of ${LOG_LEVELS.join(', ')} (default info)`,
     parse: (raw) => ((LOG_LEVELS as readonly string[]).includes(raw) ? (raw as LogLevel) : fail(`must be one of ${LOG_LEVELS.join(', ')}`)),
   },
+  accessLog: {
+    key: 'accessLog', env: 'ACCESS_LOG', flag: '--access-log', description: 'on (default: one info line per request) or off',
+    parse: (raw) => (raw === 'on' ? true : raw === 'off' ? false : fail('must be "on" or "off"')),
+  },
+  logFormat: {
+    key: 'logFormat', env: 'LOG_FORMAT', flag: '--log-format', description: 'json (default: one JSON object a line) or pretty (readable text)',
+    parse: (raw) => (raw === 'json' || raw === 'pretty' ? raw : fail('must be json or pretty')),
+  },
   redisUrl: {
     key: 'redisUrl', env: 'REDIS_URL', flag: '--redis-url', description: 'redis://… for shared rate-limit state (optional)',
     parse: (raw) => (/^rediss?:\/\//.test(raw) ? raw : fail('must be redis://… or rediss://…')),
@@ -203,6 +215,8 @@ export const DEFAULTS: Config = {
   adminToken: null,
   trustProxy: null,
   logLevel: 'info',
+  accessLog: true,
+  logFormat: 'json',
   redisUrl: null,
   redisTimeoutMs: 50,
   rateLimit: true,
