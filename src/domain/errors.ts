@@ -27,7 +27,13 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'invalid_client_address'
   | 'nonce_required'
-  | 'leases_disabled';
+  | 'leases_disabled'
+  | 'not_authenticated'
+  | 'totp_required'
+  | 'invalid_totp'
+  | 'csrf_failed'
+  | 'forbidden'
+  | 'dashboard_not_built';
 
 export interface FieldError {
   field: string;

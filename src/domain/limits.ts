@@ -10,6 +10,15 @@ export type LimitedAction = 'signup' | 'license_signup' | 'login' | 'activation'
 /** The codes that count as a failed credential attempt. */
 export const FAILURE_CODES = new Set(['invalid_credentials', 'invalid_license', 'license_used']);
 
+/** An operator's wrong password or wrong TOTP code counts; a missing code (totp_required) is no guess. */
+const OPERATOR_FAILURE_CODES = new Set(['invalid_credentials', 'invalid_totp']);
+
+/** Operators' sign-in failures: the defaults every app starts with (migration 0003), so the same limits as a user's login. */
+export const OPERATOR_LIMITS = {
+  perUsername: { limit: 10, windowMs: 900_000 },
+  perIp: { limit: 30, windowMs: 300_000 },
+} as const;
+
 export class RateLimited extends DomainError {
   constructor(readonly limit: number, readonly retryAfterSeconds: number) {
     super('rate_limited', `Too many attempts; try again in ${retryAfterSeconds} s`);
@@ -90,15 +99,31 @@ export class Limiter {
    * place: 429, and nothing was checked.
    */
   async attempt<T>(ctx: RequestContext, who: Identity, check: () => T | Promise<T>): Promise<T> {
+    return this.hold(this.failureRules(ctx.app, ctx.ip, who), ctx.now, FAILURE_CODES, check);
+  }
+
+  /**
+   * An operator's sign-in to the dashboard, held the same way as a user's
+   * login: a place per IP and per username taken before the password (and
+   * TOTP code) is checked, at the apps' default limits (OPERATOR_LIMITS).
+   */
+  async attemptOperator<T>(ip: string, username: string, now: number, check: () => Promise<T>): Promise<T> {
+    const rules: Slot[] = [
+      { key: `operator|fail|ip|${ip}`, ...OPERATOR_LIMITS.perIp },
+      { key: `operator|fail|user|${usernameKey(username)}`, ...OPERATOR_LIMITS.perUsername },
+    ];
+    return this.hold(rules, now, OPERATOR_FAILURE_CODES, check);
+  }
+
+  private async hold<T>(rules: Slot[], now: number, failures: ReadonlySet<string>, check: () => T | Promise<T>): Promise<T> {
     if (!this.counters) return check();
-    const rules = this.failureRules(ctx.app, ctx.ip, who);
-    const taken = await this.counters.take(rules, ctx.now);
-    if (!taken.ok) throw taken.inFlightOnly ? new RateLimited(rules[taken.full]!.limit, IN_FLIGHT_RETRY_S) : this.refusal(rules[taken.full]!, ctx.now);
+    const taken = await this.counters.take(rules, now);
+    if (!taken.ok) throw taken.inFlightOnly ? new RateLimited(rules[taken.full]!.limit, IN_FLIGHT_RETRY_S) : this.refusal(rules[taken.full]!, now);
     let failed = false;
     try {
       return await check();
     } catch (err) {
-      failed = err instanceof DomainError && FAILURE_CODES.has(err.code);
+      failed = err instanceof DomainError && failures.has(err.code);
       throw err;
     } finally {
       // The counters' store may fail here too (the check's 503 is often the same outage): the place then

@@ -1,0 +1,53 @@
+import type { Role } from '../../store/repositories/operators.js';
+import { DomainError } from '../errors.js';
+
+export type { Role };
+export const ROLES: readonly Role[] = ['owner', 'admin', 'support', 'viewer'];
+
+/**
+ * What a route needs. Each admin route names exactly one (src/http/roles.ts);
+ * a role is the set of these it holds.
+ */
+export type Permission =
+  | 'read' // every GET of the admin API except operators
+  | 'self' // who am I, my own session and TOTP
+  | 'users' // extend, lifetime, reset devices, revoke sessions, delete a user
+  | 'bans' // ban and unban
+  | 'apps' // create, change, rotate the secret of, delete an app
+  | 'licenses' // create and delete licenses
+  | 'content' // variables and files
+  | 'keys' // root and signing keys
+  | 'tokens' // create and revoke admin tokens
+  | 'operators'; // operator accounts
+
+const ALL: readonly Permission[] = ['read', 'self', 'users', 'bans', 'apps', 'licenses', 'content', 'keys', 'tokens', 'operators'];
+
+/** The issue's roles, as sets: owner everything; admin all but operators and keys; support reads and acts on users; viewer reads. */
+export const GRANTS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
+  owner: new Set(ALL),
+  admin: new Set(ALL.filter((p) => p !== 'operators' && p !== 'keys')),
+  support: new Set<Permission>(['read', 'self', 'users', 'bans']),
+  viewer: new Set<Permission>(['read', 'self']),
+};
+
+const RANK: Record<Role, number> = { owner: 3, admin: 2, support: 1, viewer: 0 };
+
+const WHAT: Record<Permission, string> = {
+  read: 'read the admin API', self: 'use its own session', users: 'act on users', bans: 'ban or unban', apps: 'change apps',
+  licenses: 'create or delete licenses', content: 'change variables or files', keys: 'manage signing keys', tokens: 'create or revoke admin tokens',
+  operators: 'manage operators',
+};
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** Refuses (403 forbidden, naming the role and the action) unless the role holds the permission. */
+export function requirePermission(role: Role, needed: Permission): void {
+  if (!GRANTS[role].has(needed)) throw new DomainError('forbidden', `The ${role} role may not ${WHAT[needed]}`);
+}
+
+/** Nobody hands out more than they hold: a token or an operator gets at most its creator's role. */
+export function requireGrantable(actorRole: Role, granted: Role): void {
+  if (RANK[granted] > RANK[actorRole]) throw new DomainError('forbidden', `The ${actorRole} role may not grant the ${granted} role`);
+}
