@@ -49,6 +49,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       maxUploadBytes: config.maxUploadBytes,
       metricsToken: config.metricsToken,
       corsOrigins: config.corsOrigins,
+      accessLog: config.accessLog,
       timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
       ...(overrides.logStream && { logStream: overrides.logStream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },

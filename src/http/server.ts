@@ -7,6 +7,7 @@ import type { LoggerOptions } from 'pino';
 import type { Services } from '../domain/services.js';
 import { clientAddress, forwardedAddress, proxyTrust } from '../domain/ip.js';
 import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
+import { registerAccessLog } from './access-log.js';
 import { clientCors } from './cors.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -30,6 +31,8 @@ export interface ServerOptions {
   metricsToken?: string | null;
   corsOrigins?: string[] | null;
   timeouts: Timeouts;
+  /** One info line per request (src/http/access-log.ts); ACCESS_LOG. */
+  accessLog?: boolean;
 }
 
 declare module 'fastify' {
@@ -73,7 +76,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     ...timeoutOptions(opts.timeouts),
     clientErrorHandler: clientErrorHandler(() => app.log, opts.timeouts.requestMs),
     bodyLimit: 1024 * 1024,
-    // Per-request lines cost throughput on the hot paths; the onResponse hook below logs them at debug.
+    // Fastify's two lines per request (with a child logger each) cost throughput; access-log.ts writes one.
     logController: new LogController({ disableRequestLogging: true }),
     // Measured: a pino child logger per request (to bind reqId) cost ~10% of /app_context throughput.
     // Requests share the server's logger; the few per-request lines carry reqId themselves.
@@ -115,16 +118,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     }
     done();
   });
-  // One line per request at debug. The hook exists only when debug lines are written: measured, an
-  // onResponse hook costs ~3% of /app_context throughput even when it writes nothing. A 500 is logged
-  // at error with its cause by handleError whatever the level.
-  if ((app.log as unknown as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('debug')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      const level = reply.statusCode >= 500 ? 'error' : 'debug';
-      request.log[level]({ reqId: request.id, method: request.method, url: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-      done();
-    });
-  }
+  registerAccessLog(app, opts.accessLog ?? false);
 
   await app.register(swagger, swaggerOptions(CLIENT_API_VERSION));
   // Named schemas before any route refers to them: responses serialize through them, the document names them.

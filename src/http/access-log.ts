@@ -1,0 +1,66 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The access log: one info line per answered request, what an operator needs
+ * to see what clients are doing (many 401s, device mismatches, a 503 storm)
+ * and nothing a reader of the log could use against a user:
+ *
+ * - the route pattern (`/admin/v1/apps/:app_id`), never the raw URL, whose
+ *   query may carry anything a client put there;
+ * - no header, query value or body: credentials travel in all three;
+ * - the app by its id (from the authenticated request, or an admin path),
+ *   never by its API key;
+ * - for an error answer, its stable `code` (the `{detail, code}` body).
+ *
+ * Cost on the hot path, measured (docs/performance.md): two callback hooks,
+ * no child logger and no promise per request; the error code is read only
+ * from error answers. Lines from Node's own connection errors (408, 431),
+ * answered before Fastify sees a request, are not here (connections.ts).
+ */
+export function registerAccessLog(app: FastifyInstance, on: boolean): void {
+  if (!on || !(app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info')) return;
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && typeof payload === 'string') {
+      const code = CODE.exec(payload);
+      if (code) errorCodes.set(reply, code[1]!);
+    }
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const status = reply.statusCode;
+    app.log.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ip: request.ctx?.ip ?? app.clientAddress(request),
+        appId: appIdOf(request),
+        code: status >= 400 ? errorCodes.get(reply) : undefined,
+      },
+      'request',
+    );
+    done();
+  });
+}
+
+/**
+ * The code of a `{detail, code}` body. Inside a JSON string every quote is
+ * escaped, so `"code":"` unescaped is a key; no other object of an error body
+ * has one.
+ */
+const CODE = /"code":"([a-z0-9_]{1,64})"/;
+
+/** Codes of error answers, from onSend to onResponse (only error answers are looked at). */
+const errorCodes = new WeakMap<FastifyReply, string>();
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The app a request names: the client API's authenticated app, or an admin path's `:app_id` when it is an id. */
+function appIdOf(request: FastifyRequest): string | undefined {
+  const client = request.ctx?.app.id;
+  if (client !== undefined) return client;
+  const named = (request.params as { app_id?: unknown } | undefined)?.app_id;
+  return typeof named === 'string' && UUID.test(named) ? named.toLowerCase() : undefined;
+}
