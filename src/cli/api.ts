@@ -61,19 +61,6 @@ export class ApiClient {
     });
     return (await res.json()) as T;
   }
-
-  /** Follows next_cursor until the end (or `max` items). */
-  async all<T>(path: string, max = Infinity): Promise<T[]> {
-    const items: T[] = [];
-    let cursor: string | null = null;
-    do {
-      const sep = path.includes('?') ? '&' : '?';
-      const page: { items: T[]; next_cursor: string | null } = await this.json('GET', `${path}${sep}limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      items.push(...page.items);
-      cursor = page.next_cursor;
-    } while (cursor && items.length < max);
-    return items.slice(0, max);
-  }
 }
 
 export function query(params: Record<string, string | number | boolean | undefined>): string {

@@ -17,7 +17,7 @@ export interface CliContext {
 export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>) {
   return async function (this: Command, ...args: unknown[]): Promise<void> {
     const all = this.optsWithGlobals<{ url?: string; token?: string; json?: boolean }>();
-    const url = all.url ?? process.env.TOLLGATE_URL ?? 'http://127.0.0.1:8080';
+    const rawUrl = all.url ?? process.env.TOLLGATE_URL ?? 'http://127.0.0.1:8080';
     const token = all.token ?? process.env.TOLLGATE_ADMIN_TOKEN;
     if (!token) {
       process.stderr.write('tollgate: no admin token: pass --token or set TOLLGATE_ADMIN_TOKEN\n');
@@ -26,6 +26,7 @@ export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>
     }
     const positional = args.slice(0, this.registeredArguments.length) as string[];
     try {
+      const url = serverUrl(rawUrl);
       await fn({ api: new ApiClient({ url, token }), out: { json: all.json === true }, opts: this.opts() }, ...positional);
     } catch (err) {
       if (err instanceof CliError) {
@@ -36,6 +37,23 @@ export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>
       throw err;
     }
   };
+}
+
+/**
+ * The server's address as typed: `127.0.0.1:8080` or `licensing.example.com`
+ * without a scheme means http:// (as curl reads it), never "Invalid URL".
+ */
+export function serverUrl(raw: string): string {
+  const text = raw.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new CliError(`--url ${raw} is not a server address (for example http://127.0.0.1:8080)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--url ${raw}: only http:// and https:// servers`);
+  return url.href;
 }
 
 export function requireApp(ctx: CliContext): string {

@@ -1,8 +1,15 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import type { LogLevel } from '../config/index.js';
+import { createAdminToken } from '../domain/admin/tokens.js';
+import { cryptoRandom, systemClock } from '../domain/deps.js';
+import { DomainError } from '../domain/errors.js';
+import { argon2Hasher } from '../domain/password.js';
+import { createServices } from '../domain/services.js';
+import { createStore } from '../store/index.js';
 import type { Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { openDb, type OpenOptions } from '../store/open.js';
@@ -65,6 +72,47 @@ export function localCommands(program: Command): void {
     });
 }
 
+/**
+ * `tollgate tokens create NAME --local`: a new admin token written straight
+ * into the database, for the operator who lost every token (the first one is
+ * shown once). Whoever may read and write the database owns the server
+ * anyway; like `backup`, it never creates a database: a run from the wrong
+ * directory names the path it looked at instead of minting a token nobody uses.
+ */
+export async function createTokenLocally(name: string, databaseUrl: string | undefined, json: boolean): Promise<void> {
+  const config = configOrExit(databaseUrl ? { databaseUrl } : {});
+  const target = dbTarget(config.databaseUrl, true);
+  await runLocal(target, config.logLevel, async () => {
+    refuseEmptyFile(target, 'tokens create');
+    const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
+    try {
+      await requireSchema(db, target, 'tokens create');
+      const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
+      // The audit log says it was made on the machine, by which system user, not through the API.
+      const created = await createAdminToken({ ...services, actor: `local:${localUser()}` }, name).catch((err: unknown) => {
+        throw err instanceof DomainError ? new StartError(err.message) : err;
+      });
+      const note = 'The admin token is shown only once: it is stored as a digest and cannot be printed again.';
+      if (json) {
+        process.stdout.write(JSON.stringify(created, null, 2) + '\n');
+        process.stderr.write(`${note}\n`);
+      } else {
+        process.stdout.write(`created admin token ${created.name} (${created.id}) in ${target.location}\n\n  export TOLLGATE_ADMIN_TOKEN=${created.token}\n\n${note}\n`);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+function localUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
 /** Runs a local command: any failure is one line on stderr and exit 1 (cleanup in `finally` blocks runs first). */
 async function runLocal(target: DbTarget, level: LogLevel, fn: () => Promise<void>): Promise<void> {
   guardStart(target, level);
@@ -74,6 +122,8 @@ async function runLocal(target: DbTarget, level: LogLevel, fn: () => Promise<voi
     exit(failureLine(err, target), err instanceof StartError ? err.exitCode : 1, err, level);
   }
 }
+
+type LocalCommand = 'backup' | 'migrate' | 'tokens create';
 
 /** Opens the database and proves it answers and holds Tollgate's tables (or may be given them: `create`). */
 async function openReady(url: string, config: OpenOptions, target: DbTarget, create: boolean): Promise<Db> {
@@ -103,7 +153,7 @@ async function hasSchema(db: Db): Promise<boolean> {
 }
 
 /** A zero-byte file (`touch`ed, or left by an older version run in the wrong place): refused before opening turns it into an empty database. */
-function refuseEmptyFile(target: DbTarget, command: 'backup' | 'migrate'): void {
+function refuseEmptyFile(target: DbTarget, command: LocalCommand): void {
   if (target.kind !== 'sqlite' || target.location === ':memory:') return;
   let size = -1;
   try {
@@ -114,11 +164,11 @@ function refuseEmptyFile(target: DbTarget, command: 'backup' | 'migrate'): void 
   if (size === 0) throw notTollgate(target, command);
 }
 
-async function requireSchema(db: Db, target: DbTarget, command: 'backup' | 'migrate'): Promise<void> {
+async function requireSchema(db: Db, target: DbTarget, command: LocalCommand): Promise<void> {
   if (!(await hasSchema(db))) throw notTollgate(target, command);
 }
 
-function notTollgate(target: DbTarget, command: 'backup' | 'migrate'): StartError {
+function notTollgate(target: DbTarget, command: LocalCommand): StartError {
   const firstInstall = command === 'migrate' ? '; for a first install run `tollgate migrate --create` or `tollgate serve`' : '';
   return new StartError(`${target.location} is not a Tollgate database (no schema_migrations table)${firstInstall}`);
 }

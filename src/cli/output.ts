@@ -42,3 +42,45 @@ function cell(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+/**
+ * Beside an answer that carries a secret the server keeps only as a digest:
+ * on stdout under a table, on stderr with --json (stdout stays the JSON).
+ */
+export function shownOnce(line: string, opts: OutputOptions): void {
+  (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+/**
+ * The details of an audit event on one line of at most `width` characters:
+ * `key=value` pairs, a change as `key=before→after`. The whole object is in --json.
+ */
+export function summarizeDetails(details: unknown, width = 60): string {
+  if (details === null || typeof details !== 'object') return cell(details);
+  const line = pairs(details as Record<string, unknown>).join(' ');
+  if (line === '') return '-';
+  return line.length <= width ? line : `${line.slice(0, width - 1)}…`;
+}
+
+function pairs(details: Record<string, unknown>): string[] {
+  const { before, after, ...rest } = details;
+  const out = Object.entries(rest).map(([k, v]) => `${k}=${scalar(v)}`);
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(before) && isObject(after)) {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) out.push(`${key}=${scalar(before[key])}→${scalar(after[key])}`);
+    return out;
+  }
+  // One side only: the action says which (a delete shows what was, a create what is).
+  for (const [side, value] of [['before', before], ['after', after]] as const) {
+    if (value === undefined) continue;
+    if (isObject(value)) out.push(...Object.entries(value).map(([k, v]) => `${k}=${scalar(v)}`));
+    else out.push(`${side}=${scalar(value)}`);
+  }
+  return out;
+}
+
+function scalar(value: unknown): string {
+  if (value === undefined) return '-';
+  if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  return JSON.stringify(value);
+}

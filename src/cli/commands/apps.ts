@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CliError } from '../api.js';
 import { int, remote } from '../context.js';
-import { printDone, printObject, printRows } from '../output.js';
+import { fetchList, listOptions, tellMore } from '../lists.js';
+import { printDone, printObject, printRows, shownOnce } from '../output.js';
 
 const COLUMNS = ['id', 'name', 'api_key', 'device_auth_enabled', 'anonymous_access_allowed', 'max_devices_per_user', 'registration_open'];
 
@@ -49,10 +50,11 @@ function settings(opts: Record<string, unknown>): Record<string, unknown> {
 export function appsCommand(program: Command): void {
   const apps = program.command('apps').description('Applications: create, list, change settings, rotate secrets, delete');
 
-  apps.command('list').description('List applications').action(
-    remote(async ({ api, out }) => {
-      const items = await api.all<Record<string, unknown>>('admin/v1/apps');
-      printRows(items, COLUMNS, out);
+  listOptions(apps.command('list').description('List applications')).action(
+    remote(async ({ api, out, opts }) => {
+      const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/apps', opts, 'applications');
+      printRows(listed.items, COLUMNS, out);
+      tellMore(listed);
     }),
   );
 
@@ -60,7 +62,7 @@ export function appsCommand(program: Command): void {
     remote(async ({ api, out, opts }, name) => {
       const app = await api.json<Record<string, unknown>>('POST', 'admin/v1/apps', { name, ...settings(opts) });
       printObject(app, out);
-      if (!out.json) process.stdout.write('The API secret is shown only now: store it in your application’s build secrets.\n');
+      shownOnce('The API secret is shown only once: store it in your application’s build secrets.', out);
     }),
   );
 
@@ -76,7 +78,10 @@ export function appsCommand(program: Command): void {
   );
 
   apps.command('rotate-secret').description('Issue a new API secret; the old one stops working at once').argument('<app_id>').action(
-    remote(async ({ api, out }, id) => printObject(await api.json('POST', `admin/v1/apps/${id}/secret`), out)),
+    remote(async ({ api, out }, id) => {
+      printObject(await api.json('POST', `admin/v1/apps/${id}/secret`), out);
+      shownOnce('The new API secret is shown only once; the old one no longer works.', out);
+    }),
   );
 
   apps

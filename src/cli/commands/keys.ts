@@ -11,6 +11,7 @@ import type { KeyView } from '../../domain/admin/keys.js';
 import { b64url, certificateInput, decodeCertificate, encodeCertificate, MAX_CERT_VALIDITY_MS } from '../../domain/signing/format.js';
 import { ApiClient, CliError } from '../api.js';
 import { positiveInt, remote, requireApp, type CliContext } from '../context.js';
+import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printObject, printRows } from '../output.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -119,10 +120,11 @@ export function keysCommand(program: Command): void {
     .option('--days <n>', `validity in days (at most ${MAX_DAYS})`, days)
     .action(remote(rotate));
 
-  appOption(keys.command('list').description('List signing keys')).action(
+  listOptions(appOption(keys.command('list').description('List signing keys'))).action(
     remote(async (ctx) => {
-      const items = await ctx.api.all<Record<string, unknown>>(`${appPath(requireApp(ctx))}/signing-keys`);
-      printRows(items, COLUMNS, ctx.out);
+      const listed = await fetchList<Record<string, unknown>>(ctx.api, `${appPath(requireApp(ctx))}/signing-keys`, ctx.opts, 'keys');
+      printRows(listed.items, COLUMNS, ctx.out);
+      tellMore(listed);
     }),
   );
 

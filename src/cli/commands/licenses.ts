@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { licenseCsvRow, licensesCsvHeader, type LicenseView } from '../../domain/admin/licenses.js';
 import { CliError, query } from '../api.js';
-import { int, positiveInt, remote, requireApp } from '../context.js';
+import { int, remote, requireApp } from '../context.js';
+import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'used_at', 'used_by_user_id'];
@@ -37,29 +38,30 @@ export function licensesCommand(program: Command): void {
       }),
     );
 
-  licenses
-    .command('list')
-    .description('List licenses')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
-    .option('--used', 'only used licenses')
-    .option('--unused', 'only unused licenses')
-    .option('--q <text>', 'search code and note')
-    .option('--limit <n>', 'at most this many', positiveInt, 100)
-    .option('--csv', 'every matching license as CSV (streamed by the server; ignores --limit)')
-    .action(
-      remote(async (ctx) => {
-        const { opts } = ctx;
-        if (opts.used && opts.unused) throw new CliError('--used and --unused exclude each other');
-        const filter = query({ used: opts.used ? 'true' : opts.unused ? 'false' : undefined, q: opts.q as string | undefined });
-        const app = requireApp(ctx);
-        if (opts.csv) {
-          process.stdout.write(await ctx.api.text(`admin/v1/apps/${app}/licenses/export${filter}`));
-          return;
-        }
-        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/apps/${app}/licenses${filter}`, opts.limit as number);
-        printRows(items, COLUMNS, ctx.out);
-      }),
-    );
+  listOptions(
+    licenses
+      .command('list')
+      .description('List licenses')
+      .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+      .option('--used', 'only used licenses')
+      .option('--unused', 'only unused licenses')
+      .option('--q <text>', 'search code and note')
+      .option('--csv', 'every matching license as CSV (streamed by the server; ignores --limit)'),
+  ).action(
+    remote(async (ctx) => {
+      const { opts } = ctx;
+      if (opts.used && opts.unused) throw new CliError('--used and --unused exclude each other');
+      const filter = query({ used: opts.used ? 'true' : opts.unused ? 'false' : undefined, q: opts.q as string | undefined });
+      const app = requireApp(ctx);
+      if (opts.csv) {
+        process.stdout.write(await ctx.api.text(`admin/v1/apps/${app}/licenses/export${filter}`));
+        return;
+      }
+      const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/apps/${app}/licenses${filter}`, opts, 'licenses');
+      printRows(listed.items, COLUMNS, ctx.out);
+      tellMore(listed);
+    }),
+  );
 
   licenses
     .command('get')

@@ -1,21 +1,25 @@
 import type { Command } from 'commander';
 import { query } from '../api.js';
-import { positiveInt, remote, requireApp } from '../context.js';
-import { printDone, printObject, printRows } from '../output.js';
+import { remote, requireApp } from '../context.js';
+import { fetchList, listOptions, tellMore } from '../lists.js';
+import { createTokenLocally } from '../local.js';
+import { printDone, printObject, printRows, shownOnce, summarizeDetails } from '../output.js';
 
 export function bansCommand(program: Command): void {
   const bans = program.command('bans').description('Bans: IP addresses and ranges, hardware IDs, license codes, users');
-  bans
-    .command('list')
-    .description('List bans')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
-    .option('--type <type>', 'ip, hardware_id, license or user')
-    .action(
-      remote(async (ctx) => {
-        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/apps/${requireApp(ctx)}/bans${query({ type: ctx.opts.type as string | undefined })}`);
-        printRows(items, ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'], ctx.out);
-      }),
-    );
+  listOptions(
+    bans
+      .command('list')
+      .description('List bans')
+      .option('--app <app_id>', 'application (or TOLLGATE_APP)')
+      .option('--type <type>', 'ip, hardware_id, license or user'),
+  ).action(
+    remote(async (ctx) => {
+      const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/bans${query({ type: ctx.opts.type as string | undefined })}`, ctx.opts, 'bans');
+      printRows(listed.items, ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'], ctx.out);
+      tellMore(listed);
+    }),
+  );
   bans
     .command('create')
     .description('Ban something')
@@ -47,15 +51,29 @@ export function bansCommand(program: Command): void {
 
 export function tokensCommand(program: Command): void {
   const tokens = program.command('tokens').description('Admin tokens');
-  tokens.command('list').description('List admin tokens').action(
-    remote(async ({ api, out }) => {
-      const items = await api.all<Record<string, unknown>>('admin/v1/tokens');
-      printRows(items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out);
+  listOptions(tokens.command('list').description('List admin tokens')).action(
+    remote(async ({ api, out, opts }) => {
+      const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/tokens', opts, 'tokens');
+      printRows(listed.items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out);
+      tellMore(listed);
     }),
   );
-  tokens.command('create').description('Create a named admin token (shown once)').argument('<name>').action(
-    remote(async ({ api, out }, name) => printObject(await api.json('POST', 'admin/v1/tokens', { name }), out)),
-  );
+  const createRemotely = remote(async ({ api, out }, name) => {
+    printObject(await api.json('POST', 'admin/v1/tokens', { name }), out);
+    shownOnce('The admin token is shown only once: it is stored as a digest and cannot be printed again.', out);
+  });
+  tokens
+    .command('create')
+    .description('Create a named admin token (shown once); --local writes it into the database directly, when no token is left')
+    .argument('<name>')
+    .option('--local', 'no server, no admin token: create it in the database (DATABASE_URL, on this machine)')
+    .option('--database-url <url>', 'the database for --local (implies it) [env DATABASE_URL]')
+    .action(async function (this: Command, name: string, options: { local?: boolean; databaseUrl?: string }) {
+      if (options.local || options.databaseUrl !== undefined) {
+        return createTokenLocally(name, options.databaseUrl, this.optsWithGlobals<{ json?: boolean }>().json === true);
+      }
+      return createRemotely.call(this, name);
+    });
   tokens.command('revoke').description('Revoke an admin token').argument('<token_id>').action(
     remote(async ({ api, out }, id) => {
       await api.json('DELETE', `admin/v1/tokens/${id}`);
@@ -65,21 +83,23 @@ export function tokensCommand(program: Command): void {
 }
 
 export function auditCommand(program: Command): void {
-  program
+  const audit = program
     .command('audit')
     .description('Read the audit log of admin writes (newest first)')
     .option('--app <app_id>', 'only this application')
     .option('--target <id>', 'only this object')
     .option('--action <action>', 'only this action, e.g. ban.create')
     .option('--since <iso>', 'from this time')
-    .option('--until <iso>', 'before this time')
-    .option('--limit <n>', 'at most this many', positiveInt, 50)
-    .action(
-      remote(async (ctx) => {
-        const o = ctx.opts as Record<string, string | undefined>;
-        const q = query({ app_id: o.app, target_id: o.target, action: o.action, since: o.since, until: o.until });
-        const items = await ctx.api.all<Record<string, unknown>>(`admin/v1/audit${q}`, ctx.opts.limit as number);
-        printRows(items, ['at', 'actor', 'action', 'app_id', 'target_id', 'details'], ctx.out);
-      }),
-    );
+    .option('--until <iso>', 'before this time');
+  listOptions(audit, 50).action(
+    remote(async (ctx) => {
+      const o = ctx.opts as Record<string, string | undefined>;
+      const q = query({ app_id: o.app, target_id: o.target, action: o.action, since: o.since, until: o.until });
+      const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/audit${q}`, ctx.opts, 'events');
+      // The table shows a one-line summary of each event's details; --json has them whole.
+      const rows = listed.items.map((e) => ({ ...e, details: summarizeDetails(e.details) }));
+      printRows(rows, ['at', 'actor', 'action', 'app_id', 'target_id', 'details'], ctx.out, listed.items);
+      tellMore(listed);
+    }),
+  );
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { query } from '../api.js';
-import { int, positiveInt, remote, requireApp, type CliContext } from '../context.js';
+import { int, remote, requireApp, type CliContext } from '../context.js';
+import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 type Row = Record<string, unknown> & { membership: { is_active: boolean; is_lifetime: boolean; active_until: string | null } };
@@ -16,18 +17,13 @@ const path = (ctx: CliContext, id: string, rest = '') => `admin/v1/apps/${requir
 export function usersCommand(program: Command): void {
   const users = program.command('users').description('Users: search, inspect, extend, lifetime, password, devices, sessions, delete');
 
-  users
-    .command('list')
-    .description('Search users (by username or id)')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
-    .option('--q <text>', 'search')
-    .option('--limit <n>', 'at most this many', positiveInt, 100)
-    .action(
-      remote(async (ctx) => {
-        const items = await ctx.api.all<Row>(`admin/v1/apps/${requireApp(ctx)}/users${query({ q: ctx.opts.q as string | undefined })}`, ctx.opts.limit as number);
-        printRows(items.map(flat), ['id', 'username', 'active', 'lifetime', 'active_until', 'device_count', 'created_at'], ctx.out, items);
-      }),
-    );
+  listOptions(users.command('list').description('Search users (by username or id)').option('--app <app_id>', 'application (or TOLLGATE_APP)').option('--q <text>', 'search')).action(
+    remote(async (ctx) => {
+      const listed = await fetchList<Row>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/users${query({ q: ctx.opts.q as string | undefined })}`, ctx.opts, 'users');
+      printRows(listed.items.map(flat), ['id', 'username', 'active', 'lifetime', 'active_until', 'device_count', 'created_at'], ctx.out, listed.items);
+      tellMore(listed);
+    }),
+  );
 
   userCmd(users, 'get', 'Show a user with membership, devices, IPs, activations and sessions').action(
     remote(async (ctx, id) => printObject(await ctx.api.json('GET', path(ctx, id)), ctx.out)),
