@@ -41,6 +41,10 @@ export interface Config {
   keepAliveTimeoutMs: number;
   /** How long `serve` and `migrate` retry a database that does not answer at start before giving up (0: no retry). */
   databaseWaitMs: number;
+  /** A dashboard session unused for this long has ended (it ends 12 hours after sign-in regardless). */
+  adminSessionIdleSeconds: number;
+  /** Where the built dashboard is; null: this package's dashboard/dist. */
+  dashboardDir: string | null;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -206,6 +210,15 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     description: 'how long the start retries a database that does not answer, in ms, 0 for no retry (default 30000)',
     parse: (raw) => (/^\d{1,9}$/.test(raw) ? Number(raw) : fail('must be a non-negative integer number of milliseconds')),
   },
+  adminSessionIdleSeconds: {
+    key: 'adminSessionIdleSeconds', env: 'ADMIN_SESSION_IDLE_SECONDS', flag: '--admin-session-idle-seconds',
+    description: 'seconds a dashboard session may go unused before it ends (default 1800; sessions end 12 h after sign-in regardless)',
+    parse: (raw) => (/^\d{1,5}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 43_200 ? Number(raw) : fail('must be an integer number of seconds from 1 to 43200')),
+  },
+  dashboardDir: {
+    key: 'dashboardDir', env: 'DASHBOARD_DIR', flag: '--dashboard-dir', description: 'directory of the built dashboard (default: dashboard/dist of the installed package)',
+    parse: (raw) => raw,
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -233,6 +246,8 @@ export const DEFAULTS: Config = {
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 72_000,
   databaseWaitMs: 30_000,
+  adminSessionIdleSeconds: 1800,
+  dashboardDir: null,
 };
 
 /**
