@@ -3,6 +3,7 @@ import type { Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
+import { silentLog, type EventLog } from './domain/events.js';
 import { createServices, type Services } from './domain/services.js';
 import { buildServer } from './http/server.js';
 import { createStore } from './store/index.js';
@@ -34,6 +35,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
   try {
     if (counters instanceof RedisCounters) await counters.connect();
     await migrate(db);
+    // Event lines go to the server's logger, which exists only once the server does (no event happens before).
+    let log: EventLog = silentLog;
     const services = await createServices({
       store: createStore(db),
       clock: overrides.clock ?? systemClock,
@@ -41,6 +44,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       hasher: overrides.hasher ?? argon2Hasher(),
       cacheTtlMs: cacheTtlFor(db),
       counters,
+      log: { info: (obj, msg) => log.info(obj, msg) },
     });
     const server = await buildServer({
       services,
@@ -54,6 +58,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       ...(overrides.logStream && { logStream: overrides.logStream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
+    log = server.log;
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     server.addHook('onClose', async () => {
       await counters?.close();

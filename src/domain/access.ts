@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
 import { DomainError } from './errors.js';
+import { events } from './events.js';
 import { isActive } from './membership.js';
 import type { Services } from './services.js';
 import { cached, type Steps } from './steps.js';
@@ -13,6 +14,8 @@ export interface RequestContext {
   app: AppRecord;
   ip: string;
   now: number;
+  /** The HTTP request's id, on the event lines so they meet the request's access line. */
+  reqId?: string;
 }
 
 /** Step 1: the application headers. Unknown key and wrong secret answer alike. */
@@ -55,18 +58,24 @@ function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
 /** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
 export function* checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Steps<BanSet> {
   const bans = yield* cached(s.caches.bans, ctx.app.id);
-  if (bans.ip(ctx.ip)) throw new DomainError('banned', 'Your IP address is banned');
-  if (bans.hardwareId(hardwareId)) throw new DomainError('banned', 'This device is banned');
+  if (bans.ip(ctx.ip)) throw banned(s, ctx, 'ip', 'Your IP address is banned');
+  if (bans.hardwareId(hardwareId)) throw banned(s, ctx, 'hardware_id', 'This device is banned');
   return bans;
+}
+
+/** Every ban refusal: logged (which kind of ban, never its value), then answered 403. */
+export function banned(s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', detail: string, userId?: string): DomainError {
+  events.banHit(s, ctx, ban, userId);
+  return new DomainError('banned', detail);
 }
 
 /**
  * Step 6: the user, and the license code the request presents or the user was
  * created from (for a license-only account the code is its identity).
  */
-export function checkUserBans(bans: BanSet, user: UserRecord, presentedCode?: string): void {
-  if (bans.user(user.id)) throw new DomainError('banned', 'This user is banned');
-  if (bans.license(presentedCode) || bans.license(user.signupCode)) throw new DomainError('banned', 'This license is banned');
+export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, user: UserRecord, presentedCode?: string): void {
+  if (bans.user(user.id)) throw banned(s, ctx, 'user', 'This user is banned', user.id);
+  if (bans.license(presentedCode) || bans.license(user.signupCode)) throw banned(s, ctx, 'license', 'This license is banned', user.id);
 }
 
 /**
@@ -76,21 +85,25 @@ export function checkUserBans(bans: BanSet, user: UserRecord, presentedCode?: st
  */
 export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
   if (await s.store.devices.find(user.id, hardwareId)) return;
+  const deviceId = randomUUID();
   const outcome = await write(s, async ({ tx }) => {
     if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
     const inserted = await tx.devices.insert({
-      id: randomUUID(), appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
+      id: deviceId, appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
     if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
-    return 'registered' as const;
+    return 'added' as const;
   }).catch((err: unknown) => {
     if (err === ALREADY_REGISTERED) return 'registered' as const;
     throw err;
   });
+  if (outcome === 'added') events.deviceAdded(s, ctx, user.id, deviceId);
   if (outcome === 'full') {
-    throw ctx.app.maxDevicesPerUser <= 1
-      ? new DomainError('device_mismatch', 'This account is locked to another device')
-      : new DomainError('device_limit', 'This account has reached its device limit');
+    const code = ctx.app.maxDevicesPerUser <= 1 ? 'device_mismatch' : 'device_limit';
+    events.deviceLimitHit(s, ctx, user.id, code);
+    throw code === 'device_mismatch'
+      ? new DomainError(code, 'This account is locked to another device')
+      : new DomainError(code, 'This account has reached its device limit');
   }
 }
 

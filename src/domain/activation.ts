@@ -1,4 +1,5 @@
 import { checkDevice, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
+import { events } from './events.js';
 import { findRedeemableLicense, redeem } from './licenses.js';
 import { userByPassword } from './login.js';
 import { iso } from './membership.js';
@@ -40,7 +41,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
     user: await userByPassword(s, ctx, input.username, input.password),
     license: await findRedeemableLicense(s, ctx, input.code),
   }));
-  checkUserBans(bans, user, license.code);
+  checkUserBans(s, ctx, bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
   const activation = await write(s, async ({ tx, changed }) => {
@@ -48,6 +49,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
     changed({ user: user.id }); // the membership changed
     return redeemed;
   });
+  events.licenseRedeemed(s, ctx, user.id, license.id);
   return {
     id: activation.id,
     occurred_at: iso(activation.occurredAt),

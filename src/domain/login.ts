@@ -4,6 +4,7 @@ import {
   cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, verifyPassword, type RequestContext,
 } from './access.js';
 import { DomainError } from './errors.js';
+import { events } from './events.js';
 import type { Services } from './services.js';
 import { cached, run, wait, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
@@ -15,8 +16,17 @@ export interface LoginInput {
   hardware_id?: string | undefined;
 }
 
-/** POST /auth/login. */
+/** POST /auth/login; a refusal (not a malformed request, not an outage) is an event line with its code. */
 export async function login(s: Services, ctx: RequestContext, input: LoginInput): Promise<{ session_token: string }> {
+  try {
+    return await logIn(s, ctx, input);
+  } catch (err) {
+    if (err instanceof DomainError && err.code !== 'validation_error') events.loginFailed(s, ctx, err.code);
+    throw err;
+  }
+}
+
+async function logIn(s: Services, ctx: RequestContext, input: LoginInput): Promise<{ session_token: string }> {
   const { username, password, code } = input.credentials;
   const check = new Checker();
   const passwordForm = username !== undefined || password !== undefined;
@@ -40,7 +50,7 @@ export async function login(s: Services, ctx: RequestContext, input: LoginInput)
   const user = code !== undefined
     ? await run(userByCode(s, ctx, code))
     : await s.limits.attempt(ctx, { username }, () => userByPassword(s, ctx, username!, password!));
-  checkUserBans(bans, user, code);
+  checkUserBans(s, ctx, bans, user, code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
   checkMembership(user, ctx.now);
 

@@ -8,6 +8,7 @@ import type { ApplicationView } from './context.js';
 import { applicationCache } from './context.js';
 import { CredentialCache } from './credential-cache.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
+import { silentLog, type EventLog } from './events.js';
 import { Limiter } from './limits.js';
 import { keyRingCache, type KeyRing } from './signing/keys.js';
 
@@ -23,6 +24,8 @@ export interface Services {
   limits: Limiter;
   /** Legacy username/password pairs recently verified (see credential-cache.ts). */
   credentials: CredentialCache;
+  /** The event lines (events.ts): the server's logger. */
+  log: EventLog;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -76,13 +79,15 @@ export interface ServiceOptions {
   cacheTtlMs?: number;
   /** Where rate-limit counters live; null turns every limit off. */
   counters: Counters | null;
+  /** Where event lines go (default: nowhere). */
+  log?: EventLog;
 }
 
 const CHANNEL = 'tollgate_changes';
 const NOT_KEPT = 0;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs, counters, ...rest } = opts;
+  const { store, clock, cacheTtlMs, counters, log = silentLog, ...rest } = opts;
   const options = { ttlMs: cacheTtlMs };
   const appsByKey = new InvalidatingCache<AppRecord | null>(async (key) => {
     const app = (await store.apps.findByKey(key)) ?? null;
@@ -152,5 +157,5 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  return { ...rest, store, clock, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
+  return { ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
 }

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { UniqueViolation } from '../store/db.js';
 import type { Repositories } from '../store/index.js';
 import type { AppRecord, LicenseRecord } from '../store/records.js';
-import { checkRequestBans, type RequestContext } from './access.js';
+import { banned, checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
+import { events } from './events.js';
 import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
@@ -33,10 +34,12 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
   const passwordHash = await s.hasher.hash(input.password);
 
   const id = randomUUID();
+  let device: string | null = null;
+  let user: UserView;
   try {
-    return await write(s, async ({ tx }) => {
+    user = await write(s, async ({ tx }) => {
       await tx.users.insert({ id, appId: ctx.app.id, username: input.username, usernameKey: key, passwordHash, signupLicenseId: null, createdAt: ctx.now });
-      await registerFirstDevice(tx, ctx, id, input.hardware_id);
+      device = await registerFirstDevice(tx, ctx, id, input.hardware_id);
       await tx.users.trackIp(id, ctx.ip, ctx.now);
       return createdUser(tx, ctx, id);
     });
@@ -44,6 +47,14 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
     if (err instanceof UniqueViolation) throw usernameTaken(); // lost a race for the name
     throw err;
   }
+  signedUp(s, ctx, id, 'password', device);
+  return user;
+}
+
+/** The event lines of a committed sign-up. */
+function signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license', device: string | null): void {
+  events.signedUp(s, ctx, userId, via);
+  if (device) events.deviceAdded(s, ctx, userId, device);
 }
 
 const usernameTaken = () => new DomainError('username_taken', undefined, [{ field: 'body.username', message: 'is already taken' }]);
@@ -63,18 +74,22 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
   const license = await s.limits.attempt(ctx, { code: input.code }, () => findRedeemableLicense(s, ctx, input.code));
-  if (bans.license(license.code)) throw new DomainError('banned', 'This license is banned');
+  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned');
 
-  return write(s, async ({ tx }) => {
+  const userId = randomUUID();
+  let device: string | null = null;
+  const user = await write(s, async ({ tx }) => {
     // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
-    const userId = randomUUID();
     await claim(tx, ctx, userId, license);
     await insertGeneratedUser(s, tx, ctx, userId, license);
     await applyClaimed(tx, ctx, userId, license);
-    await registerFirstDevice(tx, ctx, userId, input.hardware_id);
+    device = await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
     return createdUser(tx, ctx, userId);
   });
+  signedUp(s, ctx, userId, 'license', device);
+  events.licenseRedeemed(s, ctx, userId, license.id);
+  return user;
 }
 
 /** The answer of a sign-up, read before COMMIT: once committed, nothing may turn the sign-up into an error. */
@@ -92,11 +107,13 @@ export function requireHardwareId(check: Checker, app: AppRecord, hardwareId: st
   }
 }
 
-/** A new user has no devices, so with device authentication on the first one always fits. */
-async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<void> {
-  if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return;
-  await tx.devices.insert({ id: randomUUID(), appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });
+/** A new user has no devices, so with device authentication on the first one always fits. Returns its id, if one was added. */
+async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<string | null> {
+  if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return null;
+  const id = randomUUID();
+  await tx.devices.insert({ id, appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });
   await tx.users.takeDeviceSlot(userId, ctx.app.maxDevicesPerUser);
+  return id;
 }
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';

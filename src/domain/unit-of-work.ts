@@ -1,5 +1,6 @@
 import type { Repositories } from '../store/index.js';
 import type { AdminServices } from './admin/audit.js';
+import { events } from './events.js';
 import { uuidv7 } from './ids.js';
 import type { Change, Services } from './services.js';
 
@@ -30,7 +31,8 @@ export interface AdminWork extends Work {
  *    never touches them.
  * 3. Nothing after COMMIT can fail the request: publication failures are
  *    swallowed (other nodes then serve what they hold for at most the cache
- *    TTL), so a committed write is never answered as an error. `fn` returns
+ *    TTL), so a committed write is never answered as an error. Each audit
+ *    entry is then also an event line (events.ts), without its details. `fn` returns
  *    the answer, read inside the transaction.
  *
  * A future event outbox belongs here: its rows written in step 1, published
@@ -41,6 +43,7 @@ export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
 export async function write<T>(s: Services & { actor?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
+  const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
   const result = await s.store.transaction((tx) =>
     fn({
       tx,
@@ -50,10 +53,12 @@ export async function write<T>(s: Services & { actor?: string }, fn: (w: AdminWo
         if (s.actor === undefined) throw new Error(`audit of ${action} outside an admin request`);
         // Time-ordered ids keep write order among entries of the same millisecond (the log lists newest first by (at, id)).
         await tx.admin.insertAudit({ id: uuidv7(), at: s.clock(), actor: s.actor, action, appId, targetId, details });
+        audited.push({ actor: s.actor, action, appId, targetId });
       },
     }),
   );
   for (const userId of forgotten) s.credentials.forgetUser(userId);
   for (const change of changes) await s.caches.changed(change).catch(() => undefined);
+  for (const entry of audited) events.adminWrite(s, entry);
   return result;
 }

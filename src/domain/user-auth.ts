@@ -106,7 +106,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   }
 
   // 6. User and license bans.
-  checkUserBans(bans, user, method === 'code' ? creds.licenseCode : undefined);
+  checkUserBans(s, ctx, bans, user, method === 'code' ? creds.licenseCode : undefined);
 
   // 7. Device.
   if (method === 'token') {

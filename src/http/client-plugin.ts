@@ -39,11 +39,11 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     }
     // The end of step 1: the nonce (docs/signing.md), refused or required before anything else of the request is done.
     if (cached) {
-      request.ctx = { app: cached, ip, now };
+      request.ctx = { app: cached, ip, now, reqId: request.id };
       return done(readNonce(request, cached) ?? undefined);
     }
     authenticateApp(s, key, secret).then((found) => {
-      request.ctx = { app: found, ip, now };
+      request.ctx = { app: found, ip, now, reqId: request.id };
       done(readNonce(request, found) ?? undefined);
     }, done);
   });
