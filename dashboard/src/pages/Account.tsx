@@ -1,0 +1,3 @@
+export function Account() {
+  return <h1>Account</h1>;
+}

@@ -1,0 +1,3 @@
+export function Audit() {
+  return <h1>Audit</h1>;
+}

@@ -1,0 +1,3 @@
+export function Bans({ appId }: { appId: string }) {
+  return <h1 data-app={appId}>Bans</h1>;
+}

@@ -1,0 +1,3 @@
+export function Content({ appId }: { appId: string }) {
+  return <h1 data-app={appId}>Content</h1>;
+}

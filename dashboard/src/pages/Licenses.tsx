@@ -1,0 +1,3 @@
+export function Licenses({ appId }: { appId: string }) {
+  return <h1 data-app={appId}>Licenses</h1>;
+}

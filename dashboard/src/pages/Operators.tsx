@@ -1,0 +1,3 @@
+export function Operators() {
+  return <h1>Operators</h1>;
+}

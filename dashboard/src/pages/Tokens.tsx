@@ -1,0 +1,3 @@
+export function Tokens() {
+  return <h1>Tokens</h1>;
+}

@@ -1,0 +1,28 @@
+/**
+ * What each role may change, mirrored from the server's rules (docs/decisions.md, issue 16) so
+ * the page does not offer buttons that can only fail. The server decides: a refusal it
+ * answers is shown like any other error.
+ */
+import type { Role } from './api';
+
+export type Area = 'apps' | 'licenses' | 'content' | 'users' | 'bans' | 'tokens' | 'operators' | 'keys';
+
+const WRITE: Record<Role, ReadonlySet<Area>> = {
+  owner: new Set(['apps', 'licenses', 'content', 'users', 'bans', 'tokens', 'operators', 'keys']),
+  admin: new Set(['apps', 'licenses', 'content', 'users', 'bans', 'tokens']),
+  support: new Set(['users', 'bans']),
+  viewer: new Set(),
+};
+
+export function canWrite(role: Role, area: Area): boolean {
+  return WRITE[role].has(area);
+}
+
+export const ROLES: readonly Role[] = ['owner', 'admin', 'support', 'viewer'];
+
+export const ROLE_HELP: Record<Role, string> = {
+  owner: 'everything',
+  admin: 'everything except operators and signing keys',
+  support: 'reads everything; acts on users (extend, devices, sessions, bans)',
+  viewer: 'reads everything, changes nothing',
+};

@@ -1,0 +1,63 @@
+/** The admin API's records as /openapi.json describes them (src/http/admin-schemas.ts). */
+import type { Role } from './api';
+
+export interface AppSettingsRecord {
+  device_auth_enabled: boolean;
+  anonymous_access_allowed: boolean;
+  max_devices_per_user: number;
+  session_ttl_seconds: number;
+  password_min_length: number;
+  registration_open: boolean;
+  max_sessions_per_user: number;
+  rate_failures_per_identity: number;
+  rate_failures_per_identity_window_seconds: number;
+  rate_failures_per_ip: number;
+  rate_failures_per_ip_window_seconds: number;
+  rate_signups_per_ip: number;
+  rate_signups_per_ip_window_seconds: number;
+  rate_signups_per_app: number;
+  rate_signups_per_app_window_seconds: number;
+  signatures: 'optional' | 'required';
+  offline_grace_seconds: number;
+  lease_renew_seconds: number;
+}
+export interface AppRecord extends AppSettingsRecord { id: string; name: string; api_key: string; created_at: string; updated_at: string }
+export interface AppWithSecret extends AppRecord { api_secret: string }
+
+export interface License {
+  id: string; code: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean;
+  note: string | null; expires_at: string | null; created_at: string; used_at: string | null; used_by_user_id: string | null;
+}
+export interface Membership { is_active: boolean; is_lifetime: boolean; active_until: string | null }
+export interface UserSummary { id: string; username: string; membership: Membership; created_at: string; password_set: boolean; device_count: number }
+export interface UserDetailRecord extends UserSummary {
+  signup_license_id: string | null;
+  devices: { id: string; hardware_id: string; created_at: string; last_seen_at: string }[];
+  ips: { ip: string; first_seen_at: string; last_seen_at: string; count: number }[];
+  activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
+  sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
+  bans?: Ban[];
+  banned?: boolean;
+}
+export type BanType = 'ip' | 'hardware_id' | 'license' | 'user';
+export interface Ban { id: string; type: BanType; value: string; reason: string | null; expires_at: string | null; created_at: string; hits?: number }
+export interface Variable { name: string; value: string; updated_at: string }
+export interface StoredFile { id: string; name: string; mime_type: string; is_encrypted: boolean; size: number; sha256: string; created_at: string; updated_at: string }
+export interface AdminToken { id: string; name: string; role?: Role; created_at: string; last_used_at: string | null; revoked_at: string | null }
+export interface AuditEvent { id: string; at: string; actor: string; action: string; app_id: string | null; target_id: string | null; details: Record<string, unknown> }
+export interface SigningKey {
+  kid: string; public_key: string; status: 'pending' | 'active' | 'retired' | 'expired'; certificate: string | null;
+  not_before: string | null; not_after: string | null; created_at: string; retired_at: string | null;
+}
+export interface OperatorRecord {
+  id: string; username: string; role: Role; totp_enabled: boolean; disabled?: boolean; disabled_at?: string | null;
+  created_at: string; last_login_at?: string | null;
+}
+export interface StatsPoint { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number }
+export interface Stats {
+  bucket: 'hour' | 'day';
+  series: StatsPoint[];
+  active_memberships: number;
+  licenses: { used: number; unused: number };
+  top_ban_hits: { ban_id: string; type: BanType; value: string; hits: number }[];
+}

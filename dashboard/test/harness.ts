@@ -1,0 +1,200 @@
+/**
+ * What the dashboard's browser tests stand on: the built server as a child process on a
+ * database of its own (SQLite by default, PostgreSQL with E2E_STORE=postgres), operators
+ * created with the `tollgate operators` command as an operator would, and Debian's Chromium
+ * driven by playwright-core (its own browser downloads cannot work on a machine without
+ * network).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const OUTPUT = join(ROOT, 'dashboard/test/output');
+const CLI = join(ROOT, 'dist/cli/main.js');
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ADMIN_TOKEN = 'e2e-admin-token-' + randomBytes(12).toString('hex');
+
+export interface RunningServer {
+  url: string;
+  env: NodeJS.ProcessEnv;
+  /** The bootstrap token, for the test's own set-up calls (never used by the browser). */
+  admin<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  client<T = unknown>(app: { api_key: string; api_secret: string }, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T }>;
+  cli(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function databaseUrl(dir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (process.env.E2E_STORE !== 'postgres') return { url: `sqlite:${join(dir, 'tollgate.db')}`, drop: async () => undefined };
+  const server = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = 'tollgate_e2e_' + randomBytes(6).toString('hex');
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(server);
+  url.pathname = '/' + name;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: server });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  if (!existsSync(CLI)) throw new Error('dist/cli/main.js is missing: npm run test:e2e builds it (npm run build)');
+  if (!existsSync(join(ROOT, 'dashboard/dist/index.html'))) throw new Error('dashboard/dist is missing: run npm run build');
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-e2e-'));
+  const db = await databaseUrl(dir);
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url,
+    TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ACCESS_LOG: 'off', NODE_ENV: 'production',
+    ...extraEnv,
+  };
+  const migrate = await run(['migrate', '--create'], env);
+  if (migrate.code !== 0) throw new Error(`tollgate migrate --create failed: ${migrate.stderr}`);
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${log}`);
+    try {
+      if ((await fetch(url + '/readyz')).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (i > 300) throw new Error(`the server did not get ready: ${log}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const call = async <T>(method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const response = await fetch(url + path, {
+      method, headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
+  };
+  return {
+    url, env,
+    admin: (method, path, body) => call(method, '/admin/v1' + path, { authorization: `Bearer ${ADMIN_TOKEN}` }, body),
+    client: (app, method, path, body, headers = {}) => call(method, path, { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret, ...headers }, body),
+    cli: (args, stdin) => run(args, env, stdin),
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates an operator with the CLI, the password on stdin as a script would give it. */
+export async function createOperator(server: RunningServer, username: string, password: string, role: string): Promise<void> {
+  const result = await server.cli(['operators', 'create', username, '--role', role, '--password-stdin'], password + '\n');
+  if (result.code !== 0) throw new Error(`tollgate operators create failed (${result.code}): ${result.stderr}${result.stdout}`);
+}
+
+/** RFC 6238 (SHA-1, 30 s, 6 digits) from a base32 secret, as an authenticator app computes it. */
+export function totp(secretBase32: string, at = Date.now(), stepOffset = 0): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secretBase32.replace(/=+$/, '').toUpperCase()) {
+    const value = alphabet.indexOf(ch);
+    if (value < 0) throw new Error(`not base32: ${ch}`);
+    bits += value.toString(2).padStart(5, '0');
+  }
+  const key = Buffer.from(bits.match(/.{8}/g)!.map((b) => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000) + stepOffset));
+  const mac = createHmac('sha1', key).update(counter).digest();
+  const offset = mac[mac.length - 1]! & 0xf;
+  const code = (mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000;
+  return code.toString().padStart(6, '0');
+}
+
+export const BROWSER_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** Debian's Chromium; playwright gives each launch a fresh, temporary user-data dir. */
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS });
+}
+
+export interface Watched { page: Page; cspViolations: string[]; pageErrors: string[] }
+
+/** A page in a context of its own (its own cookies), at a width, watching for CSP reports and errors. */
+export async function openPage(browser: Browser, width: number, options: { acceptDownloads?: boolean } = {}): Promise<Watched> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: options.acceptDownloads ?? true });
+  const page = await context.newPage();
+  const watched: Watched = { page, cspViolations: [], pageErrors: [] };
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) watched.cspViolations.push(message.text());
+  });
+  page.on('pageerror', (error) => watched.pageErrors.push(String(error)));
+  return watched;
+}
+
+const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core's checks (WCAG 2.x A and AA) on the page as it stands. The source goes in through
+ * the DevTools protocol (page.evaluate), not a <script> tag, which the page's CSP would block.
+ */
+export async function axeViolations(page: Page): Promise<{ id: string; impact: string; help: string; nodes: string[] }[]> {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const answer = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return answer.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+export function screenshotPath(name: string): string {
+  mkdirSync(OUTPUT, { recursive: true });
+  return join(OUTPUT, name + '.png');
+}
