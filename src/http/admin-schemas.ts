@@ -135,13 +135,17 @@ const auditEvent = {
   },
 } as const;
 
-/** A page of a list: `next_cursor` is null on the last page. Named `<Item>Page`. */
-function pageOf(item: string) {
+/** A page of a list: `next_cursor` is null on the last page. Named `<Item>Page`. `counted`: the list takes ?with_total=. */
+function pageOf(item: string, counted = true) {
   return {
     $id: `${item}Page`,
     type: 'object',
     required: ['items', 'next_cursor'],
-    properties: { items: { type: 'array', items: ref(item) }, next_cursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last' } },
+    properties: {
+      items: { type: 'array', items: ref(item) },
+      next_cursor: { type: ['string', 'null'], description: 'Pass as ?cursor= for the next page; null on the last' },
+      ...(counted && { total: { type: 'integer', minimum: 0, description: 'With ?with_total=true only: every item matching the filters, on all pages' } }),
+    },
   } as const;
 }
 /** Lists that are never paged (variables, files): one page, `next_cursor` always null. */
@@ -157,6 +161,6 @@ function listOf(item: string) {
 export const ADMIN_SCHEMAS: readonly object[] = [
   app, appWithSecret, appSecret, license, licenseBatch, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
   adminToken, adminTokenWithSecret, auditEvent,
-  pageOf('App'), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
+  pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
   listOf('Variable'), listOf('StoredFile'),
 ];

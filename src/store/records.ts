@@ -134,4 +134,6 @@ export interface BanRecord {
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
+  /** Every row matching the list's filters, when asked for (`?with_total=true`). */
+  total?: number;
 }

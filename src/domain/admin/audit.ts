@@ -35,7 +35,9 @@ const viewAudit = (r: AuditRecord): AuditView => ({
   id: r.id, at: iso(r.at), actor: r.actor, action: r.action, app_id: r.appId, target_id: r.targetId, details: r.details,
 });
 
-export async function listAudit(s: Services, filter: AuditFilter, cursor: { at: number; id: string } | null, limit: number): Promise<Page<AuditView>> {
-  const page = await s.store.admin.listAudit(filter, cursor, limit);
-  return { items: page.items.map(viewAudit), nextCursor: page.nextCursor };
+export async function listAudit(
+  s: Services, filter: AuditFilter, cursor: { at: number; id: string } | null, limit: number, withTotal = false,
+): Promise<Page<AuditView>> {
+  const [page, total] = await Promise.all([s.store.admin.listAudit(filter, cursor, limit), withTotal ? s.store.admin.countAudit(filter) : undefined]);
+  return { items: page.items.map(viewAudit), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }

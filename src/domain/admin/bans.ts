@@ -93,10 +93,10 @@ async function requireTarget(tx: Repositories, ban: BanRecord): Promise<void> {
   if (ban.type === 'license' && !(await tx.licenses.findByCode(ban.appId, ban.value))) throw new DomainError('not_found', 'License not found in this application');
 }
 
-export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanView>> {
+export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType, withTotal = false): Promise<Page<BanView>> {
   await getApp(s, appId);
-  const page = await s.store.bans.list(appId, cursor, limit, type);
-  return { items: page.items.map(viewBan), nextCursor: page.nextCursor };
+  const [page, total] = await Promise.all([s.store.bans.list(appId, cursor, limit, type), withTotal ? s.store.bans.count(appId, type) : undefined]);
+  return { items: page.items.map(viewBan), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
 export async function deleteBan(s: AdminServices, appId: string, id: string): Promise<void> {

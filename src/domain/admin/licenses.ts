@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cursor } from '../../store/pagination.js';
+import type { LicenseFilter } from '../../store/repositories/licenses.js';
 import type { LicenseRecord, Page } from '../../store/records.js';
 import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
@@ -108,11 +109,13 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
 }
 
 export async function listLicenses(
-  s: Services, appId: string, filter: { used?: boolean; q?: string }, cursor: Cursor | null, limit: number,
+  s: Services, appId: string, filter: LicenseFilter, cursor: Cursor | null, limit: number, withTotal = false,
 ): Promise<Page<LicenseView>> {
   await getApp(s, appId);
-  const page = await s.store.licenses.list(appId, { used: filter.used, search: filter.q }, cursor, limit);
-  return { items: page.items.map(viewLicense), nextCursor: page.nextCursor };
+  const [page, total] = await Promise.all([
+    s.store.licenses.list(appId, filter, cursor, limit), withTotal ? s.store.licenses.count(appId, filter) : undefined,
+  ]);
+  return { items: page.items.map(viewLicense), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
 export async function getLicense(s: Services, appId: string, id: string): Promise<LicenseView> {
@@ -154,12 +157,12 @@ export function licenseCsvRow(l: LicenseView): string {
 }
 
 /** Every license matching the filter as CSV lines, read a page at a time (bounded memory for any count). */
-export async function* exportLicensesCsv(s: Services, appId: string, filter: { used?: boolean; q?: string }): AsyncGenerator<string> {
+export async function* exportLicensesCsv(s: Services, appId: string, filter: LicenseFilter): AsyncGenerator<string> {
   await getApp(s, appId);
   yield licensesCsvHeader();
   let cursor: Cursor | null = null;
   for (;;) {
-    const page = await s.store.licenses.list(appId, { used: filter.used, search: filter.q }, cursor, 500);
+    const page = await s.store.licenses.list(appId, filter, cursor, 500);
     let chunk = '';
     for (const l of page.items) chunk += licenseCsvRow(viewLicense(l));
     if (chunk) yield chunk;

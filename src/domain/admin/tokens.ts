@@ -56,9 +56,9 @@ export async function createAdminToken(a: AdminServices, name: string): Promise<
   return insertToken(a, name, { name });
 }
 
-export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AdminTokenView>> {
-  const page = await s.store.admin.listTokens(cursor, limit);
-  return { items: page.items.map(viewToken), nextCursor: page.nextCursor };
+export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number, withTotal = false): Promise<Page<AdminTokenView>> {
+  const [page, total] = await Promise.all([s.store.admin.listTokens(cursor, limit), withTotal ? s.store.admin.countTokens() : undefined]);
+  return { items: page.items.map(viewToken), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
 export async function revokeAdminToken(a: AdminServices, id: string): Promise<void> {

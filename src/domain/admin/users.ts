@@ -4,7 +4,7 @@ import { DomainError, validationError } from '../errors.js';
 import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
 import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
-import { Checker, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
+import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { getApp } from './apps.js';
 import { type AdminServices } from './audit.js';
 
@@ -39,11 +39,15 @@ async function findUser(s: Services, appId: string, userId: string): Promise<Use
   return user;
 }
 
-export async function listUsers(s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserSummaryView>> {
+/** `search`: a substring of the username compared as the store compares usernames (usernameKey), or a user id. */
+export async function listUsers(
+  s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number, withTotal = false,
+): Promise<Page<UserSummaryView>> {
   await getApp(s, appId);
   const now = s.clock();
-  const page = await s.store.users.list(appId, search, cursor, limit);
-  return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor };
+  const key = search ? usernameKey(search) : null;
+  const [page, total] = await Promise.all([s.store.users.list(appId, key, cursor, limit), withTotal ? s.store.users.count(appId, key) : undefined]);
+  return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {

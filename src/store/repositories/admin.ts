@@ -1,6 +1,7 @@
 import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
 import type { Page } from '../records.js';
+import { escapeLike } from './licenses.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 
 export interface AdminTokenRecord {
@@ -25,6 +26,8 @@ export interface AuditFilter {
   appId?: string;
   targetId?: string;
   action?: string;
+  /** Prefix of the actor, any case. */
+  actor?: string;
   since?: number;
   until?: number;
 }
@@ -40,6 +43,19 @@ function toAudit(r: Row): AuditRecord {
     appId: (r.app_id as string | null) ?? null, targetId: (r.target_id as string | null) ?? null,
     details: JSON.parse(r.details as string) as Record<string, unknown>,
   };
+}
+
+function auditMatching(filter: AuditFilter): { where: string[]; params: (string | number)[] } {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (filter.appId) where.push('app_id = ?'), params.push(filter.appId);
+  if (filter.targetId) where.push('target_id = ?'), params.push(filter.targetId);
+  if (filter.action) where.push('action = ?'), params.push(filter.action);
+  // Any case, from the start: `operator:alice` or `token:ci` finds that actor without the token's id in brackets.
+  if (filter.actor) where.push("LOWER(actor) LIKE ? ESCAPE '\\'"), params.push(escapeLike(filter.actor.toLowerCase()) + '%');
+  if (filter.since !== undefined) where.push('at >= ?'), params.push(filter.since);
+  if (filter.until !== undefined) where.push('at < ?'), params.push(filter.until);
+  return { where, params };
 }
 
 export function adminRepository(q: Queryable) {
@@ -85,17 +101,11 @@ export function adminRepository(q: Queryable) {
 
     /** Newest first, keyset-paginated on (at, id) descending. */
     async listAudit(filter: AuditFilter, cursor: { at: number; id: string } | null, limit: number): Promise<Page<AuditRecord>> {
-      const where: string[] = [];
-      const params: (string | number)[] = [];
+      const { where, params } = auditMatching(filter);
       if (cursor) {
         where.push('(at < ? OR (at = ? AND id < ?))');
         params.push(cursor.at, cursor.at, cursor.id);
       }
-      if (filter.appId) where.push('app_id = ?'), params.push(filter.appId);
-      if (filter.targetId) where.push('target_id = ?'), params.push(filter.targetId);
-      if (filter.action) where.push('action = ?'), params.push(filter.action);
-      if (filter.since !== undefined) where.push('at >= ?'), params.push(filter.since);
-      if (filter.until !== undefined) where.push('at < ?'), params.push(filter.until);
       const rows = await q.all(
         `SELECT id, at, actor, action, app_id, target_id, details FROM audit_log ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY at DESC, id DESC LIMIT ?`,
         [...params, limit + 1],
@@ -104,6 +114,12 @@ export function adminRepository(q: Queryable) {
       const kept = (more ? rows.slice(0, limit) : rows).map(toAudit);
       const last = kept.at(-1);
       return { items: kept, nextCursor: more && last ? Buffer.from(`${last.at}:${last.id}`).toString('base64url') : null };
+    },
+
+    async countAudit(filter: AuditFilter): Promise<number> {
+      const { where, params } = auditMatching(filter);
+      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM audit_log ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`, params);
+      return Number(r?.n ?? 0);
     },
   };
 }

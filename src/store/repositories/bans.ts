@@ -40,6 +40,11 @@ export function bansRepository(q: Queryable) {
       return toPage(rows, limit, toBan, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
 
+    async count(appId: string, type?: BanType): Promise<number> {
+      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bans WHERE app_id = ?${type ? ' AND type = ?' : ''}`, [appId, ...(type ? [type] : [])]);
+      return Number(r?.n ?? 0);
+    },
+
     async delete(appId: string, id: string): Promise<boolean> {
       return (await q.run('DELETE FROM bans WHERE id = ? AND app_id = ?', [id, appId])) === 1;
     },

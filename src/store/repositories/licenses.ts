@@ -38,7 +38,38 @@ function toActivation(r: Row): ActivationRecord {
 
 export interface LicenseFilter {
   used?: boolean;
+  /** Code or note contains it (any case). */
   search?: string;
+  /** Note contains it (any case). */
+  note?: string;
+  /** created_at >= createdFrom and < createdTo (epoch ms). */
+  createdFrom?: number;
+  createdTo?: number;
+}
+
+/** The WHERE clause of a filter, shared by the list and its count so `total` counts exactly what the pages hold. */
+function matching(appId: string, filter: LicenseFilter): { where: string; params: (string | number)[] } {
+  let where = 'app_id = ?';
+  const params: (string | number)[] = [appId];
+  if (filter.used === true) where += ' AND used_at IS NOT NULL';
+  if (filter.used === false) where += ' AND used_at IS NULL';
+  if (filter.search) {
+    // LOWER on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; search the same way on both.
+    where += " AND (LOWER(code) LIKE ? ESCAPE '\\' OR LOWER(note) LIKE ? ESCAPE '\\')";
+    const like = '%' + escapeLike(filter.search.toLowerCase()) + '%';
+    params.push(like, like);
+  }
+  if (filter.note) {
+    where += " AND LOWER(note) LIKE ? ESCAPE '\\'";
+    params.push('%' + escapeLike(filter.note.toLowerCase()) + '%');
+  }
+  if (filter.createdFrom !== undefined) where += ' AND created_at >= ?', params.push(filter.createdFrom);
+  if (filter.createdTo !== undefined) where += ' AND created_at < ?', params.push(filter.createdTo);
+  return { where, params };
+}
+
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => '\\' + c);
 }
 
 export function licensesRepository(q: Queryable) {
@@ -68,18 +99,19 @@ export function licensesRepository(q: Queryable) {
     },
 
     async list(appId: string, filter: LicenseFilter, cursor: Cursor | null, limit: number): Promise<Page<LicenseRecord>> {
-      let where = `app_id = ? AND ${AFTER_CURSOR}`;
-      const params: (string | number)[] = [appId, ...cursorParams(cursor)];
-      if (filter.used === true) where += ' AND used_at IS NOT NULL';
-      if (filter.used === false) where += ' AND used_at IS NULL';
-      if (filter.search) {
-        // LOWER on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; search the same way on both.
-        where += " AND (LOWER(code) LIKE ? ESCAPE '\\' OR LOWER(note) LIKE ? ESCAPE '\\')";
-        const like = '%' + filter.search.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%';
-        params.push(like, like);
-      }
-      const rows = await q.all(`SELECT ${COLUMNS} FROM licenses WHERE ${where} ORDER BY created_at, id LIMIT ?`, [...params, limit + 1]);
+      const match = matching(appId, filter);
+      const rows = await q.all(
+        `SELECT ${COLUMNS} FROM licenses WHERE ${match.where} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        [...match.params, ...cursorParams(cursor), limit + 1],
+      );
       return toPage(rows, limit, toLicense, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+    },
+
+    /** How many licenses match the filter (the list's `total`). */
+    async count(appId: string, filter: LicenseFilter): Promise<number> {
+      const match = matching(appId, filter);
+      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM licenses WHERE ${match.where}`, match.params);
+      return Number(r?.n ?? 0);
     },
 
     /** Only unused licenses can be deleted: a used one is part of a user's history. */

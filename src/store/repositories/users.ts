@@ -2,6 +2,7 @@ import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
 import { cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { Page, UserIpRecord, UserRecord } from '../records.js';
+import { escapeLike } from './licenses.js';
 
 const COLUMNS =
   'u.id, u.app_id, u.username, u.password_hash, u.signup_license_id, u.is_lifetime, u.active_until, u.device_count, u.created_at, l.code AS signup_code';
@@ -31,6 +32,11 @@ export interface NewUser {
   passwordHash: string | null;
   signupLicenseId: string | null;
   createdAt: number;
+}
+
+function matching(appId: string, search: string | null): { where: string; params: string[] } {
+  if (!search) return { where: 'u.app_id = ?', params: [appId] };
+  return { where: "u.app_id = ? AND (u.username_key LIKE ? ESCAPE '\\' OR u.id = ?)", params: [appId, '%' + escapeLike(search) + '%', search] };
 }
 
 export function usersRepository(q: Queryable) {
@@ -91,14 +97,21 @@ export function usersRepository(q: Queryable) {
       return (await q.run('DELETE FROM users WHERE id = ? AND app_id = ?', [id, appId])) === 1;
     },
 
+    /** `search` is a username key (validation.ts usernameKey): a substring of the key, or the whole user id. */
     async list(appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserRecord>> {
-      const filter = search ? " AND (u.username_key LIKE ? ESCAPE '\\' OR u.id = ?)" : '';
-      const like = search ? ['%' + search.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c) + '%', search] : [];
+      const match = matching(appId, search);
       const rows = await q.all(
-        `SELECT ${COLUMNS} FROM ${FROM} WHERE u.app_id = ? AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?))${filter} ORDER BY u.created_at, u.id LIMIT ?`,
-        [appId, ...cursorParams(cursor), ...like, limit + 1],
+        `SELECT ${COLUMNS} FROM ${FROM} WHERE ${match.where} AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?)) ORDER BY u.created_at, u.id LIMIT ?`,
+        [...match.params, ...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+    },
+
+    /** How many users the same search matches (the list's `total`). */
+    async count(appId: string, search: string | null): Promise<number> {
+      const match = matching(appId, search);
+      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM users u WHERE ${match.where}`, match.params);
+      return Number(r?.n ?? 0);
     },
 
     /** IP history: first seen, last seen and how often, per address. */

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { BAN_TYPES, createBan, deleteBan, listBans, type BanInput } from '../../../domain/admin/bans.js';
 import type { Services } from '../../../domain/services.js';
 import type { BanType } from '../../../store/records.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';
 
 const appParams = { type: 'object', required: ['app_id'], properties: { app_id: uuid } } as const;
@@ -26,13 +27,16 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
     },
     handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body)),
   });
-  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType } }>('/apps/:app_id/bans', {
+  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType; with_total?: string } }>('/apps/:app_id/bans', {
     schema: {
       operationId: 'listBans', tags, security: adminSecurity, summary: 'List bans', params: appParams,
-      querystring: { type: 'object', properties: { ...pageQuery, type: { type: 'string', enum: BAN_TYPES } } },
+      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery, type: { type: 'string', enum: BAN_TYPES } } },
       response: { 200: { ...ref('BanPage'), description: 'A page of bans' }, ...errors(401, 404, 422) },
     },
-    handler: async (request) => page(await listBans(s, request.params.app_id, cursorOf(request.query.cursor), request.query.limit, request.query.type)),
+    handler: async (request) => {
+      const q = request.query;
+      return listPage(await listBans(s, request.params.app_id, cursorOf(q.cursor), q.limit, q.type, wantsTotal(q)));
+    },
   });
   app.delete<{ Params: { app_id: string; ban_id: string } }>('/apps/:app_id/bans/:ban_id', {
     schema: {

@@ -3,7 +3,9 @@ import { Readable } from 'node:stream';
 import { createLicenses, deleteLicense, exportLicensesCsv, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
 import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { listPage, queryTime, wantsTotal, withTotalQuery } from '../../admin-lists.js';
+import type { LicenseFilter } from '../../../store/repositories/licenses.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';
 
 /**
@@ -22,11 +24,27 @@ const appParams = { type: 'object', required: ['app_id'], properties: { app_id: 
 const licenseParams = { type: 'object', required: ['app_id', 'license_id'], properties: { app_id: uuid, license_id: uuid } } as const;
 const tags = ['admin: licenses'];
 
-function licenseFilter(query: { used?: string; q?: string }): { used?: boolean; q?: string } {
-  const filter: { used?: boolean; q?: string } = {};
+type FilterQuery = { used?: string; q?: string; note?: string; created_from?: string; created_to?: string };
+
+/** The filters of the list, the export and the bulk delete: one definition, so they always agree. */
+const filterQuery = {
+  used: { type: 'string', enum: ['true', 'false'] },
+  q: { type: 'string', maxLength: 128, description: 'Code or note contains it (any case)' },
+  note: { type: 'string', maxLength: 1000, description: 'Note contains it (any case)' },
+  created_from: { type: 'string', maxLength: 64, description: 'ISO 8601: created at or after' },
+  created_to: { type: 'string', maxLength: 64, description: 'ISO 8601: created before' },
+} as const;
+
+function licenseFilter(query: FilterQuery): LicenseFilter {
+  const filter: LicenseFilter = {};
   const used = parseBoolean('querystring.used', query.used);
   if (used !== undefined) filter.used = used;
-  if (query.q) filter.q = query.q;
+  if (query.q) filter.search = query.q;
+  if (query.note) filter.note = query.note;
+  const from = queryTime('querystring.created_from', query.created_from);
+  const to = queryTime('querystring.created_to', query.created_to);
+  if (from !== undefined) filter.createdFrom = from;
+  if (to !== undefined) filter.createdTo = to;
   return filter;
 }
 
@@ -55,22 +73,22 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
     handler: async (request, reply) => reply.code(201).send({ licenses: await createLicenses(acting(s, request), request.params.app_id, request.body) }),
   });
 
-  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; used?: string; q?: string } }>('/apps/:app_id/licenses', {
+  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; with_total?: string } & FilterQuery }>('/apps/:app_id/licenses', {
     schema: {
-      operationId: 'listLicenses', tags, security: adminSecurity, summary: 'List licenses (filter by used, search code or note)', params: appParams,
-      querystring: { type: 'object', properties: { ...pageQuery, used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
+      operationId: 'listLicenses', tags, security: adminSecurity, summary: 'List licenses (filter by used, note, creation time; search code or note)', params: appParams,
+      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery, ...filterQuery } },
       response: { 200: { ...ref('LicensePage'), description: 'A page of licenses' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => {
       const { cursor, limit } = request.query;
-      return page(await listLicenses(s, request.params.app_id, licenseFilter(request.query), cursorOf(cursor), limit));
+      return listPage(await listLicenses(s, request.params.app_id, licenseFilter(request.query), cursorOf(cursor), limit, wantsTotal(request.query)));
     },
   });
 
-  app.get<{ Params: { app_id: string }; Querystring: { used?: string; q?: string } }>('/apps/:app_id/licenses/export', {
+  app.get<{ Params: { app_id: string }; Querystring: FilterQuery }>('/apps/:app_id/licenses/export', {
     schema: {
       operationId: 'exportLicenses', tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
-      querystring: { type: 'object', properties: { used: { type: 'string', enum: ['true', 'false'] }, q: { type: 'string', maxLength: 128 } } },
+      querystring: { type: 'object', properties: filterQuery },
       response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
       documentedResponseHeaders: { 200: ['ContentDisposition'] },
     },

@@ -2,17 +2,28 @@ import type { FastifyInstance } from 'fastify';
 import { listAudit } from '../../../domain/admin/audit.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from '../../../domain/admin/tokens.js';
 import { validationError } from '../../../domain/errors.js';
-import { parseTimestamp } from '../../../domain/validation.js';
+import type { AuditFilter } from '../../../store/repositories/admin.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { listPage, queryTime, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { NAME_RULE } from '../../admin-schemas.js';
 import { errors, ref, text, uuid } from '../../schemas.js';
 
-function time(field: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const ms = parseTimestamp(raw);
-  if (ms === null) throw validationError(field, 'must be an ISO 8601 timestamp such as 2027-03-05T12:00:00Z');
-  return ms;
+type AuditQuery = {
+  limit: number; cursor?: string; with_total?: string; app_id?: string; target_id?: string; action?: string; actor?: string;
+  since?: string; until?: string; from?: string; to?: string;
+};
+
+/** `from`/`to` are the dashboard's names for `since`/`until`; one of each pair, not both. */
+function auditFilter(q: AuditQuery): AuditFilter {
+  if (q.from !== undefined && q.since !== undefined) throw validationError('querystring.from', 'cannot be combined with since (the same bound)');
+  if (q.to !== undefined && q.until !== undefined) throw validationError('querystring.to', 'cannot be combined with until (the same bound)');
+  const since = q.from !== undefined ? queryTime('querystring.from', q.from) : queryTime('querystring.since', q.since);
+  const until = q.to !== undefined ? queryTime('querystring.to', q.to) : queryTime('querystring.until', q.until);
+  return {
+    ...(q.app_id && { appId: q.app_id }), ...(q.target_id && { targetId: q.target_id }), ...(q.action && { action: q.action }), ...(q.actor && { actor: q.actor }),
+    ...(since !== undefined && { since }), ...(until !== undefined && { until }),
+  };
 }
 
 /** Admin tokens and the audit log: the operators' own records. */
@@ -25,13 +36,13 @@ export function operatorRoutes(app: FastifyInstance, s: Services): void {
     },
     handler: async (request, reply) => reply.code(201).send(await createAdminToken(acting(s, request), request.body.name)),
   });
-  app.get<{ Querystring: { limit: number; cursor?: string } }>('/tokens', {
+  app.get<{ Querystring: { limit: number; cursor?: string; with_total?: string } }>('/tokens', {
     schema: {
       operationId: 'listAdminTokens', tags: ['admin: tokens'], security: adminSecurity, summary: 'List admin tokens (never the tokens themselves)',
-      querystring: { type: 'object', properties: pageQuery },
+      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery } },
       response: { 200: { ...ref('AdminTokenPage'), description: 'A page of admin tokens' }, ...errors(401, 422) },
     },
-    handler: async (request) => page(await listAdminTokens(s, cursorOf(request.query.cursor), request.query.limit)),
+    handler: async (request) => listPage(await listAdminTokens(s, cursorOf(request.query.cursor), request.query.limit, wantsTotal(request.query))),
   });
   app.delete<{ Params: { token_id: string } }>('/tokens/:token_id', {
     schema: {
@@ -45,25 +56,20 @@ export function operatorRoutes(app: FastifyInstance, s: Services): void {
     },
   });
 
-  app.get<{ Querystring: { limit: number; cursor?: string; app_id?: string; target_id?: string; action?: string; since?: string; until?: string } }>('/audit', {
+  app.get<{ Querystring: AuditQuery }>('/audit', {
     schema: {
       operationId: 'listAuditEvents', tags: ['admin: audit'], security: adminSecurity, summary: 'The audit log of admin writes, newest first',
       querystring: {
         type: 'object',
         properties: {
-          ...pageQuery, app_id: uuid, target_id: { type: 'string', maxLength: 200 }, action: { type: 'string', maxLength: 64 },
-          since: { type: 'string', description: 'ISO 8601, inclusive' }, until: { type: 'string', description: 'ISO 8601, exclusive' },
+          ...pageQuery, ...withTotalQuery, app_id: uuid, target_id: { type: 'string', maxLength: 200 }, action: { type: 'string', maxLength: 64 },
+          actor: { type: 'string', maxLength: 200, description: 'The actor starts with it, any case (operator:alice, token:ci)' },
+          since: { type: 'string', maxLength: 64, description: 'ISO 8601, inclusive' }, until: { type: 'string', maxLength: 64, description: 'ISO 8601, exclusive' },
+          from: { type: 'string', maxLength: 64, description: 'ISO 8601, inclusive (the same as since)' }, to: { type: 'string', maxLength: 64, description: 'ISO 8601, exclusive (the same as until)' },
         },
       },
       response: { 200: { ...ref('AuditEventPage'), description: 'A page of audit events' }, ...errors(401, 422) },
     },
-    handler: async (request) => {
-      const q = request.query;
-      const filter = {
-        ...(q.app_id && { appId: q.app_id }), ...(q.target_id && { targetId: q.target_id }), ...(q.action && { action: q.action }),
-        ...(q.since !== undefined && { since: time('querystring.since', q.since)! }), ...(q.until !== undefined && { until: time('querystring.until', q.until)! }),
-      };
-      return page(await listAudit(s, filter, cursorOf(q.cursor), q.limit));
-    },
+    handler: async (request) => listPage(await listAudit(s, auditFilter(request.query), cursorOf(request.query.cursor), request.query.limit, wantsTotal(request.query))),
   });
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { deleteUser, listUsers, patchUser, resetDevices, revokeSessions, userDetail, type UserPatch } from '../../../domain/admin/users.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { errors, password, ref, uuid } from '../../schemas.js';
 
 const userParams = { type: 'object', required: ['app_id', 'user_id'], properties: { app_id: uuid, user_id: uuid } } as const;
@@ -9,14 +10,17 @@ const tags = ['admin: users'];
 type Params = { app_id: string; user_id: string };
 
 export function userRoutes(app: FastifyInstance, s: Services): void {
-  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; q?: string } }>('/apps/:app_id/users', {
+  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; q?: string; with_total?: string } }>('/apps/:app_id/users', {
     schema: {
       operationId: 'listUsers', tags, security: adminSecurity, summary: 'Search and page through users (q matches username or id)',
       params: { type: 'object', required: ['app_id'], properties: { app_id: uuid } },
-      querystring: { type: 'object', properties: { ...pageQuery, q: { type: 'string', maxLength: 128 } } },
+      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery, q: { type: 'string', maxLength: 128, description: 'Username contains it (compared as usernames are: any case, NFKC), or the user id' } } },
       response: { 200: { ...ref('UserSummaryPage'), description: 'A page of users' }, ...errors(401, 404, 422) },
     },
-    handler: async (request) => page(await listUsers(s, request.params.app_id, request.query.q || null, cursorOf(request.query.cursor), request.query.limit)),
+    handler: async (request) => {
+      const q = request.query;
+      return listPage(await listUsers(s, request.params.app_id, q.q || null, cursorOf(q.cursor), q.limit, wantsTotal(q)));
+    },
   });
 
   app.get<{ Params: Params }>('/apps/:app_id/users/:user_id', {
