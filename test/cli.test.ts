@@ -279,7 +279,7 @@ write.out(JSON.stringify(results));
       const table = ok(await cli('apps', 'create', 'Table App'), 'apps create');
       expect(table.stdout).toMatch(/api_key\s.*tg_key_/);
       expect(table.stdout).toMatch(/api_secret\s.*tg_sec_/);
-      expect(table.stdout).toContain('shown only now');
+      expect(table.stdout).toContain('shown only once');
 
       const created = await json('apps', 'create', 'CLI App', '--max-devices', '2', '--registration', 'open');
       expect(created).toMatchObject({ name: 'CLI App', max_devices_per_user: 2, registration_open: true });
