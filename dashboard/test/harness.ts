@@ -198,3 +198,32 @@ export function screenshotPath(name: string): string {
   mkdirSync(OUTPUT, { recursive: true });
   return join(OUTPUT, name + '.png');
 }
+
+/** Signs in through the login form; `code` answers the TOTP step when the server asks for it. */
+export async function signIn(page: Page, base: string, username: string, password: string, code?: () => string): Promise<void> {
+  if (!page.url().startsWith(base + '/dashboard')) await page.goto(base + '/dashboard/');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  if (code) {
+    await page.getByLabel('Authentication code').fill(code());
+    await page.getByRole('button', { name: 'Verify' }).click();
+  }
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** Opens a dashboard page and waits until its requests have settled. */
+export async function visit(page: Page, base: string, path: string): Promise<void> {
+  await page.goto(base + '/dashboard' + path);
+  await page.waitForLoadState('networkidle');
+  await page.locator('main h1').first().waitFor();
+}
+
+/** Clicks the confirm button of the open dialog (after checking it is the one expected). */
+export async function confirmDialog(page: Page, title: RegExp | string, button: string, typed?: string): Promise<void> {
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('heading', { name: title }).waitFor();
+  if (typed !== undefined) await dialog.getByRole('textbox').fill(typed);
+  await dialog.getByRole('button', { name: button }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}

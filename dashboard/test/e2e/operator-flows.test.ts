@@ -1,0 +1,204 @@
+/**
+ * An owner's day in the dashboard, in Chromium against the built server: first sign-in and
+ * TOTP set-up, an application with a batch of codes and their CSV, a user who signs up
+ * through the client API and is then extended, reset and banned, a file upload. Every page
+ * is then photographed at 1280 and 390 px and checked with axe-core.
+ */
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  axeViolations, confirmDialog, createOperator, launchBrowser, openPage, screenshotPath, signIn, startServer, totp, visit,
+  type RunningServer, type Watched,
+} from '../harness';
+
+const OWNER = { username: 'olivia', password: 'owner password 1234' };
+
+describe('an owner in the dashboard', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let watched: Watched;
+  let page: Page;
+  let secret = '';
+  let app = { id: '', api_key: '', api_secret: '', name: 'Space Miner' };
+  let codes: string[] = [];
+  let aliceId = '';
+
+  beforeAll(async () => {
+    server = await startServer();
+    await createOperator(server, OWNER.username, OWNER.password, 'owner');
+    browser = await launchBrowser();
+    watched = await openPage(browser, 1280);
+    page = watched.page;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('signs in for the first time and sets up TOTP with the QR code', async () => {
+    await page.goto(server.url + '/dashboard/');
+    await page.getByRole('heading', { name: 'Tollgate' }).waitFor();
+    await page.screenshot({ path: screenshotPath('login-1280') });
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByLabel('Username').fill(OWNER.username);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/\S/);
+
+    await signIn(page, server.url, OWNER.username, OWNER.password);
+    await visit(page, server.url, '/account');
+    await page.getByRole('button', { name: 'Set up an authenticator' }).click();
+    const qr = page.getByTestId('totp-qr');
+    await qr.waitFor();
+    expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    secret = (await page.getByTestId('totp-secret').textContent())!.trim();
+    await page.screenshot({ path: screenshotPath('account-totp-setup-1280') });
+    await page.getByLabel('Code from the app').fill(totp(secret));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await expect.poll(() => page.getByTestId('totp-status').textContent()).toMatch(/^On/);
+
+    // Signing in again now asks for a code (the next step's: a code is good once).
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Username').waitFor();
+    await signIn(page, server.url, OWNER.username, OWNER.password, () => totp(secret, Date.now(), 1));
+    const who = await server.admin<{ items: { actor: string; action: string }[] }>('GET', '/audit?limit=20');
+    expect(who.body.items.some((e) => e.actor.includes(OWNER.username))).toBe(true);
+  });
+
+  it('creates an application and sees its secret once', async () => {
+    await visit(page, server.url, '/apps');
+    await page.getByLabel('Name').fill(app.name);
+    await page.getByRole('button', { name: 'Create application' }).click();
+    const shown = page.getByTestId('revealed-secret');
+    await shown.waitFor();
+    app.api_secret = await shown.inputValue();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('heading', { name: `${app.name}: settings` }).waitFor();
+    const listed = await server.admin<{ items: { id: string; api_key: string; name: string }[] }>('GET', '/apps');
+    const found = listed.body.items.find((a) => a.name === app.name)!;
+    app = { ...app, id: found.id, api_key: found.api_key };
+    expect(app.api_secret.length).toBeGreaterThan(10);
+
+    // Lock users to their devices, so the user below has one to reset.
+    await page.getByLabel('Lock users to their devices').check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(async () => (await server.admin<{ device_auth_enabled: boolean }>('GET', `/apps/${app.id}`)).body.device_auth_enabled).toBe(true);
+  });
+
+  it('creates a batch of codes and downloads them as CSV', async () => {
+    await visit(page, server.url, `/apps/${app.id}/licenses`);
+    await page.getByLabel('How many').fill('5');
+    await page.getByLabel('Note (optional)').fill('launch sale');
+    await page.getByRole('button', { name: 'Create licenses' }).click();
+    const textarea = page.getByTestId('new-codes');
+    await textarea.waitFor();
+    codes = (await textarea.inputValue()).split('\n');
+    expect(codes).toHaveLength(5);
+    expect(new Set(codes).size).toBe(5);
+
+    const [batchFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download these codes (CSV)' }).click()]);
+    const batchCsv = readFileSync((await batchFile.path())!, 'utf8');
+    for (const code of codes) expect(batchCsv).toContain(code);
+
+    // The server's export of the filtered list: every code, with the note.
+    await expect.poll(() => page.getByTestId('pager-status').textContent()).toMatch(/of 5 licenses/);
+    const [exportFile] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()]);
+    const exported = readFileSync((await exportFile.path())!, 'utf8');
+    expect(exported.split(/\r?\n/).filter(Boolean)).toHaveLength(6);
+    for (const code of codes) expect(exported).toContain(code);
+    expect(exported).toContain('launch sale');
+  });
+
+  it('shows a user who signed up through the client API', async () => {
+    const signUp = await server.client(app, 'POST', '/sign_up', { username: 'alice', password: 'correct horse battery', hardware_id: 'hw-alice-1' });
+    expect(signUp.status).toBe(200);
+    const activate = await server.client(app, 'POST', '/activate_license', { code: codes[0], username: 'alice', password: 'correct horse battery', hardware_id: 'hw-alice-1' });
+    expect(activate.status).toBe(200);
+
+    await visit(page, server.url, `/apps/${app.id}/users`);
+    await page.getByLabel('Username or user id').fill('ali');
+    const link = page.getByRole('link', { name: 'alice' });
+    await link.waitFor();
+    await link.click();
+    await page.getByRole('heading', { name: /^alice/ }).waitFor();
+    aliceId = page.url().split('/').pop()!;
+    await expect.poll(() => page.getByTestId('membership').textContent()).toMatch(/active until/);
+    expect(await page.getByRole('cell', { name: 'hw-alice-1' }).count()).toBe(1);
+  });
+
+  it('extends alice, resets her devices, bans her, and the client API refuses her', async () => {
+    const userPath = `/apps/${app.id}/users/${aliceId}`;
+    const before = (await server.admin<{ membership: { active_until: string } }>('GET', userPath)).body.membership.active_until;
+    await page.getByLabel('Extend by (days)').fill('10');
+    await page.getByRole('button', { name: 'Extend', exact: true }).click();
+    await confirmDialog(page, 'Extend the membership?', 'Extend');
+    await expect.poll(async () => Date.parse((await server.admin<{ membership: { active_until: string } }>('GET', userPath)).body.membership.active_until) - Date.parse(before))
+      .toBe(10 * 86_400_000);
+
+    await page.getByRole('button', { name: 'Reset devices' }).click();
+    await confirmDialog(page, 'Reset devices?', 'Reset devices');
+    await expect.poll(async () => (await server.admin<{ devices: unknown[] }>('GET', userPath)).body.devices.length).toBe(0);
+
+    // A fresh login binds a device again and reads the app context...
+    const login = await server.client<{ session_token: string }>(app, 'POST', '/auth/login', { credentials: { username: 'alice', password: 'correct horse battery' }, hardware_id: 'hw-alice-2' });
+    expect(login.status).toBe(200);
+    const bearer = { authorization: `Bearer ${login.body.session_token}` };
+    expect((await server.client(app, 'GET', '/app_context', undefined, bearer)).status).toBe(200);
+
+    // ...until the ban.
+    await page.getByLabel('Ban reason (optional)').fill('chargeback');
+    await page.getByRole('button', { name: 'Ban user' }).click();
+    await confirmDialog(page, 'Ban this user?', 'Ban user');
+    await page.getByTestId('banned').waitFor();
+    const refused = await server.client<{ code: string }>(app, 'GET', '/app_context', undefined, bearer);
+    expect(refused.status).toBe(403);
+    await page.screenshot({ path: screenshotPath('user-banned-1280'), fullPage: true });
+  });
+
+  it('uploads a file with a progress bar and sees it listed', async () => {
+    await visit(page, server.url, `/apps/${app.id}/content`);
+    // A slow uplink, so the progress bar has time to show.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 512 * 1024 });
+    const content = Buffer.alloc(1024 * 1024, 7);
+    await page.getByLabel('File to upload').setInputFiles({ name: 'patch-1.2.bin', mimeType: 'application/octet-stream', buffer: content });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByTestId('upload-progress').waitFor();
+    await page.screenshot({ path: screenshotPath('upload-progress-1280') });
+    await page.getByRole('cell', { name: 'patch-1.2.bin' }).waitFor({ timeout: 30_000 });
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    const files = await server.admin<{ items: { name: string; size: number }[] }>('GET', `/apps/${app.id}/files`);
+    expect(files.body.items).toEqual([expect.objectContaining({ name: 'patch-1.2.bin', size: content.length })]);
+  });
+
+  it('every page is usable at 1280 and 390 px, with no serious accessibility violation and no CSP report', async () => {
+    const pages: [name: string, path: string][] = [
+      ['overview', `/apps/${app.id}`], ['apps', '/apps'], ['settings', `/apps/${app.id}/settings`], ['licenses', `/apps/${app.id}/licenses`],
+      ['users', `/apps/${app.id}/users`], ['user', `/apps/${app.id}/users/${aliceId}`], ['content', `/apps/${app.id}/content`],
+      ['bans', `/apps/${app.id}/bans`], ['keys', `/apps/${app.id}/keys`], ['tokens', '/tokens'], ['operators', '/operators'],
+      ['audit', '/audit'], ['account', '/account'],
+    ];
+    const problems: string[] = [];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [name, path] of pages) {
+        await visit(page, server.url, path);
+        await page.screenshot({ path: screenshotPath(`${name}-${width}`), fullPage: true });
+        // Nothing wider than the window: a page that scrolls sideways is not readable on a phone.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        if (overflow > 1) problems.push(`${name} at ${width}px is ${overflow}px wider than the window`);
+        if ((await page.getByTestId('error').count()) > 0) problems.push(`${name}: ${await page.getByTestId('error').first().textContent()}`);
+        for (const v of await axeViolations(page)) problems.push(`${name} at ${width}px: ${v.impact} ${v.id} (${v.help}) on ${v.nodes.join(', ')}`);
+      }
+    }
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Licenses' }).waitFor();
+    await page.screenshot({ path: screenshotPath('menu-open-390') });
+    expect(problems).toEqual([]);
+    expect(watched.cspViolations).toEqual([]);
+    expect(watched.pageErrors).toEqual([]);
+  });
+});
