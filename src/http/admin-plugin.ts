@@ -1,37 +1,87 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminServices } from '../domain/admin/audit.js';
-import { authenticateAdmin } from '../domain/admin/tokens.js';
+import { authenticateSession, authenticateToken, checkCsrf, type Principal } from '../domain/admin/operator-sessions.js';
+import { requirePermission, type Permission } from '../domain/admin/roles.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { digest } from '../domain/tokens.js';
 import { decodeCursor, type Cursor } from '../store/pagination.js';
 import { header } from './client-plugin.js';
 import { allowSlowBody } from './connections.js';
+import { permissionOf } from './roles.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     actor: string;
+    /** Who calls, with which role; null only on the sign-in route. */
+    principal: Principal | null;
   }
 }
 
 export interface AdminAuth {
   /** The token from TOLLGATE_ADMIN_TOKEN, if set. */
   envToken: string | null;
+  /** ADMIN_SESSION_IDLE_SECONDS: a dashboard session unused this long has ended. */
+  sessionIdleSeconds: number;
 }
 
+export const SESSION_COOKIE = 'tollgate_session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
- * Every admin route: `Authorization: Bearer <admin token>`, before the body is
- * read. Once verified, the body may take longer than REQUEST_TIMEOUT_MS while
- * it keeps arriving (uploads of up to MAX_UPLOAD_BYTES on slow links).
+ * Every admin route, before the body is read: who calls (an admin token in
+ * `Authorization: Bearer`, or else the dashboard's session cookie), then the
+ * CSRF token of a cookie request that changes something, then the role
+ * against the route's entry in the role table (a route not in it is refused
+ * for everyone). Once through, the body may take longer than
+ * REQUEST_TIMEOUT_MS while it keeps arriving (uploads on slow links).
  */
 export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth): void {
   const envDigest = auth.envToken ? digest(auth.envToken) : null;
+  const idleMs = auth.sessionIdleSeconds * 1000;
   app.decorateRequest('actor', '');
+  app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '');
-    request.actor = await authenticateAdmin(s, match?.[1], envDigest);
+    const needed = permissionOf(request.method, request.routeOptions.url);
+    if (needed === 'public') return;
+    const principal = await authenticate(request, needed);
+    request.principal = principal;
+    request.actor = principal.actor;
+    if (!SAFE_METHODS.has(request.method)) checkCsrf(principal, header(request, 'x-csrf-token'));
+    if (needed === undefined) throw new DomainError('forbidden', `${request.method} ${request.routeOptions.url ?? request.url} is not in the role table, so no role may call it`);
+    requirePermission(principal.role, needed);
     allowSlowBody(request);
   });
+
+  async function authenticate(request: FastifyRequest, needed: Permission | undefined): Promise<Principal> {
+    const authorization = header(request, 'authorization');
+    if (authorization !== undefined) return authenticateToken(s, /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1], envDigest);
+    const cookie = cookieValue(header(request, 'cookie'), SESSION_COOKIE);
+    if (cookie !== undefined) return authenticateSession(s, cookie, idleMs);
+    // Nothing presented: the dashboard's own calls say "sign in"; the API's say what they always did.
+    throw new DomainError(needed === 'self' ? 'not_authenticated' : 'invalid_admin_token');
+  }
+}
+
+/**
+ * One cookie's value from a Cookie header, strictly: `name=value` pairs
+ * split on `;`, the first pair with this name wins, no decoding (our values
+ * are base64url). Garbage yields a value that fails the session's shape
+ * check, never an exception.
+ */
+export function cookieValue(cookieHeader: string | undefined, name: string): string | undefined {
+  if (cookieHeader === undefined || cookieHeader.length > 8192) return undefined;
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The principal of an authenticated admin request (the hook has run). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new DomainError('not_authenticated');
+  return request.principal;
 }
 
 /**
@@ -91,4 +141,5 @@ export function page<T>(p: { items: T[]; nextCursor: string | null }): { items: 
   return { items: p.items, next_cursor: p.nextCursor };
 }
 
-export const adminSecurity = [{ adminToken: [] }];
+/** An admin token, or the dashboard's session cookie (with X-CSRF-Token on writes). */
+export const adminSecurity: { [scheme: string]: string[] }[] = [{ adminToken: [] }, { adminSession: [] }];

@@ -22,6 +22,7 @@ const securitySchemes: Record<string, Json> = {
   legacyUsername: { type: 'apiKey', in: 'header', name: 'x-api-username', description: 'Legacy user authentication: the username (UTF-8), with legacyPassword' },
   legacyPassword: { type: 'apiKey', in: 'header', name: 'x-api-password', description: 'Legacy user authentication: the password (UTF-8), with legacyUsername' },
   adminToken: { type: 'http', scheme: 'bearer', description: 'An admin token (tg_adm_…) or TOLLGATE_ADMIN_TOKEN' },
+  adminSession: { type: 'apiKey', in: 'cookie', name: 'tollgate_session', description: 'The dashboard’s session cookie from POST /admin/v1/session; requests other than GET/HEAD/OPTIONS also send X-CSRF-Token' },
 };
 
 const nonceDescription = 'Fresh for every request (16 to 64 base64url characters): the answer, 2xx or error, is then signed over it (docs/signing.md).';

@@ -11,6 +11,7 @@ import { registerAccessLog } from './access-log.js';
 import { clientCors } from './cors.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
+import { dashboardRoutes } from './dashboard.js';
 import { clientRoutes } from './routes/client/index.js';
 import { metaRoutes } from './routes/meta.js';
 import { registerMetrics } from './metrics.js';
@@ -33,6 +34,8 @@ export interface ServerOptions {
   timeouts: Timeouts;
   /** One info line per request (src/http/access-log.ts); ACCESS_LOG. */
   accessLog?: boolean;
+  /** ADMIN_SESSION_IDLE_SECONDS (default 1800) and DASHBOARD_DIR (default the package's dashboard/dist). */
+  dashboard?: { sessionIdleSeconds: number; dir: string | null };
 }
 
 declare module 'fastify' {
@@ -138,6 +141,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     services: opts.services,
     envToken: opts.adminToken,
     maxUploadBytes: opts.maxUploadBytes,
+    sessionIdleSeconds: opts.dashboard?.sessionIdleSeconds ?? 1800,
   });
+  dashboardRoutes(app, opts.dashboard?.dir ?? null);
   return app;
 }

@@ -6,6 +6,7 @@ import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
 import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
+import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
 import { userRoutes } from './users.js';
 
@@ -13,7 +14,7 @@ export interface AdminOptions extends AdminAuth {
   maxUploadBytes: number;
 }
 
-/** The operators' API under /admin/v1, every route behind an admin token. */
+/** The operators' API under /admin/v1, every route behind an admin token or a dashboard session, and a role. */
 export async function adminRoutes(app: FastifyInstance, opts: { services: Services } & AdminOptions): Promise<void> {
   const s = opts.services;
   requireAdmin(app, s, opts);
@@ -26,6 +27,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   userRoutes(app, s);
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
+  operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));
 }

@@ -1,0 +1,71 @@
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+
+/**
+ * Where `npm run build` puts the dashboard: dashboard/dist of this package,
+ * found from this file (src/http or dist/http alike), never from the working
+ * directory, so `tollgate serve` run from anywhere serves the same pages.
+ */
+export const PACKAGE_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist/', import.meta.url));
+
+/** No inline script or style, nothing from another origin, no framing: the pages only talk to this server. */
+export const DASHBOARD_CSP = [
+  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
+  "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "object-src 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.jpg': 'image/jpeg', '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2', '.woff': 'font/woff', '.json': 'application/json', '.txt': 'text/plain; charset=utf-8',
+  '.webmanifest': 'application/manifest+json',
+};
+
+/** Vite names everything under assets/ by its content hash: a changed file is a new name, so these never go stale. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+function fileAt(path: string): number | null {
+  try {
+    const st = statSync(path);
+    return st.isFile() ? st.size : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * GET /dashboard and everything under it: the built files, and index.html
+ * for any other path that is not a file name (the pages' own routes, such
+ * as /dashboard/apps/…), under a strict Content-Security-Policy. No build
+ * yet: 503 dashboard_not_built. A path that leaves the directory: 404.
+ */
+export function dashboardRoutes(app: FastifyInstance, dir: string | null): void {
+  const root = resolve(dir ?? PACKAGE_DASHBOARD_DIR);
+  const send = (reply: FastifyReply, path: string, size: number, cache: string) =>
+    reply.header('cache-control', cache).header('content-length', size).type(TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream').send(createReadStream(path));
+
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', (_request, reply, done) => {
+      reply.header('content-security-policy', DASHBOARD_CSP).header('x-content-type-options', 'nosniff');
+      done();
+    });
+    const handler = async (request: { params: unknown }, reply: FastifyReply) => {
+      const index = join(root, 'index.html');
+      const indexSize = fileAt(index);
+      if (indexSize === null) throw new DomainError('dashboard_not_built');
+      const rest = (request.params as { '*'?: string })['*'] ?? '';
+      const target = resolve(root, rest);
+      if (rest.includes('\0') || (target !== root && !target.startsWith(root + sep))) throw new DomainError('not_found');
+      const size = rest === '' ? null : fileAt(target);
+      if (size !== null) return send(reply, target, size, target.startsWith(join(root, 'assets') + sep) ? IMMUTABLE : 'no-cache');
+      // A missing file (a name with an extension) is a 404, not the page: a script tag given HTML fails obscurely.
+      if (extname(rest) !== '') throw new DomainError('not_found');
+      return send(reply, index, indexSize, 'no-cache');
+    };
+    scope.get('/dashboard', { schema: { hide: true } }, handler);
+    scope.get('/dashboard/*', { schema: { hide: true } }, handler);
+  });
+}
