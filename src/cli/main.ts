@@ -8,6 +8,7 @@ import { appsCommand } from './commands/apps.js';
 import { filesCommand, varsCommand } from './commands/content.js';
 import { keysCommand } from './commands/keys.js';
 import { licensesCommand } from './commands/licenses.js';
+import { operatorAccountsCommand } from './commands/operator-accounts.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
 import { localCommands } from './local.js';
@@ -100,5 +101,6 @@ bansCommand(program);
 keysCommand(program);
 tokensCommand(program);
 auditCommand(program);
+operatorAccountsCommand(program);
 
 await program.parseAsync(process.argv);
