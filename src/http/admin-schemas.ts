@@ -115,8 +115,8 @@ const userDetail = {
 } as const;
 const revokedSessions = { $id: 'RevokedSessions', type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer', minimum: 0 } } } as const;
 
-const tokenProperties = { id: uuid, name: { type: 'string' }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp } as const;
-const tokenRequired = ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'];
+const tokenProperties = { id: uuid, name: { type: 'string' }, role: { type: 'string', enum: ['owner', 'admin', 'support', 'viewer'] }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp } as const;
+const tokenRequired = ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'];
 const adminToken = { $id: 'AdminToken', type: 'object', required: tokenRequired, properties: tokenProperties } as const;
 const adminTokenWithSecret = {
   $id: 'AdminTokenWithSecret',

@@ -9,41 +9,28 @@ import { digest, digestMatches, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { type AdminServices } from './audit.js';
-
-export const ENV_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
-
-/**
- * Who presents this admin token: the environment's token (compared in
- * constant time) or a live named token (looked up by its digest).
- */
-export async function authenticateAdmin(s: Services, presented: string | undefined, envDigest: string | null): Promise<string> {
-  if (!presented || presented.length > 512) throw new DomainError('invalid_admin_token');
-  if (envDigest && digestMatches(presented, envDigest)) return ENV_ACTOR;
-  const token = await s.store.admin.findLiveToken(digest(presented));
-  if (!token) throw new DomainError('invalid_admin_token');
-  await write(s, ({ tx }) => tx.admin.touchToken(token.id, s.clock()));
-  return `token:${token.name} (${token.id})`;
-}
+import { requireGrantable, type Role } from './roles.js';
 
 export interface AdminTokenView {
   id: string;
   name: string;
+  role: Role;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
 }
 
 const viewToken = (t: AdminTokenRecord): AdminTokenView => ({
-  id: t.id, name: t.name, created_at: iso(t.createdAt),
+  id: t.id, name: t.name, role: t.role, created_at: iso(t.createdAt),
   last_used_at: t.lastUsedAt === null ? null : iso(t.lastUsedAt), revoked_at: t.revokedAt === null ? null : iso(t.revokedAt),
 });
 
-async function insertToken(a: AdminServices, name: string, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
+async function insertToken(a: AdminServices, name: string, role: Role, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
   const check = new Checker();
   check.text('body.name', name, { min: 1, max: 128 });
   check.throwIfAny();
   const token = newToken('admin', a.random);
-  const record: AdminTokenRecord = { id: randomUUID(), name, createdAt: a.clock(), lastUsedAt: null, revokedAt: null };
+  const record: AdminTokenRecord = { id: randomUUID(), name, role, createdAt: a.clock(), lastUsedAt: null, revokedAt: null };
   await write(a, async ({ tx, audit }) => {
     await tx.admin.insertToken(record, digest(token));
     await audit('admin_token.create', null, record.id, details);
@@ -51,9 +38,16 @@ async function insertToken(a: AdminServices, name: string, details: Record<strin
   return { ...viewToken(record), token };
 }
 
-/** A named token; the token itself is in this answer only. */
-export async function createAdminToken(a: AdminServices, name: string): Promise<AdminTokenView & { token: string }> {
-  return insertToken(a, name, { name });
+/**
+ * A named token with a role: by default its creator's, never above it (a
+ * support operator cannot mint an owner token). The token itself is in this
+ * answer only. `actorRole` is owner for the local CLI (it holds the database).
+ */
+export async function createAdminToken(a: AdminServices, name: string, opts: { role?: Role | undefined; actorRole?: Role } = {}): Promise<AdminTokenView & { token: string }> {
+  const actorRole = opts.actorRole ?? 'owner';
+  const role = opts.role ?? actorRole;
+  requireGrantable(actorRole, role);
+  return insertToken(a, name, role, { name, role });
 }
 
 export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number, withTotal = false): Promise<Page<AdminTokenView>> {
@@ -75,6 +69,6 @@ export async function revokeAdminToken(a: AdminServices, id: string): Promise<vo
  */
 export async function bootstrapAdminToken(s: Services, envTokenSet: boolean): Promise<string | null> {
   if (envTokenSet || (await s.store.admin.countTokens()) > 0) return null;
-  const created = await insertToken({ ...s, actor: 'system' }, 'initial', { name: 'initial', reason: 'first start' });
+  const created = await insertToken({ ...s, actor: 'system' }, 'initial', 'owner', { name: 'initial', role: 'owner', reason: 'first start' });
   return created.token;
 }

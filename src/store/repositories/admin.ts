@@ -1,4 +1,5 @@
 import type { Queryable, Row } from '../db.js';
+import type { Role } from './operators.js';
 import { nullableNumber } from '../rows.js';
 import type { Page } from '../records.js';
 import { escapeLike } from './licenses.js';
@@ -7,6 +8,8 @@ import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.j
 export interface AdminTokenRecord {
   id: string;
   name: string;
+  /** What the token may do (src/domain/admin/roles.ts); tokens made before roles are owner. */
+  role: Role;
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
@@ -34,7 +37,7 @@ export interface AuditFilter {
 
 
 function toToken(r: Row): AdminTokenRecord {
-  return { id: r.id as string, name: r.name as string, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at) };
+  return { id: r.id as string, name: r.name as string, role: r.role as Role, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at) };
 }
 
 function toAudit(r: Row): AuditRecord {
@@ -61,14 +64,14 @@ function auditMatching(filter: AuditFilter): { where: string[]; params: (string 
 export function adminRepository(q: Queryable) {
   return {
     async insertToken(t: AdminTokenRecord, tokenHash: string): Promise<void> {
-      await q.run('INSERT INTO admin_tokens (id, name, token_hash, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, NULL, NULL)', [
-        t.id, t.name, tokenHash, t.createdAt,
+      await q.run('INSERT INTO admin_tokens (id, name, role, token_hash, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL, NULL)', [
+        t.id, t.name, t.role, tokenHash, t.createdAt,
       ]);
     },
 
     /** A live (unrevoked) token by the digest of the presented token. */
     async findLiveToken(tokenHash: string): Promise<AdminTokenRecord | undefined> {
-      const r = await q.one('SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL', [tokenHash]);
+      const r = await q.one('SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL', [tokenHash]);
       return r && toToken(r);
     },
 
@@ -78,7 +81,7 @@ export function adminRepository(q: Queryable) {
 
     async listTokens(cursor: Cursor | null, limit: number): Promise<Page<AdminTokenRecord>> {
       const rows = await q.all(
-        `SELECT id, name, created_at, last_used_at, revoked_at FROM admin_tokens WHERE ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        `SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
         [...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toToken, (r) => ({ at: Number(r.created_at), id: r.id as string }));

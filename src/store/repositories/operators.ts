@@ -43,7 +43,7 @@ export interface OperatorChanges {
   disabled?: boolean;
 }
 
-/** Operator accounts, their browser sessions (by the digest of the cookie), and the roles of admin tokens. */
+/** Operator accounts and their browser sessions (by the digest of the cookie). */
 export function operatorsRepository(q: Queryable) {
   return {
     /** False when the username (case-insensitively) is taken: the unique key decides, not a read before. */
@@ -149,22 +149,6 @@ export function operatorsRepository(q: Queryable) {
 
     async deleteSessionsOf(operatorId: string): Promise<number> {
       return q.run('DELETE FROM operator_sessions WHERE operator_id = ?', [operatorId]);
-    },
-
-    /** A live admin token's id, name and role, by the digest of the presented token. */
-    async findLiveToken(tokenHash: string): Promise<{ id: string; name: string; role: Role } | undefined> {
-      const r = await q.one('SELECT id, name, role FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL', [tokenHash]);
-      return r && { id: r.id as string, name: r.name as string, role: r.role as Role };
-    },
-
-    async setTokenRole(tokenId: string, role: Role): Promise<void> {
-      await q.run('UPDATE admin_tokens SET role = ? WHERE id = ?', [role, tokenId]);
-    },
-
-    async tokenRoles(ids: readonly string[]): Promise<Map<string, Role>> {
-      if (ids.length === 0) return new Map();
-      const rows = await q.all(`SELECT id, role FROM admin_tokens WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-      return new Map(rows.map((r) => [r.id as string, r.role as Role]));
     },
   };
 }

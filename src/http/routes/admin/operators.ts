@@ -4,7 +4,8 @@ import { createAdminToken, listAdminTokens, revokeAdminToken } from '../../../do
 import { validationError } from '../../../domain/errors.js';
 import type { AuditFilter } from '../../../store/repositories/admin.js';
 import type { Services } from '../../../domain/services.js';
-import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery, principalOf } from '../../admin-plugin.js';
+import { ROLES, type Role } from '../../../domain/admin/roles.js';
 import { listPage, queryTime, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { NAME_RULE } from '../../admin-schemas.js';
 import { errors, ref, text, uuid } from '../../schemas.js';
@@ -28,13 +29,20 @@ function auditFilter(q: AuditQuery): AuditFilter {
 
 /** Admin tokens and the audit log: the operators' own records. */
 export function operatorRoutes(app: FastifyInstance, s: Services): void {
-  app.post<{ Body: { name: string } }>('/tokens', {
+  app.post<{ Body: { name: string; role?: Role } }>('/tokens', {
     schema: {
       operationId: 'createAdminToken', tags: ['admin: tokens'], security: adminSecurity, summary: 'Create a named admin token (shown only here)',
-      body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: text(NAME_RULE, 'Who or what uses the token') } },
-      response: { 201: { ...ref('AdminTokenWithSecret'), description: 'Created' }, ...errors(401, 413, 422) },
+      body: {
+        type: 'object', required: ['name'], additionalProperties: false,
+        properties: {
+          name: text(NAME_RULE, 'Who or what uses the token'),
+          role: { type: 'string', enum: ROLES, description: 'What the token may do; default and at most the creator’s own role' },
+        },
+      },
+      response: { 201: { ...ref('AdminTokenWithSecret'), description: 'Created' }, ...errors(401, 403, 413, 422) },
     },
-    handler: async (request, reply) => reply.code(201).send(await createAdminToken(acting(s, request), request.body.name)),
+    handler: async (request, reply) =>
+      reply.code(201).send(await createAdminToken(acting(s, request), request.body.name, { role: request.body.role, actorRole: principalOf(request).role })),
   });
   app.get<{ Querystring: { limit: number; cursor?: string; with_total?: string } }>('/tokens', {
     schema: {
