@@ -6,6 +6,7 @@ import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { silentLog, type EventLog } from './domain/events.js';
 import { createServices, type Services } from './domain/services.js';
 import { buildServer } from './http/server.js';
+import { prettyStream, stdoutLog, type LogOutput } from './http/log-output.js';
 import { createStore } from './store/index.js';
 import { migrate } from './store/migrate.js';
 import { cacheTtlFor, openDb } from './store/open.js';
@@ -46,6 +47,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       counters,
       log: { info: (obj, msg) => log.info(obj, msg) },
     });
+    const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
       services,
       adminToken: config.adminToken,
@@ -55,7 +57,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       corsOrigins: config.corsOrigins,
       accessLog: config.accessLog,
       timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
-      ...(overrides.logStream && { logStream: overrides.logStream }),
+      ...(output && { logStream: output.stream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     log = server.log;
@@ -63,6 +65,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     server.addHook('onClose', async () => {
       await counters?.close();
       await db.close();
+      output?.flush();
     });
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
     return { server, services, initialAdminToken, close: () => closeGracefully(server) };
@@ -71,6 +74,12 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     await db.close();
     throw err;
   }
+}
+
+/** stdout (buffered JSON, or pretty text), or the stream a test gave, in the configured format. */
+function logOutput(config: Readonly<Config>, stream: NodeJS.WritableStream | undefined): LogOutput {
+  if (!stream) return stdoutLog(config.logFormat);
+  return { stream: config.logFormat === 'pretty' ? prettyStream(stream) : stream, flush: () => undefined };
 }
 
 /**
