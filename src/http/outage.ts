@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { MessageBus } from '../store/db.js';
 
 /** Where the outage lines go (the server's logger). */
 export interface OutageLog {
@@ -27,6 +28,8 @@ const TIMING: OutageTiming = { probeMs: 1000, summaryMs: 10_000, probeWithinMs: 
  * lasts, at most one summary per `summaryMs` with the count; when a probe
  * answers and nothing was refused since the last one, one info line with how
  * many requests were refused. As for Redis (src/store/redis-counters.ts).
+ * A node with no traffic learns of the outage from its cache bus (watchBus):
+ * the same one warning, and the same one line when it answers again.
  */
 export class StoreOutage {
   private down = false;
@@ -50,7 +53,17 @@ export class StoreOutage {
     this.sinceSummary++;
     this.sinceProbe++;
     this.cause = cause;
+    if (!this.down) this.begin(cause, reqId);
+  }
+
+  /** The database stopped answering with no request refused (yet): its connections dropped and a probe failed. */
+  lost(cause: string): void {
     if (this.down) return;
+    this.cause = cause;
+    this.begin(cause);
+  }
+
+  private begin(cause: string, reqId?: string): void {
     this.down = true;
     this.summaryAt = Date.now();
     this.sinceSummary = 0;
@@ -99,14 +112,46 @@ export function within(check: Promise<boolean>, ms: number): Promise<boolean> {
 /** One outage log per server (every route scope of a server shares its Node server). */
 const outages = new WeakMap<Server, StoreOutage>();
 
-export function watchStore(app: FastifyInstance, ping: () => Promise<boolean>): StoreOutage {
+export function watchStore(app: FastifyInstance, ping: () => Promise<boolean>, bus?: MessageBus): StoreOutage {
   const outage = new StoreOutage(app.log, ping);
+  if (bus) watchBus(bus, outage, app.log, ping);
   outages.set(app.server, outage);
   app.addHook('onClose', (_instance, done) => {
     outage.close();
     done();
   });
   return outage;
+}
+
+/**
+ * The cache bus (PostgreSQL LISTEN, one connection per node) drops when the
+ * database goes away, or alone (its backend terminated, a proxy's idle cut).
+ * Which one is asked of the database: gone, it is the database's outage (its
+ * warning now, even with no request to refuse, and its line when it answers);
+ * still answering, only the bus was lost: one warning (other nodes' changes
+ * reach this node only through the cache TTL meanwhile) and one line when it
+ * listens again. A drop healed before the answer came is not logged.
+ */
+export function watchBus(bus: MessageBus, outage: StoreOutage, log: OutageLog, ping: () => Promise<boolean>, withinMs = TIMING.probeWithinMs): void {
+  let state: 'up' | 'asking' | 'database' | 'bus' = 'up';
+  bus.onConnection((up, cause = 'the connection closed') => {
+    if (up) {
+      if (state === 'bus') log.info({}, 'cache bus listening again: changes made on other nodes reach this node at once again');
+      state = 'up';
+      return;
+    }
+    state = 'asking';
+    void within(ping(), withinMs).then((answers) => {
+      if (state !== 'asking') return;
+      if (!answers) {
+        state = 'database';
+        outage.lost(cause);
+        return;
+      }
+      state = 'bus';
+      log.warn({ cause }, 'cache bus lost: changes made on other nodes reach this node only as its caches expire until it listens again');
+    });
+  });
 }
 
 /** Reports a 503 for the database to the server's outage log (or, without one, logs it as before). */

@@ -78,4 +78,6 @@ export interface MessageBus {
   publish(channel: string, payload: string): Promise<void>;
   /** Called when delivery may have had a gap (the listening connection dropped). */
   onGap(handler: () => void): void;
+  /** Called when the listening connection drops (with why) and when it is listening again. */
+  onConnection(handler: (up: boolean, cause?: string) => void): void;
 }

@@ -230,6 +230,9 @@ export class PostgresDb implements Db {
     onGap: (handler) => {
       this.onListenerLost = handler;
     },
+    onConnection: (handler) => {
+      this.onListenerChange = handler;
+    },
   };
 
   /** LISTEN on a dedicated connection; reconnects if it drops. */
@@ -252,11 +255,12 @@ export class PostgresDb implements Db {
     });
     // An error or a clean close alike: notifications may have been missed, so drop caches and reconnect.
     // Before it is the listener, an error is the connect's or a LISTEN's, which reject below.
-    const lost = () => {
+    const lost = (err?: Error) => {
       if (this.listener !== client) return;
       this.listener = null;
       void client.end().catch(() => undefined);
       this.onListenerLost?.();
+      this.onListenerChange?.(false, `PostgreSQL at ${this.location}: ${err?.message ?? 'the connection closed'}`);
       this.scheduleReconnect();
     };
     client.on('error', lost);
@@ -283,6 +287,7 @@ export class PostgresDb implements Db {
         () => {
           this.reconnecting = false;
           this.onListenerLost?.(); // anything published while we were away is unknown: drop caches again
+          this.onListenerChange?.(true);
         },
         () => this.scheduleReconnect(),
       );
@@ -291,6 +296,8 @@ export class PostgresDb implements Db {
 
   /** Called when the LISTEN connection drops: notifications may have been missed, so caches must be dropped. */
   private onListenerLost: (() => void) | undefined;
+  /** Told when the LISTEN connection drops and when it is back (the outage log, src/http/outage.ts). */
+  private onListenerChange: ((up: boolean, cause?: string) => void) | undefined;
 
   private async notify(channel: string, payload: string): Promise<void> {
     await this.run('SELECT pg_notify(?, ?)', [channel, payload]);

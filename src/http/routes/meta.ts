@@ -14,7 +14,7 @@ const READY_WITHIN_MS = 1500;
 /** Health and readiness, with no application headers. */
 export function metaRoutes(app: FastifyInstance, s: Services): void {
   // Probes, load balancers and clients retry while the database is down: log its changes of state, not each refusal.
-  const outage = watchStore(app, () => s.store.db.ping());
+  const outage = watchStore(app, () => s.store.db.ping(), s.store.db.bus);
   const status = { type: 'object', required: ['status'], properties: { status: { type: 'string' } } } as const;
   const ready = {
     ...status,
