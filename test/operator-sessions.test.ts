@@ -1,0 +1,286 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectError, harness, type Harness } from './helpers.js';
+import { cookieOf, login, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode } from './operator-helpers.js';
+
+/** The dashboard's sign-in (issue 16, /work/notes/DASHBOARD-API.md "Sessions"), over HTTP on the store of this project. */
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+const IDLE_MS = 1800_000;
+
+describe('sign-in, the cookie, sign-out', () => {
+  it('a right password: 200 with the operator, a CSRF token and the idle timeout; the cookie is HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP', async () => {
+    h = await harness();
+    await makeOperator(h, 'Alice', 'admin');
+    const res = await login(h, 'alice'); // usernames are case-insensitive
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ operator: { username: 'Alice', role: 'admin', totp_enabled: false }, idle_timeout_seconds: 1800 });
+    expect(res.json().csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toMatch(/^tollgate_session=tg_op_[A-Za-z0-9_-]{43}; /);
+    const attrs = cookie.split(';').map((a) => a.trim().toLowerCase());
+    expect(attrs).toContain('httponly');
+    expect(attrs).toContain('samesite=strict');
+    expect(attrs).toContain('path=/');
+    expect(attrs).not.toContain('secure');
+    expect(res.headers['cache-control']).toBe('no-store');
+
+    const s = sessionFrom(h, res);
+    const again = await s.call('GET', '/session');
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual(res.json());
+    expect((await s.call('GET', '/whoami')).json()).toEqual({ kind: 'operator', name: 'Alice', role: 'admin' });
+  });
+
+  it('Secure is set when the request came over HTTPS through a trusted proxy, and not when an untrusted client claims it', async () => {
+    h = await harness({ env: { TRUST_PROXY: '10.0.0.1' } });
+    await makeOperator(h, 'alice', 'owner');
+    const viaProxy = await h.inject({
+      method: 'POST', url: '/admin/v1/session', remoteAddress: '10.0.0.1', payload: { username: 'alice', password: OPERATOR_PASSWORD },
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' },
+    });
+    expect(viaProxy.statusCode, viaProxy.body).toBe(200);
+    expect(String(viaProxy.headers['set-cookie']).split(';').map((a) => a.trim())).toContain('Secure');
+    const spoofed = await h.inject({
+      method: 'POST', url: '/admin/v1/session', remoteAddress: '203.0.113.9', payload: { username: 'alice', password: OPERATOR_PASSWORD },
+      headers: { 'x-forwarded-proto': 'https' },
+    });
+    expect(spoofed.statusCode, spoofed.body).toBe(200);
+    expect(String(spoofed.headers['set-cookie'])).not.toMatch(/Secure/);
+  });
+
+  it('wrong password, unknown user and a disabled account get the same 401 invalid_credentials', async () => {
+    h = await harness();
+    const id = await makeOperator(h, 'alice', 'admin');
+    await makeOperator(h, 'bob', 'viewer');
+    const wrong = await login(h, 'alice', 'not the password at all');
+    const unknown = await login(h, 'nobody', OPERATOR_PASSWORD);
+    expect((await h.admin('PATCH', `/operators/${id}`, { disabled: true })).statusCode).toBe(200);
+    const disabled = await login(h, 'alice', OPERATOR_PASSWORD);
+    for (const res of [wrong, unknown, disabled]) {
+      expectError(res, 401, 'invalid_credentials');
+      expect(res.body).toBe(wrong.body);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    expect((await login(h, 'bob')).statusCode).toBe(200);
+  });
+
+  it('sign-out: 204, the cookie cleared, and the old cookie no longer works', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const out = await s.call('DELETE', '/session');
+    expect(out.statusCode, out.body).toBe(204);
+    expect(String(out.headers['set-cookie'])).toMatch(/^tollgate_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict/);
+    expectError(await s.call('GET', '/session'), 401, 'not_authenticated');
+    expectError(await s.call('GET', '/apps'), 401, 'not_authenticated');
+  });
+
+  it('GET /session without a cookie: 401 not_authenticated; with an admin token: not a session, 401', async () => {
+    h = await harness();
+    expectError(await h.inject({ method: 'GET', url: '/admin/v1/session' }), 401, 'not_authenticated');
+    expectError(await h.admin('GET', '/session'), 401, 'not_authenticated');
+    expect((await h.admin('GET', '/whoami')).json()).toEqual({ kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner' });
+  });
+
+  it('garbage cookies and bodies: 401 or 422, never a 500', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const cookies = [
+      'tollgate_session=', 'tollgate_session', '=;=;;', 'tollgate_session=%00%ff', `tollgate_session=tg_op_${'A'.repeat(43)}`,
+      `tollgate_session=${'x'.repeat(5000)}`, 'tollgate_session="tg_op_"', 'a=b; tollgate_session=é中文', `tollgate_session=tg_op_${'A'.repeat(42)}!`,
+    ];
+    for (const cookie of cookies) {
+      for (const url of ['/admin/v1/session', '/admin/v1/whoami', '/admin/v1/apps']) {
+        const res = await h.inject({ method: 'GET', url, headers: { cookie } });
+        expect(res.statusCode, `${cookie} ${url}: ${res.body}`).toBe(401);
+      }
+    }
+    for (const payload of [{}, { username: 'alice' }, { username: 1, password: 2 }, { username: 'alice', password: 'x', extra: 1 }, { username: 'a'.repeat(65), password: 'x' }]) {
+      expectError(await h.inject({ method: 'POST', url: '/admin/v1/session', payload }), 422, 'validation_error');
+    }
+    const notJson = await h.inject({ method: 'POST', url: '/admin/v1/session', payload: 'not json', headers: { 'content-type': 'application/json' } });
+    expect([400, 422]).toContain(notJson.statusCode);
+    expect(typeof notJson.json().code).toBe('string');
+  });
+});
+
+describe('CSRF', () => {
+  it('a cookie request that changes something needs X-CSRF-Token: missing or wrong → 403 csrf_failed and nothing changes; right → done', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const create = (headers: Record<string, string>) =>
+      h.inject({ method: 'POST', url: '/admin/v1/apps', headers: { cookie: `tollgate_session=${s.cookie}`, ...headers }, payload: { name: 'Forged' } });
+    expectError(await create({}), 403, 'csrf_failed');
+    expectError(await create({ 'x-csrf-token': 'wrong' }), 403, 'csrf_failed');
+    expectError(await create({ 'x-csrf-token': s.csrf.slice(0, -1) + (s.csrf.endsWith('A') ? 'B' : 'A') }), 403, 'csrf_failed');
+    const other = await signIn(h, 'alice'); // another session's token is not this one's
+    expectError(await create({ 'x-csrf-token': other.csrf }), 403, 'csrf_failed');
+    expect((await h.admin('GET', '/apps')).json().items).toEqual([]);
+    expectError(await h.inject({ method: 'DELETE', url: '/admin/v1/session', headers: { cookie: `tollgate_session=${s.cookie}` } }), 403, 'csrf_failed');
+    expect((await create({ 'x-csrf-token': s.csrf })).statusCode).toBe(201);
+    // Reads need none; a bearer token needs none (a browser never sends it by itself).
+    expect((await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { cookie: `tollgate_session=${s.cookie}` } })).statusCode).toBe(200);
+    expect((await h.admin('POST', '/apps', { name: 'By token' })).statusCode).toBe(201);
+  });
+});
+
+describe('expiry', () => {
+  it('idle for longer than ADMIN_SESSION_IDLE_SECONDS: 401 session_expired, and the session is gone', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    h.clock.advance(IDLE_MS - 1000);
+    expect((await s.call('GET', '/whoami')).statusCode).toBe(200); // activity moves the deadline
+    h.clock.advance(IDLE_MS - 1000);
+    expect((await s.call('GET', '/whoami')).statusCode).toBe(200);
+    h.clock.advance(IDLE_MS + 1);
+    expectError(await s.call('GET', '/whoami'), 401, 'session_expired');
+    expectError(await s.call('GET', '/whoami'), 401, 'not_authenticated');
+  });
+
+  it('ADMIN_SESSION_IDLE_SECONDS is honoured', async () => {
+    h = await harness({ env: { ADMIN_SESSION_IDLE_SECONDS: '60' } });
+    await makeOperator(h, 'alice', 'owner');
+    const res = await login(h, 'alice');
+    expect(res.json().idle_timeout_seconds).toBe(60);
+    const s = sessionFrom(h, res);
+    h.clock.advance(61_000);
+    expectError(await s.call('GET', '/apps'), 401, 'session_expired');
+  });
+
+  it('a busy session still ends 12 hours after sign-in', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const step = IDLE_MS - 1000;
+    let elapsed = 0;
+    while (elapsed + step < 12 * 3600_000) {
+      h.clock.advance(step);
+      elapsed += step;
+      expect((await s.call('GET', '/whoami')).statusCode, `after ${elapsed} ms`).toBe(200);
+    }
+    h.clock.advance(12 * 3600_000 - elapsed + 1); // less than the idle time since the last request
+    expectError(await s.call('GET', '/whoami'), 401, 'session_expired');
+  });
+
+  it('a new password or disabling the account ends its sessions', async () => {
+    h = await harness();
+    const id = await makeOperator(h, 'alice', 'admin');
+    const s = await signIn(h, 'alice');
+    expect((await h.admin('PATCH', `/operators/${id}`, { password: 'a brand new password' })).statusCode).toBe(200);
+    expectError(await s.call('GET', '/whoami'), 401, 'not_authenticated');
+    const t = await signIn(h, 'alice', 'a brand new password');
+    expect((await h.admin('PATCH', `/operators/${id}`, { disabled: true })).statusCode).toBe(200);
+    expectError(await t.call('GET', '/whoami'), 401, 'not_authenticated');
+  });
+});
+
+describe('rate limits', () => {
+  it('200 parallel wrong passwords for one operator: exactly the limit (10) are checked, the rest 429; then even the right password waits', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    await makeOperator(h, 'alice', 'owner');
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => login(h, 'alice', `wrong password ${i}`)));
+    const statuses = answers.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    expect(statuses.filter((s) => s === 429).length).toBe(190);
+    for (const r of answers.filter((a) => a.statusCode === 429)) {
+      expect(r.json().code).toBe('rate_limited');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    expectError(await login(h, 'alice'), 429, 'rate_limited');
+    // Another operator from the same address is not locked out: the address has used 10 of its 30.
+    await makeOperator(h, 'bob', 'viewer');
+    expect((await login(h, 'bob')).statusCode).toBe(200);
+  });
+});
+
+describe('TOTP', () => {
+  it('set-up, confirm, then sign-in needs the code; a used code is refused (replay), the next step works', async () => {
+    h = await harness();
+    h.clock.ms = Date.parse('2026-01-01T00:00:10Z');
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const started = await s.call('POST', '/session/totp');
+    expect(started.statusCode, started.body).toBe(200);
+    const { secret, otpauth_uri, qr_svg } = started.json();
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(otpauth_uri).toBe(`otpauth://totp/Tollgate:alice?secret=${secret}&issuer=Tollgate&algorithm=SHA1&digits=6&period=30`);
+    expect(qr_svg).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+
+    // Not on until confirmed: sign-in still takes the password alone.
+    expect((await login(h, 'alice')).statusCode).toBe(200);
+    expectError(await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms, 3) }), 401, 'invalid_totp');
+    expectError(await s.call('POST', '/session/totp/confirm', { code: '12345' }), 422, 'validation_error');
+    const code = totpCode(secret, h.clock.ms);
+    const confirmed = await s.call('POST', '/session/totp/confirm', { code });
+    expect(confirmed.json()).toEqual({ totp_enabled: true });
+
+    expectError(await login(h, 'alice'), 401, 'totp_required');
+    expectError(await login(h, 'alice', 'wrong password here', { totp: totpCode(secret, h.clock.ms) }), 401, 'invalid_credentials');
+    expectError(await login(h, 'alice', OPERATOR_PASSWORD, { totp: code }), 401, 'invalid_totp'); // used to confirm
+    h.clock.advance(30_000);
+    const next = totpCode(secret, h.clock.ms);
+    const ok = await login(h, 'alice', OPERATOR_PASSWORD, { totp: next });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().operator.totp_enabled).toBe(true);
+    expectError(await login(h, 'alice', OPERATOR_PASSWORD, { totp: next }), 401, 'invalid_totp'); // replay
+    // The previous step's code is within the window but older than the one used: refused too.
+    expectError(await login(h, 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms, -1) }), 401, 'invalid_totp');
+    expect((await login(h, 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms, 1) })).statusCode).toBe(200);
+  });
+
+  it('the same fresh code sent twice in parallel signs in once', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const { secret } = (await s.call('POST', '/session/totp')).json();
+    expect((await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+    h.clock.advance(30_000);
+    const code = totpCode(secret, h.clock.ms);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => login(h, 'alice', OPERATOR_PASSWORD, { totp: code })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 401, 401, 401, 401, 401, 401, 401]);
+  });
+
+  it('turning it off takes a current code; an owner can reset it for an operator who lost the phone', async () => {
+    h = await harness();
+    const id = await makeOperator(h, 'alice', 'admin');
+    const s = await signIn(h, 'alice');
+    const { secret } = (await s.call('POST', '/session/totp')).json();
+    expect((await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+    expectError(await s.call('POST', '/session/totp'), 409, 'conflict');
+    h.clock.advance(30_000);
+    expectError(await s.call('DELETE', '/session/totp', { code: '000000' === totpCode(secret, h.clock.ms) ? '111111' : '000000' }), 401, 'invalid_totp');
+    expect((await s.call('DELETE', '/session/totp', { code: totpCode(secret, h.clock.ms) })).json()).toEqual({ totp_enabled: false });
+    expect((await login(h, 'alice')).statusCode).toBe(200);
+
+    const t = await signIn(h, 'alice');
+    const again = (await t.call('POST', '/session/totp')).json();
+    expect((await t.call('POST', '/session/totp/confirm', { code: totpCode(again.secret, h.clock.ms) })).statusCode).toBe(200);
+    const reset = await h.admin('POST', `/operators/${id}/reset_totp`);
+    expect(reset.json()).toMatchObject({ username: 'alice', totp_enabled: false });
+    expectError(await t.call('GET', '/whoami'), 401, 'not_authenticated');
+    expect((await login(h, 'alice')).statusCode).toBe(200);
+  });
+});
+
+describe('audit', () => {
+  it('sign-in, sign-out and every write through a session name the operator', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const app = await s.call('POST', '/apps', { name: 'From the dashboard' });
+    expect(app.statusCode).toBe(201);
+    await s.call('DELETE', '/session');
+    const entries = (await h.admin('GET', '/audit?limit=10')).json().items as { actor: string; action: string }[];
+    expect(entries.slice(0, 3).map((e) => [e.action, e.actor])).toEqual([
+      ['operator.logout', 'operator:alice'],
+      ['app.create', 'operator:alice'],
+      ['operator.login', 'operator:alice'],
+    ]);
+  });
+});
+
+void cookieOf;

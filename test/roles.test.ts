@@ -1,0 +1,182 @@
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GRANTS } from '../src/domain/admin/roles.js';
+import { requireAdmin } from '../src/http/admin-plugin.js';
+import { handleError } from '../src/http/errors.js';
+import { adminRoutes } from '../src/http/routes/admin/index.js';
+import { permissionOf, ROUTE_PERMISSIONS } from '../src/http/roles.js';
+import { ADMIN_TOKEN, expectError, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { makeOperator, signIn, withToken, type Method, type Session } from './operator-helpers.js';
+
+/** Roles (issue 16): owner, admin, support, viewer, for dashboard sessions and admin tokens alike, enforced by one table. */
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+describe('the role table', () => {
+  it('lists every admin route the server registers (method and pattern); a route not in it would be refused', async () => {
+    h = await harness();
+    const registered: string[] = [];
+    // A bare Fastify with the same admin plugin: its onRoute hook sees every route (no compilers needed to list them).
+    const probe = Fastify();
+    probe.setValidatorCompiler(() => () => true);
+    probe.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    probe.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) if (method !== 'HEAD') registered.push(`${method} ${route.url}`);
+    });
+    await probe.register(adminRoutes, { prefix: '/admin/v1', services: h.tollgate.services, envToken: ADMIN_TOKEN, maxUploadBytes: 1024, sessionIdleSeconds: 1800 });
+    await probe.ready();
+    await probe.close();
+    expect(registered.length).toBeGreaterThan(40);
+    const missing = registered.filter((r) => !Object.hasOwn(ROUTE_PERMISSIONS, r));
+    expect(missing, 'admin routes missing from src/http/roles.ts').toEqual([]);
+    // And the real server answers them through the same table: HEAD is its GET.
+    expect(permissionOf('HEAD', '/admin/v1/apps')).toBe('read');
+    expect(permissionOf('GET', '/admin/v1/toString')).toBeUndefined();
+  });
+
+  it('fails closed: an admin route missing from the table is refused even to an owner token', async () => {
+    h = await harness();
+    const app = Fastify();
+    app.setErrorHandler(handleError);
+    await app.register(async (scope) => {
+      requireAdmin(scope, h.tollgate.services, { envToken: ADMIN_TOKEN, sessionIdleSeconds: 1800 });
+      scope.get('/not-in-the-table', async () => ({ leaked: true }));
+    }, { prefix: '/admin/v1' });
+    const res = await app.inject({ method: 'GET', url: '/admin/v1/not-in-the-table', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expectError(res, 403, 'forbidden');
+    expect(res.body).not.toContain('leaked');
+    expectError(await app.inject({ method: 'GET', url: '/admin/v1/not-in-the-table' }), 401, 'invalid_admin_token');
+    await app.close();
+  });
+
+  it('the grants are the issue’s: owner everything, admin all but operators and keys, support reads and users/bans, viewer reads', () => {
+    expect([...GRANTS.owner].sort()).toEqual(['apps', 'bans', 'content', 'keys', 'licenses', 'operators', 'read', 'self', 'tokens', 'users']);
+    expect([...GRANTS.admin].sort()).toEqual(['apps', 'bans', 'content', 'licenses', 'read', 'self', 'tokens', 'users']);
+    expect([...GRANTS.support].sort()).toEqual(['bans', 'read', 'self', 'users']);
+    expect([...GRANTS.viewer].sort()).toEqual(['read', 'self']);
+  });
+});
+
+type Caller = (method: Method, url: string, payload?: unknown) => ReturnType<Session['call']>;
+
+interface World {
+  app: TestApp;
+  spare: TestApp;
+  userId: string;
+  licenseId: string;
+}
+
+async function world(): Promise<World> {
+  const app = await h.createApp({ name: 'Main' });
+  const spare = await h.createApp({ name: 'Spare' });
+  const userId = await h.activeUser(app, 'customer', PASSWORD);
+  const license = await h.license(app, { minutes: 60 });
+  return { app, spare, userId, licenseId: license.id };
+}
+
+/** One action per permission, each from a fresh world's state; the status when allowed. */
+function actions(w: World): { name: string; permission: string; run: (call: Caller) => ReturnType<Caller>; ok: number }[] {
+  return [
+    { name: 'list apps', permission: 'read', run: (c) => c('GET', '/apps'), ok: 200 },
+    { name: 'read the audit log', permission: 'read', run: (c) => c('GET', '/audit'), ok: 200 },
+    { name: 'list tokens', permission: 'read', run: (c) => c('GET', '/tokens'), ok: 200 },
+    { name: 'read a user', permission: 'read', run: (c) => c('GET', `/apps/${w.app.id}/users/${w.userId}`), ok: 200 },
+    { name: 'extend a user', permission: 'users', run: (c) => c('PATCH', `/apps/${w.app.id}/users/${w.userId}`, { extend_minutes: 60 }), ok: 200 },
+    { name: 'reset devices', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/reset-devices`), ok: 204 },
+    { name: 'revoke sessions', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/revoke-sessions`), ok: 200 },
+    { name: 'ban', permission: 'bans', run: (c) => c('POST', `/apps/${w.app.id}/bans`, { type: 'ip', value: '198.51.100.7' }), ok: 201 },
+    { name: 'create an app', permission: 'apps', run: (c) => c('POST', '/apps', { name: 'New' }), ok: 201 },
+    { name: 'delete an app', permission: 'apps', run: (c) => c('DELETE', `/apps/${w.spare.id}?confirm=Spare`), ok: 204 },
+    { name: 'create licenses', permission: 'licenses', run: (c) => c('POST', `/apps/${w.app.id}/licenses`, { count: 1, minutes: 5 }), ok: 201 },
+    { name: 'delete a license', permission: 'licenses', run: (c) => c('DELETE', `/apps/${w.app.id}/licenses/${w.licenseId}`), ok: 204 },
+    { name: 'set a variable', permission: 'content', run: (c) => c('PUT', `/apps/${w.app.id}/variables/motd`, { value: 'hi' }), ok: 200 },
+    { name: 'make a signing key', permission: 'keys', run: (c) => c('POST', `/apps/${w.app.id}/signing-keys`), ok: 201 },
+    { name: 'create a token', permission: 'tokens', run: (c) => c('POST', '/tokens', { name: 'made' }), ok: 201 },
+    { name: 'list operators', permission: 'operators', run: (c) => c('GET', '/operators'), ok: 200 },
+    { name: 'whoami', permission: 'self', run: (c) => c('GET', '/whoami'), ok: 200 },
+  ];
+}
+
+const ROLES = ['owner', 'admin', 'support', 'viewer'] as const;
+
+describe.each(['session', 'token'] as const)('each role through a %s', (via) => {
+  it.each(ROLES)('%s: allowed actions succeed, the others are 403 forbidden naming the role, and change nothing', async (role) => {
+    h = await harness();
+    const w = await world();
+    let call: Caller;
+    if (via === 'session') {
+      await makeOperator(h, `op-${role}`, role);
+      const s = await signIn(h, `op-${role}`);
+      call = s.call;
+    } else {
+      const token = (await h.admin('POST', '/tokens', { name: `t-${role}`, role })).json();
+      expect(token.role).toBe(role);
+      call = (m, u, p) => withToken(h, token.token, m, u, p);
+    }
+    for (const a of actions(w)) {
+      const res = await a.run(call);
+      if (GRANTS[role].has(a.permission as never)) {
+        // signing keys need a root key first: 409/422 is "allowed but not possible", never a 403
+        if (a.permission === 'keys') expect(res.statusCode, `${role} ${a.name}: ${res.body}`).not.toBe(403);
+        else expect(res.statusCode, `${role} ${a.name}: ${res.body}`).toBe(a.ok);
+      } else {
+        const body = expectError(res, 403, 'forbidden');
+        expect(body.detail, a.name).toContain(`The ${role} role may not`);
+      }
+    }
+    if (!GRANTS[role].has('apps')) expect((await h.admin('GET', `/apps/${w.spare.id}`)).statusCode, 'the app survived').toBe(200);
+  });
+});
+
+describe('specific refusals and escalation', () => {
+  it('a support operator and a support token cannot delete an app (403), and it is still there', async () => {
+    h = await harness();
+    const app = await h.createApp({ name: 'Keep me' });
+    await makeOperator(h, 'helpdesk', 'support');
+    const s = await signIn(h, 'helpdesk');
+    expect(expectError(await s.call('DELETE', `/apps/${app.id}?confirm=Keep%20me`), 403, 'forbidden').detail).toBe('The support role may not change apps');
+    const token = (await h.admin('POST', '/tokens', { name: 'support bot', role: 'support' })).json().token;
+    expectError(await withToken(h, token, 'DELETE', `/apps/${app.id}?confirm=Keep%20me`), 403, 'forbidden');
+    expect((await h.admin('GET', `/apps/${app.id}`)).statusCode).toBe(200);
+  });
+
+  it('nobody grants a role above their own: tokens default to the creator’s role; admin cannot mint owner tokens or touch operators', async () => {
+    h = await harness();
+    await makeOperator(h, 'boss', 'admin');
+    const s = await signIn(h, 'boss');
+    expectError(await s.call('POST', '/tokens', { name: 'escalate', role: 'owner' }), 403, 'forbidden');
+    const made = await s.call('POST', '/tokens', { name: 'default' });
+    expect(made.json().role).toBe('admin');
+    expect((await s.call('POST', '/tokens', { name: 'lower', role: 'viewer' })).json().role).toBe('viewer');
+    expectError(await s.call('POST', '/operators', { username: 'mallory', password: 'a long enough password', role: 'owner' }), 403, 'forbidden');
+    // An admin token cannot create an owner token either, nor create one through the token it made.
+    const adminToken = made.json().token;
+    expectError(await withToken(h, adminToken, 'POST', '/tokens', { name: 'x', role: 'owner' }), 403, 'forbidden');
+    const listed = (await h.admin('GET', '/tokens')).json().items.map((t: { name: string; role: string }) => [t.name, t.role]);
+    expect(listed.sort()).toEqual([['default', 'admin'], ['lower', 'viewer']]);
+    expectError(await h.admin('POST', '/tokens', { name: 'bad', role: 'superuser' }), 422, 'validation_error');
+  });
+
+  it('the last active owner operator cannot be demoted, disabled or deleted', async () => {
+    h = await harness();
+    const owner = await makeOperator(h, 'root', 'owner');
+    expectError(await h.admin('PATCH', `/operators/${owner}`, { role: 'admin' }), 409, 'conflict');
+    expectError(await h.admin('PATCH', `/operators/${owner}`, { disabled: true }), 409, 'conflict');
+    expectError(await h.admin('DELETE', `/operators/${owner}`), 409, 'conflict');
+    const second = await makeOperator(h, 'root2', 'owner');
+    expect((await h.admin('PATCH', `/operators/${owner}`, { role: 'admin' })).json().role).toBe('admin');
+    expectError(await h.admin('DELETE', `/operators/${second}`), 409, 'conflict');
+  });
+
+  it('operators: a username is unique case-insensitively; short passwords and unknown ids are refused', async () => {
+    h = await harness();
+    await makeOperator(h, 'Alice', 'viewer');
+    expectError(await h.admin('POST', '/operators', { username: 'ALICE', password: 'a long enough password', role: 'viewer' }), 409, 'conflict');
+    expectError(await h.admin('POST', '/operators', { username: 'bob', password: 'short', role: 'viewer' }), 422, 'validation_error');
+    expectError(await h.admin('PATCH', '/operators/00000000-0000-4000-8000-000000000000', { role: 'viewer' }), 404, 'not_found');
+    const list = (await h.admin('GET', '/operators')).json();
+    expect(list.items.map((o: { username: string }) => o.username)).toEqual(['Alice']);
+    expect(JSON.stringify(list)).not.toMatch(/argon2|password|secret/i);
+  });
+});
