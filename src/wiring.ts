@@ -57,6 +57,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       corsOrigins: config.corsOrigins,
       accessLog: config.accessLog,
       timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
+      dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
       ...(output && { logStream: output.stream }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
