@@ -58,14 +58,17 @@ function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
 /** Step 4: IP ban, then hardware-ID ban (a hardware ID counts whenever it was sent or recorded). */
 export function* checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Steps<BanSet> {
   const bans = yield* cached(s.caches.bans, ctx.app.id);
-  if (bans.ip(ctx.ip)) throw banned(s, ctx, 'ip', 'Your IP address is banned');
-  if (bans.hardwareId(hardwareId)) throw banned(s, ctx, 'hardware_id', 'This device is banned');
+  if (bans.ip(ctx.ip)) throw banned(s, ctx, 'ip', 'Your IP address is banned', bans.idOf('ip', ctx.ip));
+  if (bans.hardwareId(hardwareId)) throw banned(s, ctx, 'hardware_id', 'This device is banned', bans.idOf('hardware_id', hardwareId!));
   return bans;
 }
 
-/** Every ban refusal: logged (which kind of ban, never its value), then answered 403. */
-export function banned(s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', detail: string, userId?: string): DomainError {
+/** Every ban refusal: logged (which kind of ban, never its value), counted for the ban (in memory), then answered 403. */
+export function banned(
+  s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', detail: string, banId: string | null, userId?: string,
+): DomainError {
   events.banHit(s, ctx, ban, userId);
+  if (banId) s.stats.banHit(ctx.app.id, banId, ctx.now);
   return new DomainError('banned', detail);
 }
 
@@ -74,8 +77,9 @@ export function banned(s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_i
  * created from (for a license-only account the code is its identity).
  */
 export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, user: UserRecord, presentedCode?: string): void {
-  if (bans.user(user.id)) throw banned(s, ctx, 'user', 'This user is banned', user.id);
-  if (bans.license(presentedCode) || bans.license(user.signupCode)) throw banned(s, ctx, 'license', 'This license is banned', user.id);
+  if (bans.user(user.id)) throw banned(s, ctx, 'user', 'This user is banned', bans.idOf('user', user.id), user.id);
+  const code = bans.license(presentedCode) ? presentedCode! : bans.license(user.signupCode) ? user.signupCode! : null;
+  if (code !== null) throw banned(s, ctx, 'license', 'This license is banned', bans.idOf('license', code), user.id);
 }
 
 /**

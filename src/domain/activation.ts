@@ -50,6 +50,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
     return redeemed;
   });
   events.licenseRedeemed(s, ctx, user.id, license.id);
+  s.stats.count(ctx.app.id, 'activations', ctx.now);
   return {
     id: activation.id,
     occurred_at: iso(activation.occurredAt),

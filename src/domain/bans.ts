@@ -7,9 +7,11 @@ import { addRange, inList, parseIpRange } from './ip.js';
 /** The bans of one app in force at load time, indexed for the access checks. */
 export class BanSet {
   private readonly ips = new BlockList();
-  private readonly hardwareIds = new Set<string>();
-  private readonly licenses = new Set<string>();
-  private readonly users = new Set<string>();
+  /** Each ban's value → its id (for the dashboard's ban-hit counts; the checks only ask whether one exists). */
+  private readonly hardwareIds = new Map<string, string>();
+  private readonly licenses = new Map<string, string>();
+  private readonly users = new Map<string, string>();
+  private readonly ipBans: { id: string; range: NonNullable<ReturnType<typeof parseIpRange>> }[] = [];
   private hasIps = false;
 
   constructor(bans: BanRecord[]) {
@@ -19,18 +21,19 @@ export class BanSet {
           const range = parseIpRange(ban.value);
           if (range) {
             addRange(this.ips, range);
+            this.ipBans.push({ id: ban.id, range });
             this.hasIps = true;
           }
           break;
         }
         case 'hardware_id':
-          this.hardwareIds.add(ban.value);
+          this.hardwareIds.set(ban.value, ban.id);
           break;
         case 'license':
-          this.licenses.add(ban.value);
+          this.licenses.set(ban.value, ban.id);
           break;
         case 'user':
-          this.users.add(ban.value);
+          this.users.set(ban.value, ban.id);
           break;
       }
     }
@@ -47,6 +50,23 @@ export class BanSet {
   }
   user(userId: string): boolean {
     return this.users.has(userId);
+  }
+
+  /**
+   * The id of the ban that refuses this value (only asked once a check said so; a refused request
+   * is rare, so the IP ranges are searched one by one). Overlapping IP ranges: the narrowest.
+   */
+  idOf(type: BanRecord['type'], value: string): string | null {
+    if (type === 'hardware_id') return this.hardwareIds.get(value) ?? null;
+    if (type === 'license') return this.licenses.get(value) ?? null;
+    if (type === 'user') return this.users.get(value) ?? null;
+    let best: (typeof this.ipBans)[number] | null = null;
+    for (const ban of this.ipBans) {
+      const one = new BlockList();
+      addRange(one, ban.range);
+      if (inList(one, value) && (!best || ban.range.prefix > best.range.prefix)) best = ban;
+    }
+    return best?.id ?? null;
   }
 }
 

@@ -16,12 +16,20 @@ export interface LoginInput {
   hardware_id?: string | undefined;
 }
 
-/** POST /auth/login; a refusal (not a malformed request, not an outage) is an event line with its code. */
+/**
+ * POST /auth/login; a refusal (not a malformed request, not an outage) is an event line with its code.
+ * Both outcomes are counted for the dashboard (in memory; stats.ts writes them later).
+ */
 export async function login(s: Services, ctx: RequestContext, input: LoginInput): Promise<{ session_token: string }> {
   try {
-    return await logIn(s, ctx, input);
+    const answer = await logIn(s, ctx, input);
+    s.stats.count(ctx.app.id, 'logins', ctx.now);
+    return answer;
   } catch (err) {
-    if (err instanceof DomainError && err.code !== 'validation_error') events.loginFailed(s, ctx, err.code);
+    if (err instanceof DomainError && err.code !== 'validation_error') {
+      events.loginFailed(s, ctx, err.code);
+      s.stats.count(ctx.app.id, 'failedLogins', ctx.now);
+    }
     throw err;
   }
 }

@@ -11,6 +11,7 @@ import type { Clock, PasswordHasher, RandomSource } from './deps.js';
 import { silentLog, type EventLog } from './events.js';
 import { Limiter } from './limits.js';
 import { keyRingCache, type KeyRing } from './signing/keys.js';
+import { ActivityStats } from './stats.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -26,6 +27,8 @@ export interface Services {
   credentials: CredentialCache;
   /** The event lines (events.ts): the server's logger. */
   log: EventLog;
+  /** Activity counters for the dashboard (stats.ts): counted in memory, flushed by a timer. */
+  stats: ActivityStats;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -157,5 +160,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  return { ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock) };
+  return {
+    ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats: new ActivityStats(store, log),
+  };
 }

@@ -54,6 +54,7 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
 /** The event lines of a committed sign-up. */
 function signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license', device: string | null): void {
   events.signedUp(s, ctx, userId, via);
+  s.stats.count(ctx.app.id, 'signUps', ctx.now);
   if (device) events.deviceAdded(s, ctx, userId, device);
 }
 
@@ -74,7 +75,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
   const license = await s.limits.attempt(ctx, { code: input.code }, () => findRedeemableLicense(s, ctx, input.code));
-  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned');
+  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned', bans.idOf('license', license.code));
 
   const userId = randomUUID();
   let device: string | null = null;
@@ -89,6 +90,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   });
   signedUp(s, ctx, userId, 'license', device);
   events.licenseRedeemed(s, ctx, userId, license.id);
+  s.stats.count(ctx.app.id, 'activations', ctx.now);
   return user;
 }
 

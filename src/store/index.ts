@@ -9,6 +9,7 @@ import { licensesRepository } from './repositories/licenses.js';
 import { operatorsRepository } from './repositories/operators.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
+import { statsRepository } from './repositories/stats.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
@@ -26,6 +27,7 @@ export function repositories(q: Queryable) {
     signingKeys: signingKeysRepository(q),
     leases: leasesRepository(q),
     operators: operatorsRepository(q),
+    stats: statsRepository(q),
   };
 }
 
