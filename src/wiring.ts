@@ -63,7 +63,9 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     });
     log = server.log;
     if (counters instanceof RedisCounters) counters.logTo(server.log);
+    services.stats.start();
     server.addHook('onClose', async () => {
+      await services.stats.close(); // the last seconds of activity counts, while the database is still open
       await counters?.close();
       await db.close();
       output?.flush();
