@@ -16,7 +16,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const OUTPUT = join(ROOT, 'dashboard/test/output');
-const CLI = join(ROOT, 'dist/cli/main.js');
+/** The built CLI; E2E_CLI points elsewhere (a build of a work tree under review). */
+const CLI = process.env.E2E_CLI ?? join(ROOT, 'dist/cli/main.js');
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ADMIN_TOKEN = 'e2e-admin-token-' + randomBytes(12).toString('hex');
 
@@ -83,7 +84,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: db.url,
-    TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ACCESS_LOG: 'off', NODE_ENV: 'production',
+    TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', ACCESS_LOG: 'off', NODE_ENV: 'production', DASHBOARD_DIR: join(ROOT, 'dashboard/dist'),
     ...extraEnv,
   };
   const migrate = await run(['migrate', '--create'], env);

@@ -65,25 +65,34 @@ export function AppsPage() {
 }
 
 type FieldKind = 'bool' | 'int' | 'signatures';
-const FIELDS: [key: keyof AppSettingsRecord, label: string, kind: FieldKind, help?: string][] = [
-  ['registration_open', 'Sign-ups open', 'bool', 'Users may create accounts'],
-  ['device_auth_enabled', 'Lock users to their devices', 'bool'],
-  ['anonymous_access_allowed', 'Allow anonymous access', 'bool', 'Clients without a user may read variables and files'],
-  ['max_devices_per_user', 'Devices per user', 'int'],
-  ['max_sessions_per_user', 'Sessions per user (0: no cap)', 'int'],
-  ['session_ttl_seconds', 'Session lifetime (seconds)', 'int'],
-  ['password_min_length', 'Shortest password', 'int'],
-  ['signatures', 'Signed answers', 'signatures', 'required: clients must ask for signed answers'],
-  ['offline_grace_seconds', 'Offline grace (seconds, 0: no leases)', 'int'],
-  ['lease_renew_seconds', 'Lease renewal (seconds)', 'int'],
-  ['rate_failures_per_identity', 'Failed logins per user or code', 'int'],
-  ['rate_failures_per_identity_window_seconds', '… per window (seconds)', 'int'],
-  ['rate_failures_per_ip', 'Failed logins per IP', 'int'],
-  ['rate_failures_per_ip_window_seconds', '… per window (seconds)', 'int'],
-  ['rate_signups_per_ip', 'Sign-ups per IP', 'int'],
-  ['rate_signups_per_ip_window_seconds', '… per window (seconds)', 'int'],
-  ['rate_signups_per_app', 'Sign-ups per app (0: no cap)', 'int'],
-  ['rate_signups_per_app_window_seconds', '… per window (seconds)', 'int'],
+type Field = [key: keyof AppSettingsRecord, label: string, kind: FieldKind, help?: string];
+const GROUPS: [legend: string, fields: Field[]][] = [
+  ['Access', [
+    ['registration_open', 'Sign-ups open', 'bool', 'users may create accounts'],
+    ['device_auth_enabled', 'Lock users to their devices', 'bool'],
+    ['anonymous_access_allowed', 'Allow anonymous access', 'bool', 'clients without a user may read variables and files'],
+    ['password_min_length', 'Shortest password', 'int'],
+  ]],
+  ['Devices and sessions', [
+    ['max_devices_per_user', 'Devices per user', 'int'],
+    ['max_sessions_per_user', 'Sessions per user (0: no cap)', 'int'],
+    ['session_ttl_seconds', 'Session lifetime (seconds)', 'int'],
+  ]],
+  ['Signed answers and offline leases', [
+    ['signatures', 'Signed answers', 'signatures', 'required: clients must ask for signed answers'],
+    ['offline_grace_seconds', 'Offline grace (seconds, 0: no leases)', 'int'],
+    ['lease_renew_seconds', 'Lease renewal (seconds)', 'int'],
+  ]],
+  ['Rate limits', [
+    ['rate_failures_per_identity', 'Failed logins per user or code', 'int'],
+    ['rate_failures_per_identity_window_seconds', 'Failed logins per user or code: window (seconds)', 'int'],
+    ['rate_failures_per_ip', 'Failed logins per IP', 'int'],
+    ['rate_failures_per_ip_window_seconds', 'Failed logins per IP: window (seconds)', 'int'],
+    ['rate_signups_per_ip', 'Sign-ups per IP', 'int'],
+    ['rate_signups_per_ip_window_seconds', 'Sign-ups per IP: window (seconds)', 'int'],
+    ['rate_signups_per_app', 'Sign-ups per app (0: no cap)', 'int'],
+    ['rate_signups_per_app_window_seconds', 'Sign-ups per app: window (seconds)', 'int'],
+  ]],
 ];
 
 export function AppSettings({ appId }: { appId: string }) {
@@ -152,40 +161,45 @@ export function AppSettings({ appId }: { appId: string }) {
       </Section>
       <Section title="Settings">
         <form onSubmit={submit}>
-          <fieldset disabled={!canWrite} class="grid-form">
+          <fieldset disabled={!canWrite}>
             <label class="field">
               <span>Name</span>
               <input value={value('name')} required maxLength={128} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} />
             </label>
-            {FIELDS.map(([key, label, kind, help]) => {
-              const id = `setting-${key}`;
-              if (kind === 'bool') {
-                return (
-                  <label class="check" key={key}>
-                    <input type="checkbox" id={id} checked={value(key) as boolean} onChange={(e) => setDraft({ ...draft, [key]: e.currentTarget.checked })} />
-                    <span>{label}{help && <small class="muted"> — {help}</small>}</span>
-                  </label>
-                );
-              }
-              if (kind === 'signatures') {
-                return (
-                  <label class="field" key={key}>
-                    <span>{label}</span>
-                    <select id={id} value={value(key) as string} onChange={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })}>
-                      <option value="optional">optional</option>
-                      <option value="required">required</option>
-                    </select>
-                  </label>
-                );
-              }
-              return (
-                <label class="field" key={key}>
-                  <span>{label}</span>
-                  <input id={id} type="number" inputMode="numeric" min={0} step={1} value={value(key) as number}
-                    onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.valueAsNumber })} />
-                </label>
-              );
-            })}
+            {GROUPS.map(([legend, fields]) => (
+              <fieldset class="group grid-form" key={legend}>
+                <legend>{legend}</legend>
+                {fields.map(([key, label, kind, help]) => {
+                  const id = `setting-${key}`;
+                  if (kind === 'bool') {
+                    return (
+                      <label class="check" key={key}>
+                        <input type="checkbox" id={id} checked={value(key) as boolean} onChange={(e) => setDraft({ ...draft, [key]: e.currentTarget.checked })} />
+                        <span>{label}{help && <small class="muted"> ({help})</small>}</span>
+                      </label>
+                    );
+                  }
+                  if (kind === 'signatures') {
+                    return (
+                      <label class="field" key={key}>
+                        <span>{label}</span>
+                        <select id={id} value={value(key) as string} onChange={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })}>
+                          <option value="optional">optional</option>
+                          <option value="required">required: {help}</option>
+                        </select>
+                      </label>
+                    );
+                  }
+                  return (
+                    <label class="field" key={key}>
+                      <span>{label}</span>
+                      <input id={id} type="number" inputMode="numeric" min={0} step={1} value={value(key) as number}
+                        onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.valueAsNumber })} />
+                    </label>
+                  );
+                })}
+              </fieldset>
+            ))}
           </fieldset>
           <ErrorBox error={save.error} />
           {canWrite ? (

@@ -10,23 +10,42 @@ function show(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** before/after pairs as "field: old → new"; anything else as key: value. */
+/** Nested objects as dotted keys (membership.active_until), so a change shows only what changed. */
+function flat(value: unknown, prefix = '', into: Record<string, unknown> = {}): Record<string, unknown> {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) flat(v, prefix ? `${prefix}.${k}` : k, into);
+  } else if (prefix) {
+    into[prefix] = value;
+  }
+  return into;
+}
+
+const SHOWN = 5;
+
+/** before/after pairs as "field: old → new" (unchanged fields left out); anything else as key: value. */
 export function Details({ details }: { details: Record<string, unknown> }) {
-  const before = (details.before ?? {}) as Record<string, unknown>;
-  const after = (details.after ?? {}) as Record<string, unknown>;
-  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-  const rest = Object.entries(details).filter(([k]) => k !== 'before' && k !== 'after');
-  if (changed.length === 0 && rest.length === 0) return <span class="muted">—</span>;
+  const before = flat(details.before);
+  const after = flat(details.after);
+  const rows: [string, string][] = [];
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const had = field in before;
+    const has = field in after;
+    if (had && has && show(before[field]) === show(after[field])) continue;
+    rows.push([field, had && has ? `${show(before[field])} → ${show(after[field])}` : has ? show(after[field]) : `${show(before[field])} (removed)`]);
+  }
+  for (const [key, value] of Object.entries(flat(Object.fromEntries(Object.entries(details).filter(([k]) => k !== 'before' && k !== 'after'))))) {
+    rows.push([key, show(value)]);
+  }
+  if (rows.length === 0) return null;
+  const list = (part: [string, string][]) => (
+    <dl class="details-json">{part.map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>
+  );
+  if (rows.length <= SHOWN + 1) return list(rows);
   return (
-    <dl class="details-json">
-      {changed.map((field) => (
-        <>
-          <dt>{field}</dt>
-          <dd>{field in before && field in after ? <>{show(before[field])} → {show(after[field])}</> : field in after ? show(after[field]) : <>{show(before[field])} (removed)</>}</dd>
-        </>
-      ))}
-      {rest.map(([key, value]) => <><dt>{key}</dt><dd>{show(value)}</dd></>)}
-    </dl>
+    <>
+      {list(rows.slice(0, SHOWN))}
+      <details><summary>{rows.length - SHOWN} more</summary>{list(rows.slice(SHOWN))}</details>
+    </>
   );
 }
 
@@ -88,7 +107,7 @@ export function Audit() {
                 <td>{e.actor}</td>
                 <td class="mono">{e.action}</td>
                 <td>{appName(e.app_id)}</td>
-                <td><Details details={e.details} />{e.target_id && <small class="muted mono">target {e.target_id}</small>}</td>
+                <td><Details details={e.details} />{e.target_id && <small class="muted mono target">target {e.target_id}</small>}</td>
               </tr>
             ))}
           </tbody>

@@ -165,10 +165,10 @@ describe('an owner in the dashboard', () => {
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 512 * 1024 });
     const content = Buffer.alloc(1024 * 1024, 7);
     await page.getByLabel('File to upload').setInputFiles({ name: 'patch-1.2.bin', mimeType: 'application/octet-stream', buffer: content });
-    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByTestId('upload-progress').waitFor();
     await page.screenshot({ path: screenshotPath('upload-progress-1280') });
-    await page.getByRole('cell', { name: 'patch-1.2.bin' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('cell', { name: 'patch-1.2.bin', exact: true }).waitFor({ timeout: 30_000 });
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     const files = await server.admin<{ items: { name: string; size: number }[] }>('GET', `/apps/${app.id}/files`);
     expect(files.body.items).toEqual([expect.objectContaining({ name: 'patch-1.2.bin', size: content.length })]);
