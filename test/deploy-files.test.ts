@@ -28,7 +28,7 @@ function envLines(text: string): { name: string; value: string; commented: boole
     .split('\n')
     .map((line) => /^(#?)([A-Z][A-Z0-9_]*)=(.*)$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ commented: m[1] === '#', name: m[2], value: m[3] }));
+    .map((m) => ({ commented: m[1] === '#', name: m[2]!, value: m[3]! }));
 }
 
 describe('deploy/tollgate.env.example', () => {
