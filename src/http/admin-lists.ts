@@ -20,7 +20,7 @@ export function listPage<T>(p: { items: T[]; nextCursor: string | null; total?: 
   return { items: p.items, next_cursor: p.nextCursor, ...(p.total !== undefined && { total: p.total }) };
 }
 
-/** An ISO 8601 query parameter as epoch milliseconds; a 422 naming it otherwise. */
+/** An ISO 8601 parameter (query or body) as epoch milliseconds; a 422 naming it otherwise. */
 export function queryTime(field: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const ms = parseTimestamp(raw);

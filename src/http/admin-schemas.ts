@@ -62,6 +62,7 @@ const license = {
     used_at: nullableTimestamp, used_by_user_id: { type: ['string', 'null'] },
   },
 } as const;
+const deletedLicenses = { $id: 'DeletedLicenses', type: 'object', required: ['deleted'], properties: { deleted: { type: 'integer', minimum: 0 } } } as const;
 const licenseBatch = { $id: 'LicenseBatch', type: 'object', required: ['licenses'], properties: { licenses: { type: 'array', items: ref('License') } } } as const;
 
 const variable = {
@@ -113,6 +114,34 @@ const userDetail = {
     sessions: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: nullableString, ip: nullableString, created_at: timestamp, expires_at: timestamp } } },
   },
 } as const;
+const count = { type: 'integer', minimum: 0 } as const;
+const activityStats = {
+  $id: 'ActivityStats',
+  description: 'An app’s activity per bucket in [from, to) (every bucket, zeros included; up to a few seconds behind), and its counts now',
+  type: 'object',
+  required: ['bucket', 'from', 'to', 'series', 'active_memberships', 'licenses', 'top_ban_hits'],
+  properties: {
+    bucket: { type: 'string', enum: ['hour', 'day'] },
+    from: timestamp,
+    to: timestamp,
+    series: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['at', 'sign_ups', 'logins', 'activations', 'failed_logins'],
+        properties: { at: { ...timestamp, description: 'Start of the bucket (UTC)' }, sign_ups: count, logins: count, activations: count, failed_logins: count },
+      },
+    },
+    active_memberships: { ...count, description: 'Users with lifetime access or an expiry in the future' },
+    licenses: { type: 'object', required: ['used', 'unused'], properties: { used: count, unused: count } },
+    top_ban_hits: {
+      type: 'array', description: 'The bans (still in place) that refused most requests in [from, to), at most 10',
+      items: {
+        type: 'object', required: ['ban_id', 'type', 'value', 'hits'],
+        properties: { ban_id: uuid, type: { type: 'string', enum: BAN_TYPES }, value: { type: 'string' }, hits: count },
+      },
+    },
+  },
+} as const;
 const revokedSessions = { $id: 'RevokedSessions', type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer', minimum: 0 } } } as const;
 
 const tokenProperties = { id: uuid, name: { type: 'string' }, role: { type: 'string', enum: ['owner', 'admin', 'support', 'viewer'] }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp } as const;
@@ -159,7 +188,7 @@ function listOf(item: string) {
 }
 
 export const ADMIN_SCHEMAS: readonly object[] = [
-  app, appWithSecret, appSecret, license, licenseBatch, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
+  app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
   adminToken, adminTokenWithSecret, auditEvent,
   pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
   listOf('Variable'), listOf('StoredFile'),

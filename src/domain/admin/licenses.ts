@@ -138,6 +138,22 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
   });
 }
 
+/**
+ * Deletes every unused license matching the filter (the list's note and creation-time filters), in
+ * one transaction with its audit entry; used licenses are part of users' histories and stay.
+ */
+export async function deleteUnusedLicenses(s: AdminServices, appId: string, filter: Pick<LicenseFilter, 'note' | 'createdFrom' | 'createdTo'>): Promise<{ deleted: number }> {
+  await getApp(s, appId);
+  return write(s, async ({ tx, audit }) => {
+    const deleted = await tx.licenses.deleteUnusedMatching(appId, filter);
+    await audit('licenses.delete_unused', appId, null, {
+      deleted, note: filter.note ?? null,
+      created_from: filter.createdFrom === undefined ? null : iso(filter.createdFrom), created_to: filter.createdTo === undefined ? null : iso(filter.createdTo),
+    });
+    return { deleted };
+  });
+}
+
 const CSV_COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'] as const;
 
 /** RFC 4180 quoting; a note starting with = + - @ is prefixed with ' so spreadsheets do not run it as a formula. */

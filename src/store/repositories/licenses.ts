@@ -114,6 +114,12 @@ export function licensesRepository(q: Queryable) {
       return Number(r?.n ?? 0);
     },
 
+    /** Every unused license matching the filter, in one statement (a code redeemed meanwhile is used, so it stays). */
+    async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<number> {
+      const match = matching(appId, { ...filter, used: false });
+      return q.run(`DELETE FROM licenses WHERE ${match.where}`, match.params);
+    },
+
     /** Only unused licenses can be deleted: a used one is part of a user's history. */
     async deleteUnused(appId: string, id: string): Promise<boolean> {
       return (await q.run('DELETE FROM licenses WHERE id = ? AND app_id = ? AND used_at IS NULL', [id, appId])) === 1;

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteShorthandOptionsWithHandler } from 'fastify';
 import { Readable } from 'node:stream';
-import { createLicenses, deleteLicense, exportLicensesCsv, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
+import { createLicenses, deleteLicense, deleteUnusedLicenses, exportLicensesCsv, getLicense, listLicenses, MAX_BATCH, type CreateLicensesInput } from '../../../domain/admin/licenses.js';
 import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
@@ -48,6 +48,32 @@ function licenseFilter(query: FilterQuery): LicenseFilter {
   return filter;
 }
 
+type ExportRequest = { Params: { app_id: string }; Querystring: FilterQuery };
+
+function exportRoute(s: Services, operationId: string): RouteShorthandOptionsWithHandler<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, ExportRequest> {
+  return {
+    schema: {
+      operationId, tags, security: adminSecurity, summary: 'Every license matching the filters as CSV, streamed a page at a time', params: appParams,
+      querystring: { type: 'object', properties: filterQuery },
+      response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
+      documentedResponseHeaders: { 200: ['ContentDisposition'] },
+    },
+    handler: async (request, reply) => {
+      const lines = exportLicensesCsv(s, request.params.app_id, licenseFilter(request.query));
+      const first = await lines.next(); // surfaces a 404 before the 200 header is sent
+      // Pulled as the socket drains: at most one page (500 rows) is held, whatever the count.
+      const stream = Readable.from((async function* () {
+        if (!first.done) yield first.value;
+        yield* lines;
+      })());
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="licenses-${request.params.app_id}.csv"`)
+        .send(stream);
+    },
+  };
+}
+
 export function licenseRoutes(app: FastifyInstance, s: Services): void {
   app.post<{ Params: { app_id: string }; Body: CreateLicensesInput }>('/apps/:app_id/licenses', {
     bodyLimit: 64 * 1024,
@@ -85,24 +111,28 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
     },
   });
 
-  app.get<{ Params: { app_id: string }; Querystring: FilterQuery }>('/apps/:app_id/licenses/export', {
+  // The export under two names: /export (the CLI's, since the first admin API) and /export.csv (the dashboard contract's).
+  app.get<ExportRequest>('/apps/:app_id/licenses/export', exportRoute(s, 'exportLicenses'));
+  app.get<ExportRequest>('/apps/:app_id/licenses/export.csv', exportRoute(s, 'exportLicensesCsv'));
+
+  app.post<{ Params: { app_id: string }; Body: { note?: string; created_from?: string; created_to?: string } }>('/apps/:app_id/licenses/delete_unused', {
+    bodyLimit: 16 * 1024,
     schema: {
-      operationId: 'exportLicenses', tags, security: adminSecurity, summary: 'Every license matching the filters as CSV (streamed)', params: appParams,
-      querystring: { type: 'object', properties: filterQuery },
-      response: { 200: { description: 'CSV with a header row', content: { 'text/csv': { schema: { type: 'string' } } } }, ...errors(401, 404, 422) },
-      documentedResponseHeaders: { 200: ['ContentDisposition'] },
+      operationId: 'deleteUnusedLicenses', tags, security: adminSecurity,
+      summary: 'Delete every unused license matching the filters (all unused ones without any); used ones stay', params: appParams,
+      body: {
+        type: 'object', additionalProperties: false,
+        properties: { note: filterQuery.note, created_from: filterQuery.created_from, created_to: filterQuery.created_to },
+      },
+      response: { 200: { ...ref('DeletedLicenses'), description: 'How many were deleted' }, ...errors(401, 404, 413, 422) },
     },
-    handler: async (request, reply) => {
-      const lines = exportLicensesCsv(s, request.params.app_id, licenseFilter(request.query));
-      const first = await lines.next(); // surfaces a 404 before the 200 header is sent
-      const stream = Readable.from((async function* () {
-        if (!first.done) yield first.value;
-        yield* lines;
-      })());
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="licenses-${request.params.app_id}.csv"`)
-        .send(stream);
+    handler: async (request) => {
+      const b = request.body ?? {};
+      const from = queryTime('body.created_from', b.created_from);
+      const to = queryTime('body.created_to', b.created_to);
+      return deleteUnusedLicenses(acting(s, request), request.params.app_id, {
+        ...(b.note && { note: b.note }), ...(from !== undefined && { createdFrom: from }), ...(to !== undefined && { createdTo: to }),
+      });
     },
   });
 

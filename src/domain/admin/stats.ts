@@ -1,0 +1,76 @@
+import type { ActivityCounts } from '../../store/repositories/stats.js';
+import { validationError } from '../errors.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { HOUR_MS } from '../stats.js';
+import { getApp } from './apps.js';
+
+export type Bucket = 'hour' | 'day';
+
+const BUCKET_MS: Record<Bucket, number> = { hour: HOUR_MS, day: 24 * HOUR_MS };
+/** The default window, and the longest one a request may ask for (a chart's worth of points). */
+const DEFAULT_BUCKETS: Record<Bucket, number> = { hour: 24, day: 30 };
+const MAX_BUCKETS: Record<Bucket, number> = { hour: 24 * 31, day: 366 };
+const TOP_BANS = 10;
+
+export interface StatsQuery {
+  bucket: Bucket;
+  /** Epoch ms; rounded down to the bucket (UTC). */
+  from?: number;
+  /** Epoch ms, exclusive; rounded up to the bucket. */
+  to?: number;
+}
+
+export interface StatsView {
+  bucket: Bucket;
+  from: string;
+  to: string;
+  series: { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number }[];
+  active_memberships: number;
+  licenses: { used: number; unused: number };
+  top_ban_hits: { ban_id: string; type: string; value: string; hits: number }[];
+}
+
+const floorTo = (ms: number, step: number) => Math.floor(ms / step) * step;
+
+/**
+ * The overview of one app: activity per hour or UTC day in [from, to), every bucket present (zero
+ * when nothing happened), plus the counts of now. Activity is what the nodes have flushed: up to
+ * FLUSH_INTERVAL_MS (stats.ts) behind.
+ */
+export async function appStats(s: Services, appId: string, q: StatsQuery): Promise<StatsView> {
+  await getApp(s, appId);
+  const step = BUCKET_MS[q.bucket];
+  const now = s.clock();
+  const to = q.to !== undefined ? Math.ceil(q.to / step) * step : floorTo(now, step) + step;
+  const from = q.from !== undefined ? floorTo(q.from, step) : to - DEFAULT_BUCKETS[q.bucket] * step;
+  if (from >= to) throw validationError('querystring.from', 'must be before to');
+  if ((to - from) / step > MAX_BUCKETS[q.bucket]) {
+    throw validationError('querystring.from', `spans more than ${MAX_BUCKETS[q.bucket]} ${q.bucket}s; ask for a shorter range or bucket=day`);
+  }
+
+  const [rows, activeMemberships, licenses, bans] = await Promise.all([
+    s.store.stats.activity(appId, from, to),
+    s.store.stats.activeMemberships(appId, now),
+    s.store.stats.licenseCounts(appId),
+    s.store.stats.topBanHits(appId, from, to, TOP_BANS),
+  ]);
+  const buckets = new Map<number, ActivityCounts>();
+  for (let at = from; at < to; at += step) buckets.set(at, { signUps: 0, logins: 0, activations: 0, failedLogins: 0 });
+  for (const r of rows) {
+    const b = buckets.get(floorTo(r.hour, step))!;
+    b.signUps += r.signUps;
+    b.logins += r.logins;
+    b.activations += r.activations;
+    b.failedLogins += r.failedLogins;
+  }
+  return {
+    bucket: q.bucket,
+    from: iso(from),
+    to: iso(to),
+    series: [...buckets].map(([at, c]) => ({ at: iso(at), sign_ups: c.signUps, logins: c.logins, activations: c.activations, failed_logins: c.failedLogins })),
+    active_memberships: activeMemberships,
+    licenses,
+    top_ban_hits: bans.map((b) => ({ ban_id: b.banId, type: b.type, value: b.value, hits: b.hits })),
+  };
+}
