@@ -4,7 +4,9 @@
 //   POST /argon2       the least an HTTP password route can do (with --dist): read the JSON body, one
 //                      argon2id verify of `credentials.password` (a login) or one hash of `password`
 //                      (a sign-up) with the project's own hasher, answer a small JSON token
-// Usage: node bench/ceiling-server.mjs --port P --json-bytes N --dir D [--dist DIST --password PW]
+// With --framework fastify, instead: a bare Fastify 5 app whose one route, GET /json, sends the same
+// body as a pre-serialized string (the framework's own ceiling: what any Fastify route costs here).
+// Usage: node bench/ceiling-server.mjs --port P --json-bytes N [--dir D] [--dist DIST --password PW] [--framework fastify]
 import { randomBytes } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -14,7 +16,10 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { port: { type: 'string' }, 'json-bytes': { type: 'string' }, dir: { type: 'string' }, dist: { type: 'string' }, password: { type: 'string' } },
+  options: {
+    port: { type: 'string' }, 'json-bytes': { type: 'string' }, dir: { type: 'string' }, dist: { type: 'string' }, password: { type: 'string' },
+    framework: { type: 'string', default: 'node:http' },
+  },
 });
 const port = Number(values.port);
 const jsonBytes = Number(values['json-bytes'] ?? 512);
@@ -44,14 +49,17 @@ if (values.dist) {
   stored = await hasher.hash(values.password ?? '');
 }
 
-/** POST /argon2: a login body is verified against the one stored hash, any other body's password is hashed. */
+/**
+ * /argon2: a login body is verified against the one stored hash, any other body's password is hashed;
+ * a GET verifies its x-api-password header (a password-header request whose credential is not cached).
+ */
 function argon2Route(req, res) {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', async () => {
     let ok = false;
     try {
-      const body = JSON.parse(Buffer.concat(chunks).toString());
+      const body = req.method === 'GET' ? { credentials: { password: req.headers['x-api-password'] } } : JSON.parse(Buffer.concat(chunks).toString());
       ok = body.credentials ? await hasher.verify(stored, String(body.credentials.password)) : Boolean(await hasher.hash(String(body.password)));
     } catch {
       ok = false;
@@ -62,29 +70,52 @@ function argon2Route(req, res) {
   });
 }
 
-const server = createServer((req, res) => {
-  if (req.url === '/argon2' && req.method === 'POST' && hasher) {
-    argon2Route(req, res);
-    return;
-  }
-  if (req.url === '/json') {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': json.length });
-    res.end(json);
-    return;
-  }
-  if (req.url === '/healthz') {
-    res.end('ok');
-    return;
-  }
-  const file = req.url?.startsWith('/file/') ? files.get(decodeURIComponent(req.url.slice('/file/'.length))) : undefined;
-  if (!file) {
-    res.statusCode = 404;
-    res.end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.size });
-  pipeline(createReadStream(file.path), res, () => undefined);
-});
-server.keepAliveTimeout = 72_000;
-server.listen(port, '127.0.0.1');
-process.once('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
+function bareServer() {
+  return createServer((req, res) => {
+    if (req.url === '/argon2' && hasher) {
+      argon2Route(req, res);
+      return;
+    }
+    if (req.url === '/json') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': json.length });
+      res.end(json);
+      return;
+    }
+    if (req.url === '/healthz') {
+      res.end('ok');
+      return;
+    }
+    const file = req.url?.startsWith('/file/') ? files.get(decodeURIComponent(req.url.slice('/file/'.length))) : undefined;
+    if (!file) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.size });
+    pipeline(createReadStream(file.path), res, () => undefined);
+  });
+}
+
+/** Fastify's defaults, as a plain Fastify app runs, with the same keep-alive timeout as the bare server. */
+async function fastifyServer() {
+  const { default: Fastify } = await import('fastify');
+  const text = json.toString('utf8');
+  const app = Fastify({ logger: false, keepAliveTimeout: 72_000 });
+  app.get('/json', (_request, reply) => {
+    void reply.header('content-type', 'application/json; charset=utf-8').send(text);
+  });
+  app.get('/healthz', (_request, reply) => {
+    void reply.send('ok');
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+  process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
+}
+
+if (values.framework === 'fastify') {
+  await fastifyServer();
+} else {
+  const server = bareServer();
+  server.keepAliveTimeout = 72_000;
+  server.listen(port, '127.0.0.1');
+  process.once('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
+}

@@ -2,11 +2,14 @@
 // Tollgate benchmark harness: `npm run bench [-- options]`. See docs/performance.md.
 //
 // Starts the real server (node dist/cli/main.js serve) on a fresh SQLite file
-// seeded with --users users, the bare ceilings (node:http JSON, fs stream
-// server, argon2id hash rate), runs every scenario with autocannon over
-// loopback for --duration seconds, samples the server's RSS every 100 ms, then
-// the same /app_context scenarios on PostgreSQL when one answers. Prints a
-// table and writes bench/results/bench-<users>-users-<time>.json.
+// seeded with --users users, and the bare ceilings (node:http: JSON, file
+// streams, an argon2id route; a one-route Fastify app), every server pinned to
+// core 0 and the load to core 1 where there are two cores; runs every scenario
+// over loopback (wrk for fixed requests, autocannon for requests that differ
+// every time and for downloads) in turns with its ceilings, samples the
+// server's RSS every 100 ms and its CPU per request, then the /app_context
+// scenarios on PostgreSQL when one answers. Prints a table and writes
+// bench/results/bench-<users>-users-<time>.json.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { cpus, freemem, loadavg, release, tmpdir, totalmem, availableParallelism } from 'node:os';
@@ -24,15 +27,19 @@ const MiB = 1024 * 1024;
 
 const HELP = `Usage: npm run bench -- [options]
 
+  --quick                   a smoke test in about a minute: 1000 users, 2 s per scenario, one turn each, the
+                            /app_context rows, the access-log row and login on SQLite (--only and --users still apply)
   --users N                 users seeded into the store (default 10000)
   --duration S              seconds per scenario (default 10)
   --warmup S                unmeasured seconds before each scenario and each ceiling (default 1)
   --slices N                a scenario and its HTTP ceiling take turns, N runs each of S/N seconds (default 5)
   --connections N           connections for the JSON routes (default 50)
-  --argon2-connections N    connections for the password routes, and the hash concurrency of their ceiling (default 8)
+  --argon2-connections N    connections for the password routes and their bare argon2id route (default 8)
   --download-connections N  connections for the 1 MiB and 100 MiB downloads (default 10 and 4: "a,b" or one number)
   --only a,b                run only these scenarios (names as in the table; ceilings they need run too)
+  --autocannon              measure the fixed-request rows with autocannon instead of wrk (not comparable with the targets)
   --no-postgres             skip the PostgreSQL scenarios
+  --no-pin                  do not pin the servers to core 0 and the load generator to core 1
   --profile                 instead of the table: run the server under node --cpu-prof on /app_context (Bearer)
                             for --duration seconds and print where the CPU time goes
   --profile-scenario NAME   profile another scenario instead (e.g. sign_up, login)
@@ -49,14 +56,17 @@ const HELP = `Usage: npm run bench -- [options]
 
 const { values: argv } = parseArgs({
   options: {
-    users: { type: 'string', default: '10000' },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '1' },
-    slices: { type: 'string', default: '5' },
+    quick: { type: 'boolean', default: false },
+    users: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    slices: { type: 'string' },
     connections: { type: 'string', default: '50' },
     'argon2-connections': { type: 'string', default: '8' },
     'download-connections': { type: 'string', default: '10,4' },
     only: { type: 'string' },
+    autocannon: { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
     'no-postgres': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'profile-scenario': { type: 'string', default: 'app_context_bearer' },
@@ -78,16 +88,22 @@ const positive = (name, v, { integer = true } = {}) => {
   }
   return n;
 };
+// --quick: the defaults of a smoke test; options given explicitly still win.
+const QUICK_ONLY = 'app_context_bearer,app_context_license_code,app_context_password,app_context_access_log,login';
+const given = (name, normal, quick) => argv[name] ?? (argv.quick ? quick : normal);
 const opt = {
-  users: positive('users', argv.users),
-  duration: positive('duration', argv.duration, { integer: false }),
-  warmup: argv.warmup === '0' ? 0 : positive('warmup', argv.warmup, { integer: false }),
-  slices: positive('slices', argv.slices),
+  quick: argv.quick,
+  users: positive('users', given('users', '10000', '1000')),
+  duration: positive('duration', given('duration', '10', '2'), { integer: false }),
+  warmup: given('warmup', '1', '1') === '0' ? 0 : positive('warmup', given('warmup', '1', '1'), { integer: false }),
+  slices: positive('slices', given('slices', '5', '1')),
   connections: positive('connections', argv.connections),
   argon2Connections: positive('argon2-connections', argv['argon2-connections']),
   downloadConnections: argv['download-connections'].split(',').map((v) => positive('download-connections', v)),
-  only: argv.only ? new Set(argv.only.split(',').map((s) => s.trim())) : null,
-  postgres: !argv['no-postgres'],
+  only: argv.only || argv.quick ? new Set((argv.only ?? QUICK_ONLY).split(',').map((s) => s.trim())) : null,
+  postgres: !argv['no-postgres'] && !(argv.quick && !argv.only),
+  autocannon: argv.autocannon,
+  pin: !argv['no-pin'],
   profile: argv.profile,
   profileScenario: argv['profile-scenario'],
   profileDb: ['sqlite', 'postgres'].includes(argv['profile-db']) ? argv['profile-db'] : (process.stderr.write('bench: --profile-db must be sqlite or postgres\n'), process.exit(2)),
@@ -101,14 +117,47 @@ if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) {
   process.exit(2);
 }
 
+// ---------------------------------------------------------------- load generator and pinning
+
+/** Whether a command can be started at all (its exit status does not matter: `wrk -v` exits 1). */
+const installed = (cmd, args) => !spawnSync(cmd, args, { stdio: 'ignore', timeout: 10_000 }).error;
+
+// The fixed-request rows need a load generator that is not itself the bottleneck: autocannon (one
+// Node.js thread) set the pace of the bare server, which then idled a third of the time.
+const LOAD_TOOL = opt.autocannon ? 'autocannon' : 'wrk';
+if (LOAD_TOOL === 'wrk' && !installed('wrk', ['-v'])) {
+  process.stderr.write(
+    'bench: wrk is not installed. The /app_context rows and their ceilings are measured with wrk, a C load generator\n' +
+      'that keeps up with the bare server (autocannon does not). Install it and run again:\n\n' +
+      '    sudo apt-get install wrk        # Debian/Ubuntu package "wrk"; other systems: https://github.com/wg/wrk\n\n' +
+      'or pass --autocannon to measure those rows with autocannon (ratios then not comparable with the targets).\n',
+  );
+  process.exit(2);
+}
+
+/**
+ * Server on core 0 (every thread: taskset before exec), load generator on core 1: neither steals the
+ * other's core, and the bare server and Tollgate meet the same conditions. Not possible on one core.
+ */
+const PIN = (() => {
+  const none = (why) => ({ server: undefined, load: undefined, note: `not pinned: ${why}` });
+  if (!opt.pin) return none('--no-pin');
+  if (availableParallelism() < 2) return none(`${availableParallelism()} CPU available (pinning needs two)`);
+  if (!installed('taskset', ['-V'])) return none('taskset (util-linux) is missing');
+  return { server: ['taskset', '-c', '0'], load: ['taskset', '-c', '1'], note: 'pinned: every server process (all its threads) on core 0, the load generator on core 1 (taskset); PostgreSQL is not pinned' };
+})();
+
 // ---------------------------------------------------------------- run bounds
 
 const startedAt = Date.now();
 // A private copy of dist/ for the whole run: others may rebuild dist/ meanwhile, and every number of
 // one run (and its build fingerprint) must come from one build. Inside bench/ so that the copy still
 // resolves its packages from the project's node_modules.
-const DIST = join(ROOT, 'bench', `.dist-${process.pid}`);
+// The package.json beside it, as in a checkout: the CLI reads its version from ../../package.json.
+const DIST_ROOT = join(ROOT, 'bench', `.dist-${process.pid}`);
+const DIST = join(DIST_ROOT, 'dist');
 cpSync(join(ROOT, 'dist'), DIST, { recursive: true, filter: (src) => !src.endsWith('.map') });
+copyFileSync(join(ROOT, 'package.json'), join(DIST_ROOT, 'package.json'));
 // Other work on the machine skews every number: recorded with the results, and warned about when high.
 const startLoad = loadavg().map((l) => Math.round(l * 100) / 100);
 const work = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
@@ -117,7 +166,7 @@ function cleanup() {
   if (cleanedUp) return;
   cleanedUp = true;
   killAllChildren();
-  rmSync(DIST, { recursive: true, force: true });
+  rmSync(DIST_ROOT, { recursive: true, force: true });
   if (!opt.keep) rmSync(work, { recursive: true, force: true });
 }
 const deadline = setTimeout(() => {
@@ -141,12 +190,14 @@ const say = (msg) => process.stderr.write(`[${((Date.now() - startedAt) / 1000).
 let specCounter = 0;
 
 /**
- * Warm-up (unmeasured), then the measured runs, by autocannon in a fresh child
- * process (bench/lib/load-worker.mjs), sampling the RSS of each target's server
- * (`pids[i]` serves `targets[i]`) every 100 ms throughout (the baseline is read
- * before the first request). Several targets take turns in --slices runs each.
+ * Warm-up (unmeasured), then the measured runs, by wrk or autocannon driven
+ * from a fresh child process (bench/lib/load-worker.mjs, on the load core),
+ * sampling the RSS of each target's server (`targets[i].pid`) every 100 ms
+ * throughout (the baseline is read before the first request); the worker adds
+ * up each server's CPU per request. Several targets take turns in --slices runs each.
  */
-async function measure(pids, targets) {
+async function measure(targets) {
+  const pids = targets.map((t) => t.pid);
   const file = join(work, `load-${++specCounter}.json`);
   writeFileSync(file, JSON.stringify({ targets, duration: opt.duration, warmup: opt.warmup, slices: opt.slices }));
   const samplers = pids.map((pid) => rssSampler(pid, 100));
@@ -154,7 +205,7 @@ async function measure(pids, targets) {
   let rss;
   try {
     out = await runNode([join(ROOT, 'bench', 'lib', 'load-worker.mjs'), file], {
-      cwd: ROOT, env: cleanEnv({}), timeoutMs: ((opt.duration + opt.warmup) * targets.length + 90) * 1000, // the worker measures each target for `duration`
+      cwd: ROOT, env: cleanEnv({}), prefix: PIN.load, timeoutMs: ((opt.duration + opt.warmup) * targets.length + 90) * 1000, // the worker measures each target for `duration`
     });
   } finally {
     rss = samplers.map((sampler) => sampler.stop());
@@ -167,16 +218,21 @@ async function measure(pids, targets) {
 
 const ADMIN_TOKEN = `tg_bench_${randomBytes(24).toString('hex')}`;
 
-async function startTollgate(name, databaseUrl, nodeFlags = []) {
+/**
+ * The server as an operator runs it, at the default log level, with rate limits and the access log
+ * off (each costs a few microseconds per request: the access-log row measures that one).
+ */
+async function startTollgate(name, databaseUrl, nodeFlags = [], env = {}) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = await startChild({
     name: `tollgate (${name})`,
     args: [...nodeFlags, join(DIST, 'cli', 'main.js'), 'serve'],
     cwd: work,
+    prefix: PIN.server,
     env: cleanEnv({
       PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-      RATE_LIMIT: 'off', LOG_LEVEL: 'warn',
+      RATE_LIMIT: 'off', LOG_LEVEL: 'info', ACCESS_LOG: 'off', ...env,
     }),
     logFile: logPath(work, `tollgate-${name}`),
     ready: async () => (await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1000) })).ok,
@@ -184,15 +240,20 @@ async function startTollgate(name, databaseUrl, nodeFlags = []) {
   return { child, base, port, client: tollgateClient(base, ADMIN_TOKEN) };
 }
 
-async function startCeilingServer(jsonBytes, filesDir, nodeFlags = []) {
+/** The bare node:http ceiling server, or (framework 'fastify') the one-route Fastify app. */
+async function startCeilingServer(jsonBytes, filesDir, nodeFlags = [], framework = 'node:http') {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = await startChild({
-    name: 'ceiling server',
-    args: [...nodeFlags, join(ROOT, 'bench', 'ceiling-server.mjs'), '--port', String(port), '--json-bytes', String(jsonBytes), '--dir', filesDir, '--dist', DIST, '--password', PASSWORD],
+    name: `ceiling server (${framework})`,
+    args: [
+      ...nodeFlags, join(ROOT, 'bench', 'ceiling-server.mjs'), '--port', String(port), '--json-bytes', String(jsonBytes),
+      '--dir', filesDir, '--dist', DIST, '--password', PASSWORD, '--framework', framework,
+    ],
     cwd: work,
+    prefix: PIN.server,
     env: cleanEnv({}),
-    logFile: logPath(work, 'ceiling'),
+    logFile: logPath(work, framework === 'fastify' ? 'ceiling-fastify' : 'ceiling'),
     ready: async () => (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) })).ok,
   });
   return { child, base };
@@ -212,7 +273,10 @@ function writeFiles() {
     closeSync(fd);
     return { path, name, size };
   };
-  return { dir, small: write('small-1mib.bin', MiB), large: write('large-100mib.bin', 100 * MiB) };
+  const small = write('small-1mib.bin', MiB);
+  // Without a 100 MiB download to measure (--quick, --only), a stand-in of the same name: only its metadata shows in /app_context.
+  const large = ['download_100mib', 'download_100mib_x20'].some(selected) ? write('large-100mib.bin', 100 * MiB) : { ...small, name: 'large-100mib.bin' };
+  return { dir, small, large };
 }
 
 /** One argon2id hash with the production parameters, reused for every seeded user. */
@@ -259,8 +323,12 @@ function settleDisk(label) {
 const signupTag = randomBytes(3).toString('hex');
 
 /**
- * Each scenario: what it loads, its ceiling and its target. `ceiling` names a
- * ceiling measurement; `target` is { ratio } (of the ceiling's req/s) or { rssGrowthMiB }.
+ * Each scenario: what it loads, its ceilings and its target. `ceiling` names the
+ * ceiling of the target's ratio, `also` the ceilings shown beside it (each
+ * measured in the same turns); `target` is { ratio } (of the ceiling's rate)
+ * or { rssGrowthMiB }. Fixed requests go by LOAD_TOOL (wrk); requests that
+ * differ every time and downloads by autocannon (its byte count of partial
+ * responses, and the results the download targets were set on).
  */
 function scenarios(server, app, db, codes = []) {
   const url = server.base;
@@ -268,30 +336,37 @@ function scenarios(server, app, db, codes = []) {
   const bearer = { ...h, authorization: `Bearer ${app.token}` };
   const users = { users: opt.users, prefix: USER_PREFIX, password: PASSWORD };
   const codesFile = join(work, `codes-${db}.json`);
+  const json = (row) => ({ ceiling: 'json', also: ['fastify'], ...row, options: { connections: opt.connections, tool: LOAD_TOOL, ...row.options } });
   const list = [
-    {
-      name: 'app_context_bearer', route: 'GET /app_context (Bearer)', ceiling: 'json', target: { ratio: db === 'postgres' ? 0.35 : 0.6 },
-      options: { url: `${url}/app_context`, headers: bearer, connections: opt.connections },
-    },
-    {
+    json({
+      name: 'app_context_bearer', route: 'GET /app_context (Bearer)', target: { ratio: db === 'postgres' ? 0.7 : 0.8 },
+      options: { url: `${url}/app_context`, headers: bearer },
+    }),
+    json({
       // The same request asking for a signed answer (Tollgate-Nonce): the row above minus this one is the cost of
       // signing (a SHA-256 of the body and one Ed25519 signature). One nonce for the whole run: the server keeps
       // no nonce, so a fresh one per request would cost it nothing more.
-      name: 'app_context_signed', route: 'GET /app_context (Bearer, signed: Tollgate-Nonce)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.25 },
-      options: { url: `${url}/app_context`, headers: { ...bearer, 'tollgate-nonce': 'bench-nonce-0123456789abcdef' }, connections: opt.connections },
-    },
-    {
-      name: 'app_context_license_code', route: 'GET /app_context (x-api-license-code)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
-      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-license-code': app.licenseCode }, connections: opt.connections },
-    },
-    {
+      name: 'app_context_signed', route: 'GET /app_context (Bearer, signed: Tollgate-Nonce)', target: db === 'postgres' ? null : { ratio: 0.25 },
+      options: { url: `${url}/app_context`, headers: { ...bearer, 'tollgate-nonce': 'bench-nonce-0123456789abcdef' } },
+    }),
+    json({
+      name: 'app_context_license_code', route: 'GET /app_context (x-api-license-code)', target: db === 'postgres' ? null : { ratio: 0.7 },
+      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-license-code': app.licenseCode } },
+    }),
+    json({
       // A client polling with legacy username/password headers: the password is verified with argon2 once, then cached.
-      name: 'app_context_password', route: 'GET /app_context (x-api-username/password)', ceiling: 'json', target: db === 'postgres' ? null : { ratio: 0.5 },
-      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-username': `${USER_PREFIX}0`, 'x-api-password': PASSWORD }, connections: opt.connections },
-    },
+      name: 'app_context_password', route: 'GET /app_context (x-api-username/password)', target: db === 'postgres' ? null : { ratio: 0.7 },
+      options: { url: `${url}/app_context`, headers: { ...h, 'x-api-username': `${USER_PREFIX}0`, 'x-api-password': PASSWORD } },
+    }),
   ];
   if (db === 'postgres') return list;
   list.push(
+    json({
+      // The Bearer row with the access log on (ACCESS_LOG=on, one info line per request to the server's log file), on a
+      // second server over the same database, in turns with the first (log off): its cost per request. No target.
+      name: 'app_context_access_log', route: 'GET /app_context (Bearer), access log on', target: null, accessLog: true,
+      options: { headers: bearer },
+    }),
     {
       name: 'download_1mib', route: 'GET /files/:id/download (1 MiB)', ceiling: 'stream_1mib', target: { ratio: 0.8 }, metric: 'bytes',
       options: { url: `${url}/files/${app.fileIds.small}/download`, headers: bearer, connections: dl1Connections, timeout: 120 },
@@ -306,20 +381,20 @@ function scenarios(server, app, db, codes = []) {
     },
     {
       // Worst case, no target: every request a different user, so every request verifies a password with argon2.
-      name: 'app_context_password_cold', route: 'GET /app_context (x-api-username/password, a new user each request)', ceiling: 'argon2', target: null,
+      name: 'app_context_password_cold', route: 'GET /app_context (x-api-username/password, a new user each request)', ceiling: 'http_argon2', target: null,
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'user-headers', path: '/app_context', ...users } },
     },
     {
-      name: 'login', route: 'POST /auth/login', ceiling: 'argon2', floor: 'http_argon2', target: { ratio: 0.9 },
+      name: 'login', route: 'POST /auth/login', ceiling: 'http_argon2', target: { ratio: 0.9 },
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'login', path: '/auth/login', ...users } },
     },
     {
-      name: 'sign_up', route: 'POST /sign_up', ceiling: 'argon2', floor: 'http_argon2', target: { ratio: 0.9 },
+      name: 'sign_up', route: 'POST /sign_up', ceiling: 'http_argon2', target: { ratio: 0.9 },
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'signup', path: '/sign_up', tag: signupTag, password: PASSWORD } },
     },
     {
       // One fresh unused code per request (written to codesFile just before the run), an existing user each time.
-      name: 'activate_license', route: 'POST /activate_license', ceiling: 'argon2', target: null, codes, codesFile,
+      name: 'activate_license', route: 'POST /activate_license', ceiling: 'http_argon2', target: null, codes, codesFile,
       options: { url, headers: h, connections: opt.argon2Connections, dynamic: { kind: 'activate', path: '/activate_license', codesFile, ...users } },
     },
   );
@@ -343,43 +418,56 @@ const targetText = (t) => (!t ? '—' : t.ratio !== undefined ? `≥ ${t.ratio}`
 
 const mib = (b) => (b === null || b === undefined ? '?' : (b / MiB).toFixed(1));
 const fmt = (n, d = 0) => (n === null || n === undefined || Number.isNaN(n) ? '—' : n.toFixed(d));
-/** autocannon's latency histogram has whole milliseconds: 0 means under 1 ms. */
-const ms = (n) => (n === 0 ? '<1' : fmt(n, n !== null && n !== undefined && n < 10 && !Number.isInteger(n) ? 1 : 0));
+/** Latencies in ms: wrk measures fractions of a millisecond; autocannon's histogram has whole ones (0: under 1 ms). */
+const ms = (n) => (n === null || n === undefined ? '—' : n === 0 ? '<1' : fmt(n, n < 1 ? 2 : n < 10 && !Number.isInteger(n) ? 1 : 0));
+/** The server's CPU per request answered, user + kernel, in µs (all its threads). */
+const cpu = (r) => (r.cpuUserUs === null || r.cpuUserUs === undefined ? '—' : `${fmt(r.cpuUserUs, 1)} + ${fmt(r.cpuSysUs, 1)}`);
+const rateOf = (metric, r) => (metric === 'bytes' ? r.mibps : r.rps);
+const rateText = (rate, bytes) => `${fmt(rate, rate < 100 ? 1 : 0)} ${bytes ? 'MiB/s' : 'req/s'}`;
 
 function table(rows) {
-  const head = ['scenario', 'db', 'conns', 'req/s', 'MiB/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'peak RSS MiB', 'RSS growth MiB', 'ceiling (#)', 'ratio', 'target', 'result'];
+  const head = ['scenario', 'db', 'load', 'conns', 'req/s', 'MiB/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'CPU µs/req user+sys', 'peak RSS MiB', 'RSS growth MiB', 'ceiling (#)', 'ratio', 'ratio to Fastify (#)', 'target', 'result'];
   const lines = rows.map((r) => {
     const bytes = r.metric === 'bytes';
-    const cRate = r.ceilingRate ?? null;
-    const ceilingText = cRate === null ? `— (${r.ceiling})` : `${fmt(cRate, cRate < 100 ? 1 : 0)} ${bytes ? 'MiB/s' : 'req/s'} (${r.ceiling} #${r.ceilingSeqs.join('+')})`;
+    const fastify = r.also?.find((a) => a.name === 'fastify');
     return [
-      r.name, r.db, String(r.connections), fmt(r.rps, r.rps < 100 ? 1 : 0), fmt(r.mibps, 1), ms(r.p50), ms(r.p99), `${r.non2xx}/${r.errors + r.timeouts}`,
-      mib(r.rss.peak), mib(r.rss.growth), ceilingText, fmt(r.ratio, 2), targetText(r.target), r.verdict,
+      r.name, r.db, r.tool, String(r.connections), fmt(r.rps, r.rps < 100 ? 1 : 0), fmt(r.mibps, 1), ms(r.p50), ms(r.p99), `${r.non2xx}/${r.errors + r.timeouts}`, cpu(r),
+      mib(r.rss.peak), mib(r.rss.growth), `${rateText(r.ceilingRate, bytes)} (${r.ceiling} #${r.ceilingSeq})`, fmt(r.ratio, 2),
+      fastify ? `${fmt(fastify.ratio, 2)} (#${fastify.seq})` : '—', targetText(r.target), r.verdict,
     ];
   });
   return markdown(head, lines);
 }
 
 function ceilingTable(all) {
-  const head = ['#', 'ceiling', 'what', 'conns', 'rate/s', 'MiB/s', 'p50 ms', 'p99 ms', 'peak RSS MiB', 'RSS growth MiB'];
-  const lines = all.map((c) =>
-    c.name === 'argon2'
-      ? [String(c.seq), c.name, c.what, String(c.concurrency), fmt(c.rate, 1), '—', fmt(c.p50, 0), fmt(c.p99, 0), '—', '—']
-      : [String(c.seq), c.name, c.what, String(c.connections), fmt(c.rps, c.rps < 100 ? 1 : 0), fmt(c.mibps, 1), ms(c.p50), ms(c.p99), mib(c.rss.peak), mib(c.rss.growth)],
-  );
+  const head = ['#', 'ceiling', 'what', 'load', 'conns', 'rate/s', 'MiB/s', 'p50 ms', 'p99 ms', 'CPU µs/req user+sys', 'peak RSS MiB', 'RSS growth MiB'];
+  const lines = all.map((c) => [
+    String(c.seq), c.name, c.what, c.tool, String(c.connections), fmt(c.rps, c.rps < 100 ? 1 : 0), fmt(c.mibps, 1), ms(c.p50), ms(c.p99), cpu(c), mib(c.rss.peak), mib(c.rss.growth),
+  ]);
   return markdown(head, lines);
 }
 
-/** The password routes next to a bare node:http route that does only their argon2id work: the share of the hash rate HTTP and the load generator leave on this machine. */
-function bareHttpNotes(rows) {
-  const lines = rows.filter((r) => r.bareHttp).map((r) => {
-    const b = r.bareHttp;
-    return `- ${r.name} (${r.db}): the bare route (#${b.seq}) served ${fmt(b.rps, 0)} req/s = ${fmt(b.ofCeiling, 2)} of the hash rate; Tollgate served ${fmt(b.tollgateOfIt, 2)} of the bare route`;
+/** Every target, one line each: what the issue asks to see at a glance. */
+function targetLines(rows) {
+  const withTarget = rows.filter((r) => r.target);
+  if (!withTarget.length) return [];
+  const lines = withTarget.map((r) => {
+    const value = r.target.ratio !== undefined ? `${fmt(r.ratio, 2)} of ${r.ceiling} (#${r.ceilingSeq})` : `RSS growth ${mib(r.rss.growth)} MiB`;
+    return `${r.verdict.padEnd(13)} ${`${r.name} (${r.db})`.padEnd(36)} ${value}, target ${targetText(r.target)}`;
   });
-  if (!lines.length) return [];
-  return ['Password routes next to node:http doing one argon2id hash per request and nothing else (no target: what this machine leaves for any HTTP route)', '', ...lines, ''];
+  const failed = withTarget.filter((r) => r.verdict !== 'PASS').length;
+  return [`Targets: ${withTarget.length - failed} PASS, ${failed} FAIL`, '', ...lines, ''];
 }
 
+/** The access-log row next to the same server's log-off row, measured in the same turns: the log's cost per request. */
+function accessLogNotes(rows) {
+  return rows.filter((r) => r.accessLog).map((r) => {
+    const a = r.accessLog;
+    return `Access log (ACCESS_LOG=on, ${a.lines} lines written): ${fmt(r.rps)} req/s (${fmt(r.ratio, 2)} of node:http) against ${fmt(a.off.rps)} req/s ` +
+      `(${fmt(a.offRatio, 2)}) with it off in the same turns: ${fmt(a.costUs, 1)} µs more per request at full load, ` +
+      `server CPU ${fmt(a.cpuCostUs, 1)} µs more per request (${cpu(r)} against ${cpu(a.off)})\n`;
+  });
+}
 function markdown(head, lines) {
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const row = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
@@ -429,7 +517,8 @@ function machine() {
   }
   return {
     nproc: availableParallelism(), cpu, node: process.version, kernel: release(), memTotalMiB: Math.round(totalmem() / MiB), memFreeMiB: Math.round(freemem() / MiB),
-    commit, build: distFingerprint(), autocannon: JSON.parse(safeRead(join(ROOT, 'node_modules', 'autocannon', 'package.json')) || '{}').version ?? 'unknown', loadAverageAtStart: startLoad, loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
+    commit, build: distFingerprint(), autocannon: JSON.parse(safeRead(join(ROOT, 'node_modules', 'autocannon', 'package.json')) || '{}').version ?? 'unknown',
+    wrk: LOAD_TOOL === 'wrk' ? /wrk (\S+)/.exec(spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? 'unknown' : null, loadAverageAtStart: startLoad, loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 
@@ -484,7 +573,9 @@ async function postgresServer() {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  say(`work directory ${work}; ${opt.users} users, ${opt.duration} s per scenario (+${opt.warmup} s warm-up)`);
+  say(`work directory ${work}; ${opt.users} users, ${opt.duration} s per scenario (+${opt.warmup} s warm-up)${opt.quick ? ' (--quick)' : ''}`);
+  say(PIN.note);
+  say(`load generator: ${LOAD_TOOL} for fixed requests, autocannon for requests that differ every time and for downloads`);
   if (startLoad[0] > availableParallelism() * 0.5) {
     say(`warning: load average ${startLoad[0]} on ${availableParallelism()} CPUs: other work competes with the benchmark, expect low and noisy numbers`);
   }
@@ -497,25 +588,26 @@ async function main() {
   const rows = [];
   const notes = [];
 
-  // 1. Tollgate on SQLite, seeded; the bare ceiling server beside it (each idles while the other is measured).
+  // 1. Tollgate on SQLite, seeded; the bare servers beside it (each idles while another is measured).
   const server = await startTollgate('sqlite', sqliteUrl);
   const app = await prepareStore(server, sqliteUrl, files, hash, 'SQLite');
-  say(`/app_context answers ${app.appContextBytes} bytes: the JSON ceiling answers as many`);
-  const ceilingServer = await startCeilingServer(app.appContextBytes, files.dir);
-  const ceilings = pairedCeilings(ceilingServer, app.appContextBytes, files, params);
+  say(`/app_context answers ${app.appContextBytes} bytes: the JSON ceilings answer as many`);
+  const bare = await startCeilingServer(app.appContextBytes, files.dir);
+  const fastify = await startCeilingServer(app.appContextBytes, files.dir, [], 'fastify');
+  const ceilings = pairedCeilings({ bare, fastify }, app.appContextBytes, files);
 
-  // 2. The scenarios on SQLite, each right after a measurement of its ceiling.
+  // 2. The scenarios on SQLite, each in turns with its ceilings.
   for (const s of scenarios(server, app, 'sqlite', [])) {
     if (!selected(s.name)) continue;
     if (s.name === 'activate_license') {
-      // One fresh code per request, with a wide margin over the latest bare hash rate.
-      const rate = await ceilings.argon2Rate();
+      // One fresh code per request, with a wide margin over the latest bare argon2 route's rate.
+      const rate = ceilings.latestRate('http_argon2') ?? 200;
       const count = Math.ceil(rate * (opt.duration + opt.warmup) * 2.5) + 500;
       say(`creating ${count} license codes for /activate_license`);
       s.codes.push(...(await createCodes(server.client, app.id, count)));
       writeFileSync(s.codesFile, JSON.stringify(s.codes));
     }
-    rows.push(await runScenario(s, 'sqlite', server, ceilings));
+    rows.push(s.accessLog ? await accessLogRow(s, server, sqliteUrl, ceilings) : (await runScenario(s, 'sqlite', server, ceilings)).row);
   }
   await stopChild(server.child);
 
@@ -539,7 +631,7 @@ async function main() {
           postgres.seedSeconds = pgApp.seedSeconds;
           if (pgApp.appContextBytes !== app.appContextBytes) notes.push(`PostgreSQL: /app_context answers ${pgApp.appContextBytes} bytes (SQLite: ${app.appContextBytes})`);
           for (const s of scenarios(pgServer, pgApp, 'postgres', [])) {
-            if (selected(s.name)) rows.push(await runScenario(s, 'postgres', pgServer, ceilings));
+            if (selected(s.name) && !s.accessLog) rows.push((await runScenario(s, 'postgres', pgServer, ceilings)).row);
           }
         } finally {
           await stopChild(pgServer.child);
@@ -550,9 +642,10 @@ async function main() {
       }
     }
   } else if (!opt.postgres) {
-    notes.push('PostgreSQL: SKIPPED (--no-postgres)');
+    notes.push(`PostgreSQL: SKIPPED (${opt.quick ? '--quick' : '--no-postgres'})`);
   }
-  await stopChild(ceilingServer.child);
+  await stopChild(bare.child);
+  await stopChild(fastify.child);
   notes.push(...signingCost(rows));
 
   const finishedAt = new Date().toISOString();
@@ -560,31 +653,33 @@ async function main() {
     meta: {
       users: opt.users, duration: opt.duration, warmup: opt.warmup, connections: opt.connections, argon2Connections: opt.argon2Connections,
       downloadConnections: [dl1Connections, dl100Connections], slices: opt.slices, argon2Params: params, appContextBytes: app.appContextBytes,
-      seedSeconds: app.seedSeconds, postgres, startedAt: new Date(startedAt).toISOString(), finishedAt,
-      wallSeconds: (Date.now() - startedAt) / 1000, machine: machine(), notes,
+      seedSeconds: app.seedSeconds, postgres, loadTool: LOAD_TOOL, pinning: PIN.note, quick: opt.quick,
+      startedAt: new Date(startedAt).toISOString(), finishedAt, wallSeconds: (Date.now() - startedAt) / 1000, machine: machine(), notes,
     },
     ceilings: ceilings.all,
     scenarios: rows,
   };
   mkdirSync(RESULTS, { recursive: true });
-  const file = join(RESULTS, `bench-${opt.users}-users-${finishedAt.replace(/[:.]/g, '-')}.json`);
+  const file = join(RESULTS, `bench-${opt.users}-users-${finishedAt.replace(/[:.]/g, '-')}${opt.quick ? '-quick' : ''}.json`);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
 
   const m = result.meta.machine;
   const out = [
     '',
-    `Tollgate benchmark: ${opt.users} users, ${opt.duration} s per scenario, ${m.nproc} × ${m.cpu}, Node ${m.node}, commit ${m.commit}, build ${m.build}`,
+    `Tollgate benchmark: ${opt.users} users, ${opt.duration} s per scenario in ${opt.slices} turn(s), ${m.nproc} × ${m.cpu}, Node ${m.node}, commit ${m.commit}, build ${m.build}`,
     `load average (1/5/15 min) at start ${m.loadAverageAtStart.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
+    `${PIN.note}; load: ${LOAD_TOOL === 'wrk' ? `wrk ${m.wrk} (one thread)` : `autocannon ${m.autocannon}`} for fixed requests, autocannon ${m.autocannon} for the rest; Tollgate with RATE_LIMIT=off, ACCESS_LOG=off, LOG_LEVEL=info`,
     '',
-    'Ceilings (in the order measured; each scenario takes turns with its ceiling in one measurement: the bare server for HTTP routes, the bare argon2id hash rate for password routes, plus the bare HTTP password route for login and sign_up)',
+    'Ceilings (in the order measured; each scenario takes turns with its ceilings in one measurement: bare node:http and a one-route Fastify app for /app_context, a bare file stream for downloads, a bare node:http argon2id route for the password routes)',
     '',
     ceilingTable(ceilings.all),
     '',
-    'Scenarios (ratio = req/s ÷ ceiling req/s, downloads MiB/s ÷ ceiling MiB/s; RSS of the server process, sampled every 100 ms, growth over the pre-scenario baseline)',
+    'Scenarios (ratio = req/s ÷ ceiling req/s, downloads MiB/s ÷ ceiling MiB/s; CPU = the server process\'s user + kernel time per request answered, all threads; RSS sampled every 100 ms, growth over the pre-scenario baseline)',
     '',
     table(rows),
     '',
-    ...bareHttpNotes(rows),
+    ...targetLines(rows),
+    ...accessLogNotes(rows),
     ...notes.map((n) => `${n}\n`),
     'Scale: p50 next to the latest run at another user count',
     '',
@@ -597,58 +692,50 @@ async function main() {
 }
 
 /**
- * The ceilings. Each scenario is measured in turns with its own ceiling, in
- * one load-worker run (short runs of each, A B B A…; see load-worker.mjs), so
- * both meet the same moments of a shared machine: the bare servers for the
- * HTTP scenarios, the bare argon2id hash rate (computed by the load worker
- * with the project's hasher) for the password routes.
+ * The ceilings. Each scenario is measured in turns with its ceilings, in one
+ * load-worker run (short runs of each, A B C C B A…; see load-worker.mjs), so
+ * all meet the same moments of a shared machine. An HTTP ceiling gets the
+ * scenario's requests (headers, connections, load generator; it ignores the
+ * headers), so that the client and the kernel carry the same requests.
  */
-function pairedCeilings(ceilingServer, jsonBytes, files, argon2) {
-  const base = ceilingServer.base;
+function pairedCeilings({ bare, fastify }, jsonBytes, files) {
   const defs = {
-    json: { what: `node:http, fixed ${jsonBytes}-byte JSON`, options: { url: `${base}/json`, connections: opt.connections } },
-    stream_1mib: { what: 'fs.createReadStream, 1 MiB', options: { url: `${base}/file/${files.small.name}`, connections: dl1Connections, timeout: 120 } },
-    stream_100mib: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: dl100Connections, timeout: 120 } },
-    stream_100mib_x20: { what: 'fs.createReadStream, 100 MiB', options: { url: `${base}/file/${files.large.name}`, connections: 20, timeout: 120 } },
-    argon2: { what: `argon2id hash m=${argon2.memoryCost} KiB t=${argon2.timeCost} p=${argon2.parallelism}`, options: { hashes: { dist: DIST, concurrency: opt.argon2Connections }, connections: opt.argon2Connections } },
-    // Not a target's ceiling: what the bare hash rate leaves for any HTTP password route on this machine.
-    http_argon2: { what: 'node:http, one argon2id hash per request', http: (scenario) => ({ ...scenario, url: base, dynamic: { ...scenario.dynamic, path: '/argon2' } }) },
+    json: { server: bare, what: `node:http, the same ${jsonBytes}-byte JSON`, path: '/json' },
+    fastify: { server: fastify, what: `Fastify 5, one route sending the same ${jsonBytes} bytes as a string`, path: '/json' },
+    stream_1mib: { server: bare, what: 'fs.createReadStream, 1 MiB', path: `/file/${files.small.name}` },
+    stream_100mib: { server: bare, what: 'fs.createReadStream, 100 MiB', path: `/file/${files.large.name}` },
+    stream_100mib_x20: { server: bare, what: 'fs.createReadStream, 100 MiB', path: `/file/${files.large.name}` },
+    // The least an HTTP password route can do: read the JSON (or the password header), one argon2id verify or hash, answer.
+    http_argon2: { server: bare, what: 'node:http, one argon2id verify or hash per request', dynamicPath: '/argon2' },
   };
   const all = [];
-
-  function record(c) {
+  const record = (c) => {
     c.seq = all.length + 1;
     all.push(c);
     return c;
-  }
+  };
+  const load = (name, scenario) => {
+    const def = defs[name];
+    const { server } = def;
+    const options = def.dynamicPath ? { ...scenario, url: server.base, dynamic: { ...scenario.dynamic, path: def.dynamicPath } } : { ...scenario, url: server.base + def.path };
+    return { ...options, pid: server.child.pid };
+  };
 
   return {
     all,
-    /**
-     * A scenario and its ceiling, measured in turns. An HTTP ceiling gets the scenario's request
-     * headers too (it ignores them), so that the client and the kernel carry the same requests.
-     */
-    async paired(name, scenarioPid, scenario, floorName) {
-      const def = defs[name];
-      const hashes = def.options.hashes !== undefined;
-      say(`  in turns with ceiling ${name} (${def.what})${floorName ? ` and ${floorName} (${defs[floorName].what})` : ''}, ${opt.slices} runs each`);
-      const ceiling = hashes ? def.options : { ...def.options, headers: scenario.headers };
-      const floor = floorName ? [defs[floorName].http(scenario)] : [];
-      const [c, m, f] = await measure([ceilingServer.child.pid, scenarioPid, ...floor.map(() => ceilingServer.child.pid)], [ceiling, scenario, ...floor]);
-      const measured = { name, what: def.what, ...c };
-      if (hashes) Object.assign(measured, { concurrency: opt.argon2Connections, rate: c.rps });
-      return { m, c: record(measured), f: f && record({ name: floorName, what: defs[floorName].what, ...f, rate: f.rps }) };
+    /** A scenario (served by `pid`), its ceiling, the ceilings shown beside it, and `companions` (other servers' runs), measured in turns. */
+    async paired(s, pid, companions = []) {
+      const names = [s.ceiling, ...(s.also ?? [])];
+      say(`  in turns with ${names.map((n) => `${n} (${defs[n].what})`).join(' and ')}${companions.map((c) => ` and ${c.label}`).join('')}, ${opt.slices} run(s) each`);
+      const results = await measure([...names.map((n) => load(n, s.options)), { ...s.options, pid }, ...companions.map((c) => ({ ...c.options, pid: c.pid }))]);
+      const measuredCeilings = names.map((n, i) => record({ name: n, what: defs[n].what, tool: toolOf(s.options), ...results[i] }));
+      return { main: results[names.length], ceilings: measuredCeilings, companions: results.slice(names.length + 1) };
     },
-    /** The bare hash rate on its own (to size the list of activation codes before that scenario). */
-    async argon2Rate() {
-      const previous = all.findLast((c) => c.name === 'argon2');
-      if (previous) return previous.rate;
-      say(`probing the bare argon2id hash rate, ${opt.argon2Connections} at once`);
-      const [c] = await measure([process.pid], [defs.argon2.options]);
-      return record({ name: 'argon2', what: defs.argon2.what, ...c, concurrency: opt.argon2Connections, rate: c.rps }).rate;
-    },
+    latestRate: (name) => all.findLast((c) => c.name === name)?.rps ?? null,
   };
 }
+
+const toolOf = (options) => (options.tool === 'wrk' && !options.dynamic ? 'wrk' : 'autocannon');
 
 /** The cost of a signed answer: the signed /app_context row against the unsigned one of the same store (time per request, one event loop). */
 function signingCost(rows) {
@@ -660,26 +747,42 @@ function signingCost(rows) {
   });
 }
 
-/** Downloads compare bytes per second (a run completes only a few 100 MiB responses); the rest, requests per second. */
-function settle(row, ceiling) {
-  const rate = (c) => (row.metric === 'bytes' ? c.mibps : c.rps);
-  row.ceilingSeqs = [ceiling.seq];
-  row.ceilingRate = rate(ceiling);
-  row.ratio = row.ceilingRate > 0 ? rate(row) / row.ceilingRate : null;
+async function runScenario(s, db, server, ceilings, companions = []) {
+  say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections, ${toolOf(s.options)}`);
+  const { main: m, ceilings: [c, ...also], companions: measured } = await ceilings.paired(s, server.child.pid, companions);
+  const metric = s.metric ?? 'requests';
+  const row = { name: s.name, db, route: s.route, tool: toolOf(s.options), ceiling: s.ceiling, metric, target: s.target, ...m };
+  row.ceilingSeq = c.seq;
+  row.ceilingRate = rateOf(metric, c);
+  row.ratio = row.ceilingRate > 0 ? rateOf(metric, m) / row.ceilingRate : null;
+  row.also = also.map((a) => ({ name: a.name, seq: a.seq, rate: rateOf(metric, a), ratio: rateOf(metric, a) > 0 ? rateOf(metric, m) / rateOf(metric, a) : null }));
   row.verdict = verdict(row);
+  return { row, companions: measured };
 }
 
-async function runScenario(s, db, server, ceilings) {
-  say(`${db} ${s.name}: ${s.route}, ${s.options.connections} connections`);
-  const { m, c, f } = await ceilings.paired(s.ceiling, server.child.pid, s.options, s.floor);
-  const row = { name: s.name, db, route: s.route, ceiling: s.ceiling, metric: s.metric ?? 'requests', target: s.target, ...m };
-  settle(row, c);
-  if (f) {
-    // How much of the ceiling a bare HTTP route reached, and how much of that route Tollgate reached.
-    row.bareHttp = { seq: f.seq, rps: f.rps, ofCeiling: c.rps > 0 ? f.rps / c.rps : null, tollgateOfIt: f.rps > 0 ? m.rps / f.rps : null };
+/**
+ * The Bearer row on a second server over the same database with ACCESS_LOG=on, in turns with the
+ * first server (log off) and the ceilings: the log's cost per request, and a count of the lines it
+ * wrote (none means this build has no access log, or it is off at this level).
+ */
+async function accessLogRow(s, server, databaseUrl, ceilings) {
+  const logged = await startTollgate('sqlite-access-log', databaseUrl, [], { ACCESS_LOG: 'on' });
+  try {
+    const options = { ...s.options, url: `${logged.base}/app_context` };
+    const off = { label: 'the same requests to the first server (access log off)', pid: server.child.pid, options: { ...s.options, url: `${server.base}/app_context` } };
+    const { row, companions: [offResult] } = await runScenario({ ...s, options }, 'sqlite', logged, ceilings, [off]);
+    const lines = (safeRead(logPath(work, 'tollgate-sqlite-access-log')).match(/"msg":"request"/g) ?? []).length;
+    row.accessLog = {
+      lines, off: offResult, offRatio: row.ceilingRate > 0 ? offResult.rps / row.ceilingRate : null,
+      costUs: row.rps > 0 && offResult.rps > 0 ? 1e6 / row.rps - 1e6 / offResult.rps : null,
+      cpuCostUs: row.cpuUserUs !== null && offResult.cpuUserUs !== null ? row.cpuUserUs + row.cpuSysUs - offResult.cpuUserUs - offResult.cpuSysUs : null,
+    };
+    return row;
+  } finally {
+    await stopChild(logged.child);
   }
-  return row;
 }
+
 
 /** --profile: the server under node --cpu-prof, loaded on one scenario (default /app_context Bearer); the profile summarised by function. */
 async function profileRun(files, hash, sqliteUrl) {
@@ -715,7 +818,7 @@ async function profileRun(files, hash, sqliteUrl) {
       if (!s) throw new Error(`--profile-scenario: no scenario named ${name}`);
       if (s.codesFile) writeFileSync(s.codesFile, JSON.stringify(codes));
       say(`profiling ${s.route} on ${opt.profileDb}, ${s.options.connections} connections, ${opt.duration} s`);
-      [m] = await measure([server.child.pid], [s.options]);
+      [m] = await measure([{ ...s.options, pid: server.child.pid }]);
     } finally {
       await stopChild(server.child);
     }
@@ -727,7 +830,7 @@ async function profileRun(files, hash, sqliteUrl) {
       let bm;
       try {
         say(`profiling the bare JSON server (the ceiling), ${opt.connections} connections, ${opt.duration} s`);
-        [bm] = await measure([ceiling.child.pid], [{ url: `${ceiling.base}/json`, connections: opt.connections }]);
+        [bm] = await measure([{ url: `${ceiling.base}/json`, connections: opt.connections, tool: LOAD_TOOL, pid: ceiling.child.pid }]);
       } finally {
         await stopChild(ceiling.child);
       }

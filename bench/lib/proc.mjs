@@ -2,7 +2,7 @@
 // server and the argon2 rate probe. Every child is tracked by pid so the
 // harness can stop exactly what it started, and nothing else.
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,15 +30,26 @@ export function cleanEnv(extra) {
 }
 
 /**
- * Spawns `node <args>` with stdout/stderr going to `logFile`; resolves once
- * `ready()` answers true (polled), or rejects after `timeoutMs` with the log tail.
+ * `node <args>`, or `<prefix…> node <args>` (`taskset -c 0`: taskset execs node, so the pid is node's).
  */
-export async function startChild({ name, args, env, cwd, logFile, ready, timeoutMs = 30_000 }) {
-  const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnNode(args, prefix, options) {
+  return prefix?.length ? spawn(prefix[0], [...prefix.slice(1), process.execPath, ...args], options) : spawn(process.execPath, args, options);
+}
+
+/**
+ * Spawns `node <args>` (behind `prefix`, e.g. taskset) with stdout/stderr written straight to
+ * `logFile` (no pipe through the harness: a server's log lines cost the harness nothing); resolves
+ * once `ready()` answers true (polled), or rejects after `timeoutMs` with the log tail.
+ */
+export async function startChild({ name, args, env, cwd, logFile, ready, prefix, timeoutMs = 30_000 }) {
+  const fd = openSync(logFile, 'a');
+  let child;
+  try {
+    child = spawnNode(args, prefix, { cwd, env, stdio: ['ignore', fd, fd] });
+  } finally {
+    closeSync(fd);
+  }
   children.add(child);
-  child.stdout.pipe(log, { end: false });
-  child.stderr.pipe(log, { end: false });
   let exited = null;
   child.once('exit', (code, signal) => {
     exited = { code, signal };
@@ -78,10 +89,10 @@ export function killAllChildren() {
   }
 }
 
-/** Runs `node <args>` to completion, bounded by `timeoutMs`; resolves to its stdout. */
-export function runNode(args, { env, cwd, timeoutMs }) {
+/** Runs `node <args>` (behind `prefix`) to completion, bounded by `timeoutMs`; resolves to its stdout. */
+export function runNode(args, { env, cwd, timeoutMs, prefix }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnNode(args, prefix, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     let out = '';
     let err = '';
