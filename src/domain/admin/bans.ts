@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Repositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { BanRecord, BanType, Page } from '../../store/records.js';
+import type { BanFilter } from '../../store/repositories/bans.js';
 import { DomainError, validationError } from '../errors.js';
 import { parseIpRange } from '../ip.js';
 import { iso } from '../membership.js';
@@ -93,9 +94,9 @@ async function requireTarget(tx: Repositories, ban: BanRecord): Promise<void> {
   if (ban.type === 'license' && !(await tx.licenses.findByCode(ban.appId, ban.value))) throw new DomainError('not_found', 'License not found in this application');
 }
 
-export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, type?: BanType, withTotal = false): Promise<Page<BanView>> {
+export async function listBans(s: Services, appId: string, cursor: Cursor | null, limit: number, filter: BanFilter = {}, withTotal = false): Promise<Page<BanView>> {
   await getApp(s, appId);
-  const [page, total] = await Promise.all([s.store.bans.list(appId, cursor, limit, type), withTotal ? s.store.bans.count(appId, type) : undefined]);
+  const [page, total] = await Promise.all([s.store.bans.list(appId, cursor, limit, filter), withTotal ? s.store.bans.count(appId, filter) : undefined]);
   return { items: page.items.map(viewBan), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 

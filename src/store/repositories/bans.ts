@@ -17,6 +17,20 @@ function toBan(r: Row): BanRecord {
   };
 }
 
+export interface BanFilter {
+  type?: BanType;
+  /** The stored value exactly (a user id, an address or range in canonical form). */
+  value?: string;
+}
+
+function matching(appId: string, filter: BanFilter): { where: string; params: string[] } {
+  let where = 'app_id = ?';
+  const params = [appId];
+  if (filter.type) where += ' AND type = ?', params.push(filter.type);
+  if (filter.value !== undefined) where += ' AND value = ?', params.push(filter.value);
+  return { where, params };
+}
+
 export function bansRepository(q: Queryable) {
   return {
     async insert(b: BanRecord): Promise<void> {
@@ -31,17 +45,18 @@ export function bansRepository(q: Queryable) {
       return rows.map(toBan);
     },
 
-    async list(appId: string, cursor: Cursor | null, limit: number, type?: BanType): Promise<Page<BanRecord>> {
-      const byType = type ? ' AND type = ?' : '';
+    async list(appId: string, cursor: Cursor | null, limit: number, filter: BanFilter = {}): Promise<Page<BanRecord>> {
+      const match = matching(appId, filter);
       const rows = await q.all(
-        `SELECT ${COLUMNS} FROM bans WHERE app_id = ? AND ${AFTER_CURSOR}${byType} ORDER BY created_at, id LIMIT ?`,
-        [appId, ...cursorParams(cursor), ...(type ? [type] : []), limit + 1],
+        `SELECT ${COLUMNS} FROM bans WHERE ${match.where} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        [...match.params, ...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toBan, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
 
-    async count(appId: string, type?: BanType): Promise<number> {
-      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bans WHERE app_id = ?${type ? ' AND type = ?' : ''}`, [appId, ...(type ? [type] : [])]);
+    async count(appId: string, filter: BanFilter = {}): Promise<number> {
+      const match = matching(appId, filter);
+      const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bans WHERE ${match.where}`, match.params);
       return Number(r?.n ?? 0);
     },
 

@@ -27,15 +27,22 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
     },
     handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body)),
   });
-  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType; with_total?: string } }>('/apps/:app_id/bans', {
+  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType; value?: string; with_total?: string } }>('/apps/:app_id/bans', {
     schema: {
       operationId: 'listBans', tags, security: adminSecurity, summary: 'List bans', params: appParams,
-      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery, type: { type: 'string', enum: BAN_TYPES } } },
+      querystring: {
+        type: 'object',
+        properties: {
+          ...pageQuery, ...withTotalQuery, type: { type: 'string', enum: BAN_TYPES },
+          value: { type: 'string', maxLength: 256, description: 'Exactly this stored value (a user id, an address or range as the ban shows it)' },
+        },
+      },
       response: { 200: { ...ref('BanPage'), description: 'A page of bans' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => {
       const q = request.query;
-      return listPage(await listBans(s, request.params.app_id, cursorOf(q.cursor), q.limit, q.type, wantsTotal(q)));
+      const filter = { ...(q.type && { type: q.type }), ...(q.value !== undefined && { value: q.type === 'user' ? q.value.toLowerCase() : q.value }) };
+      return listPage(await listBans(s, request.params.app_id, cursorOf(q.cursor), q.limit, filter, wantsTotal(q)));
     },
   });
   app.delete<{ Params: { app_id: string; ban_id: string } }>('/apps/:app_id/bans/:ban_id', {
