@@ -63,8 +63,8 @@ export function Overview({ appId }: { appId: string }) {
       {stats && (
         <div class="tiles">
           <div class="tile"><div class="value" data-testid="active-memberships">{stats.active_memberships.toLocaleString()}</div><div class="label">active memberships</div></div>
-          <div class="tile"><div class="value">{stats.licenses.unused.toLocaleString()}</div><div class="label">licenses unused</div></div>
-          <div class="tile"><div class="value">{stats.licenses.used.toLocaleString()}</div><div class="label">licenses used</div></div>
+          <div class="tile"><div class="value" data-testid="licenses-unused">{stats.licenses.unused.toLocaleString()}</div><div class="label">licenses unused</div></div>
+          <div class="tile"><div class="value" data-testid="licenses-used">{stats.licenses.used.toLocaleString()}</div><div class="label">licenses used</div></div>
           <div class="tile"><div class="value">{stats.top_ban_hits.reduce((a, b) => a + b.hits, 0).toLocaleString()}</div><div class="label">refused by the top bans</div></div>
         </div>
       )}
@@ -91,7 +91,7 @@ export function Overview({ appId }: { appId: string }) {
             <thead><tr><th scope="col">Kind</th><th scope="col">Value</th><th scope="col" class="num">Refused requests</th></tr></thead>
             <tbody>
               {stats.top_ban_hits.map((b) => (
-                <tr key={b.ban_id}><td>{b.type.replace('_', ' ')}</td><td class="mono">{b.value}</td><td class="num">{b.hits.toLocaleString()}</td></tr>
+                <tr key={b.ban_id}><td>{b.type.replace('_', ' ')}</td><td class="mono">{b.type === 'user' ? <Link href={`/apps/${appId}/users/${b.value}`}>{b.value}</Link> : b.value}</td><td class="num">{b.hits.toLocaleString()}</td></tr>
               ))}
             </tbody>
           </Table>

@@ -174,6 +174,25 @@ describe('an owner in the dashboard', () => {
     expect(files.body.items).toEqual([expect.objectContaining({ name: 'patch-1.2.bin', size: content.length })]);
   });
 
+  it('the overview counts what happened: a sign-up, logins, an activation, a used license', async () => {
+    // One failed login too (wrong password), so every series has something.
+    expect((await server.client(app, 'POST', '/auth/login', { credentials: { username: 'alice', password: 'not her password' }, hardware_id: 'hw-alice-2' })).status).toBe(401);
+    // Counters are flushed every few seconds: poll the API the page reads.
+    await expect.poll(async () => {
+      const stats = (await server.admin<{ series: { sign_ups: number; logins: number; activations: number; failed_logins: number }[] }>('GET', `/apps/${app.id}/stats?bucket=hour`)).body;
+      const sum = (k: 'sign_ups' | 'logins' | 'activations' | 'failed_logins') => stats.series.reduce((a, p) => a + p[k], 0);
+      return [sum('sign_ups'), sum('activations'), sum('logins') >= 1, sum('failed_logins') >= 1];
+    }, { timeout: 20_000 }).toEqual([1, 1, true, true]);
+    await visit(page, server.url, `/apps/${app.id}`);
+    await expect.poll(() => page.getByTestId('licenses-used').textContent()).toBe('1');
+    expect(await page.getByTestId('licenses-unused').textContent()).toBe('4');
+    const growth = page.getByRole('figure').filter({ hasText: 'Sign-ups and activations' });
+    expect(await growth.locator('figcaption').textContent()).toMatch(/1 sign-ups, 1 activations/);
+    expect(await growth.locator('canvas').count()).toBeGreaterThan(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.screenshot({ path: screenshotPath('overview-flow-1280'), fullPage: true });
+  });
+
   it('every page is usable at 1280 and 390 px, with no serious accessibility violation and no CSP report', async () => {
     const pages: [name: string, path: string][] = [
       ['overview', `/apps/${app.id}`], ['apps', '/apps'], ['settings', `/apps/${app.id}/settings`], ['licenses', `/apps/${app.id}/licenses`],
