@@ -10,8 +10,11 @@ import { expectError, harness, type Harness } from './helpers.js';
 let h: Harness;
 let dir: string;
 afterEach(async () => {
-  await h?.close();
+  const done = h;
+  h = undefined as unknown as Harness; // a test without a harness must not close the previous one's again
+  await done?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = '';
 });
 
 const INDEX = '<!doctype html><title>Tollgate</title><script type="module" src="/dashboard/assets/index-abc123.js"></script>';

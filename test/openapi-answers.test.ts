@@ -2,6 +2,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsPlugin from 'ajv-formats';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { OPERATOR_PASSWORD, sessionFrom, totpCode } from './operator-helpers.js';
 import { ADMIN_TOKEN, harness, PASSWORD, STORE, type Harness } from './helpers.js';
 import { setUpKeys } from './signing-fixtures.js';
 
@@ -215,6 +216,21 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.admin('GET', '/tokens');
     await h.admin('DELETE', `/tokens/${tok.id}`);
     await h.admin('GET', '/audit?limit=5');
+    // Operators and the dashboard's session (cookie + CSRF token).
+    const op = (await h.admin('POST', '/operators', { username: 'dash', password: OPERATOR_PASSWORD, role: 'support' })).json();
+    await h.admin('GET', '/operators');
+    await h.admin('PATCH', `/operators/${op.id}`, { role: 'admin' }); // never the last owner: that would be a 409
+    await h.admin('POST', `/operators/${op.id}/reset_totp`);
+    const signIn = await h.inject({ method: 'POST', url: '/admin/v1/session', payload: { username: 'dash', password: OPERATOR_PASSWORD } });
+    const session = sessionFrom(h, signIn);
+    await session.call('GET', '/session');
+    await session.call('GET', '/whoami');
+    const totp = (await session.call('POST', '/session/totp')).json();
+    await session.call('POST', '/session/totp/confirm', { code: totpCode(totp.secret, h.clock.ms) });
+    h.clock.advance(30_000);
+    await session.call('DELETE', '/session/totp', { code: totpCode(totp.secret, h.clock.ms) });
+    await session.call('DELETE', '/session');
+    await h.admin('DELETE', `/operators/${op.id}`);
     // Errors: 401, 404, 409, 413, 422 (a missing confirm, minutes with lifetime).
     await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: 'Bearer wrong' } });
     await h.admin('GET', `/apps/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`);

@@ -11,7 +11,11 @@ import { makeOperator, signIn, withToken, type Method, type Session } from './op
 /** Roles (issue 16): owner, admin, support, viewer, for dashboard sessions and admin tokens alike, enforced by one table. */
 
 let h: Harness;
-afterEach(async () => h?.close());
+afterEach(async () => {
+  const done = h;
+  h = undefined as unknown as Harness; // a test without a harness must not close the previous one's again
+  await done?.close();
+});
 
 describe('the role table', () => {
   it('lists every admin route the server registers (method and pattern); a route not in it would be refused', async () => {

@@ -106,7 +106,7 @@ export function operatorAccountRoutes(app: FastifyInstance, s: Services, idleSec
     schema: {
       operationId: 'confirmOperatorTotp', tags: sessionTags, security: adminSecurity, summary: 'Turn two-factor authentication on with a code from the app',
       body: { type: 'object', required: ['code'], additionalProperties: false, properties: { code: totpCode } },
-      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'On' }, ...errors(401, 403, 409, 422) },
+      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'On' }, ...errors(401, 403, 409, 413, 422) },
     },
     handler: async (request) => confirmTotp(acting(s, request), principalOf(request), request.body.code),
   });
@@ -114,7 +114,7 @@ export function operatorAccountRoutes(app: FastifyInstance, s: Services, idleSec
     schema: {
       operationId: 'disableOperatorTotp', tags: sessionTags, security: adminSecurity, summary: 'Turn two-factor authentication off (takes a current code)',
       body: { type: 'object', required: ['code'], additionalProperties: false, properties: { code: totpCode } },
-      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'Off' }, ...errors(401, 403, 409, 422) },
+      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'Off' }, ...errors(401, 403, 409, 413, 422) },
     },
     handler: async (request) => disableTotp(acting(s, request), principalOf(request), request.body.code),
   });
