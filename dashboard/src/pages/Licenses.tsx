@@ -62,10 +62,17 @@ export function Licenses({ appId }: { appId: string }) {
   };
 
   const removeUnused = async () => {
-    const scope = note ? <>every <strong>unused</strong> license whose note contains <strong>{note}</strong></> : <>every <strong>unused</strong> license of this application</>;
+    const limits = [
+      note && <> whose note contains <strong>{note}</strong></>,
+      filters.created_from && <> created from <strong>{from.replace('T', ' ')}</strong></>,
+      filters.created_to && <> created before <strong>{to.replace('T', ' ')}</strong></>,
+    ].filter(Boolean);
+    const scope = <>every <strong>unused</strong> license{limits.length ? limits : ' of this application'}</>;
     if (!(await ask({ title: 'Delete unused licenses?', confirmLabel: 'Delete unused licenses', body: <p>This deletes {scope}. Codes already handed out stop working.</p> }))) return;
     let deleted = 0;
-    if (await bulk.run(async () => { deleted = (await api<{ deleted: number }>('POST', `/apps/${appId}/licenses/delete_unused`, note ? { note } : {})).deleted; })) {
+    if (await bulk.run(async () => { deleted = (await api<{ deleted: number }>('POST', `/apps/${appId}/licenses/delete_unused`, {
+      ...(note && { note }), ...(filters.created_from && { created_from: filters.created_from }), ...(filters.created_to && { created_to: filters.created_to }),
+    })).deleted; })) {
       row.clear();
       paged.reload();
       notify(`${deleted} unused licenses deleted`);

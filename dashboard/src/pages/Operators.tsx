@@ -48,8 +48,8 @@ export function Operators() {
               <input name="operator-username" required maxLength={128} autoComplete="off" value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
             </label>
             <label class="field">
-              <span>Initial password</span>
-              <input name="operator-password" type="password" required minLength={8} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+              <span>Initial password (12 characters or more)</span>
+              <input name="operator-password" type="password" required minLength={12} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
             </label>
             <label class="field">
               <span>Role</span>
@@ -65,7 +65,7 @@ export function Operators() {
       <Section title="Operators">
         <ErrorBox error={paged.error ?? row.error} />
         <Table caption="Operators" empty={!paged.loading && paged.items.length === 0}>
-          <thead><tr><th scope="col">Username</th><th scope="col">Role</th><th scope="col">TOTP</th><th scope="col">Status</th><th scope="col">Created</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+          <thead><tr><th scope="col">Username</th><th scope="col">Role</th><th scope="col">TOTP</th><th scope="col">Status</th><th scope="col">Last sign-in</th><th scope="col">Created</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
           <tbody>
             {paged.items.map((o) => {
               const disabled = Boolean(o.disabled ?? o.disabled_at);
@@ -89,6 +89,7 @@ export function Operators() {
                   </td>
                   <td>{o.totp_enabled ? <span class="badge ok">on</span> : <span class="badge">off</span>}</td>
                   <td>{disabled ? <span class="badge bad">disabled</span> : <span class="badge ok">active</span>}</td>
+                  <td><Time at={o.last_login_at} never="never" /></td>
                   <td><Time at={o.created_at} /></td>
                   {canWrite && (
                     <td>{!self && (
