@@ -72,14 +72,14 @@ export class ActivityStats {
     this.banHits = new Map();
     try {
       await this.store.transaction(async (tx) => {
-        for (const [key, counts] of activity) {
+        await tx.stats.addActivity([...activity].map(([key, counts]) => {
           const [appId, hour] = key.split('\0') as [string, string];
-          await tx.stats.addActivity(appId, Number(hour), counts);
-        }
-        for (const [key, hits] of banHits) {
+          return { appId, hour: Number(hour), counts };
+        }));
+        await tx.stats.addBanHits([...banHits].map(([key, hits]) => {
           const [appId, hour, banId] = key.split('\0') as [string, string, string];
-          await tx.stats.addBanHits(appId, Number(hour), banId, hits);
-        }
+          return { appId, hour: Number(hour), banId, hits };
+        }));
       });
       if (this.failing || this.dropped > 0) this.log.info({ event: 'stats_flushed', dropped: this.dropped }, 'activity counts written again');
       this.failing = false;

@@ -20,35 +20,46 @@ export interface BanHitsRow {
 }
 
 const num = (v: unknown) => Number(v ?? 0);
+/** Rows per statement: 6 parameters each, well under SQLite's 32,766 and PostgreSQL's 65,535. */
+const BATCH = 500;
 
 export function statsRepository(q: Queryable) {
   return {
     /**
-     * Adds one node's counts to the hour's row. Through a SELECT guarded by the app's existence:
-     * counts of an app deleted since are dropped, not a foreign-key error that would fail the
-     * whole flush again and again. (The WHERE also settles SQLite's INSERT … SELECT … ON CONFLICT
-     * parse.) CASTs give PostgreSQL the parameters' types.
+     * Adds one node's counts to the rows of their hours, many rows a statement. Through a SELECT
+     * guarded by the app's existence: counts of an app deleted since are dropped, not a foreign-key
+     * error that would fail the whole flush again and again. (The WHERE also settles SQLite's
+     * INSERT … SELECT … ON CONFLICT parse.) VALUES columns are column1… in both dialects; the CASTs
+     * give PostgreSQL the parameters' types.
      */
-    async addActivity(appId: string, hour: number, c: ActivityCounts): Promise<void> {
-      await q.run(
-        `INSERT INTO activity_stats (app_id, hour, sign_ups, logins, activations, failed_logins)
-         SELECT CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS INTEGER)
-         WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?)
-         ON CONFLICT (app_id, hour) DO UPDATE SET
-           sign_ups = activity_stats.sign_ups + excluded.sign_ups, logins = activity_stats.logins + excluded.logins,
-           activations = activity_stats.activations + excluded.activations, failed_logins = activity_stats.failed_logins + excluded.failed_logins`,
-        [appId, hour, c.signUps, c.logins, c.activations, c.failedLogins, appId],
-      );
+    async addActivity(rows: { appId: string; hour: number; counts: ActivityCounts }[]): Promise<void> {
+      for (let i = 0; i < rows.length; i += BATCH) {
+        const batch = rows.slice(i, i + BATCH);
+        await q.run(
+          `INSERT INTO activity_stats (app_id, hour, sign_ups, logins, activations, failed_logins)
+           SELECT column1, column2, column3, column4, column5, column6
+           FROM (VALUES ${batch.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS INTEGER))').join(', ')}) AS v
+           WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = v.column1)
+           ON CONFLICT (app_id, hour) DO UPDATE SET
+             sign_ups = activity_stats.sign_ups + excluded.sign_ups, logins = activity_stats.logins + excluded.logins,
+             activations = activity_stats.activations + excluded.activations, failed_logins = activity_stats.failed_logins + excluded.failed_logins`,
+          batch.flatMap((r) => [r.appId, r.hour, r.counts.signUps, r.counts.logins, r.counts.activations, r.counts.failedLogins]),
+        );
+      }
     },
 
-    async addBanHits(appId: string, hour: number, banId: string, hits: number): Promise<void> {
-      await q.run(
-        `INSERT INTO ban_hit_stats (app_id, hour, ban_id, hits)
-         SELECT CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS INTEGER)
-         WHERE EXISTS (SELECT 1 FROM apps WHERE id = ?)
-         ON CONFLICT (app_id, hour, ban_id) DO UPDATE SET hits = ban_hit_stats.hits + excluded.hits`,
-        [appId, hour, banId, hits, appId],
-      );
+    async addBanHits(rows: { appId: string; hour: number; banId: string; hits: number }[]): Promise<void> {
+      for (let i = 0; i < rows.length; i += BATCH) {
+        const batch = rows.slice(i, i + BATCH);
+        await q.run(
+          `INSERT INTO ban_hit_stats (app_id, hour, ban_id, hits)
+           SELECT column1, column2, column3, column4
+           FROM (VALUES ${batch.map(() => '(CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS v
+           WHERE EXISTS (SELECT 1 FROM apps WHERE apps.id = v.column1)
+           ON CONFLICT (app_id, hour, ban_id) DO UPDATE SET hits = ban_hit_stats.hits + excluded.hits`,
+          batch.flatMap((r) => [r.appId, r.hour, r.banId, r.hits]),
+        );
+      }
     },
 
     /** The hours in [from, to) that have counts (the others are zero). */
