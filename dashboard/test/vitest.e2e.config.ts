@@ -12,5 +12,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     fileParallelism: false,
+    // A page's answer can take seconds on a busy two-core machine; expect.poll's 1 s default is too short.
+    expect: { poll: { timeout: 15_000, interval: 100 } },
   },
 });

@@ -110,8 +110,7 @@ export function Pager<T>({ paged, noun }: { paged: Paged<T>; noun: string }) {
   return (
     <nav class="pager" aria-label={`Pages of ${noun}`}>
       <span data-testid="pager-status">
-        {shown ? `${first}–${first + shown - 1}` : 'None'}
-        {paged.total !== undefined && ` of ${paged.total.toLocaleString()}`} {noun}
+        {paged.loading && !shown ? 'Loading…' : shown ? `${first}–${first + shown - 1}${paged.total !== undefined ? ` of ${paged.total.toLocaleString()}` : ''} ${noun}` : `No ${noun}`}
       </span>
       <button type="button" class="secondary" onClick={paged.previous} disabled={paged.pageNumber <= 1 || paged.loading}>Previous</button>
       <button type="button" class="secondary" onClick={paged.next} disabled={!paged.hasNext || paged.loading}>Next</button>
