@@ -61,11 +61,11 @@ function exportRoute(s: Services, operationId: string): RouteShorthandOptionsWit
     handler: async (request, reply) => {
       const lines = exportLicensesCsv(s, request.params.app_id, licenseFilter(request.query));
       const first = await lines.next(); // surfaces a 404 before the 200 header is sent
-      // Pulled as the socket drains: at most one page (500 rows) is held, whatever the count.
+      // Pulled as the socket drains (one page of 500 rows read ahead, not Readable.from's default 16), whatever the count.
       const stream = Readable.from((async function* () {
         if (!first.done) yield first.value;
         yield* lines;
-      })());
+      })(), { highWaterMark: 1 });
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="licenses-${request.params.app_id}.csv"`)
@@ -117,6 +117,10 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
 
   app.post<{ Params: { app_id: string }; Body: { note?: string; created_from?: string; created_to?: string } }>('/apps/:app_id/licenses/delete_unused', {
     bodyLimit: 16 * 1024,
+    // No body at all means no filter, as {} does (curl -X POST without -d).
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
     schema: {
       operationId: 'deleteUnusedLicenses', tags, security: adminSecurity,
       summary: 'Delete every unused license matching the filters (all unused ones without any); used ones stay', params: appParams,
