@@ -50,11 +50,17 @@ export async function listUsers(
   return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
+/**
+ * IP history is one row per distinct address (sign-ups and logins write it; /app_context never
+ * does), so it grows with every new network a user signs in from: the detail shows the latest.
+ */
+export const MAX_IPS_SHOWN = 100;
+
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
   const user = await findUser(s, appId, userId);
   const now = s.clock();
   const [devices, ips, activations, sessions] = await Promise.all([
-    s.store.devices.listFor(user.id), s.store.users.ips(user.id), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
+    s.store.devices.listFor(user.id), s.store.users.ips(user.id, MAX_IPS_SHOWN), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
   ]);
   return {
     ...summary(user, now),

@@ -123,10 +123,11 @@ export function usersRepository(q: Queryable) {
       );
     },
 
-    async ips(userId: string): Promise<UserIpRecord[]> {
+    /** The `limit` addresses seen most recently. */
+    async ips(userId: string, limit = 100): Promise<UserIpRecord[]> {
       const rows = await q.all(
-        'SELECT ip, first_seen_at, last_seen_at, seen_count FROM user_ips WHERE user_id = ? ORDER BY last_seen_at DESC',
-        [userId],
+        'SELECT ip, first_seen_at, last_seen_at, seen_count FROM user_ips WHERE user_id = ? ORDER BY last_seen_at DESC, ip LIMIT ?',
+        [userId, limit],
       );
       return rows.map((r) => ({
         ip: r.ip as string,
