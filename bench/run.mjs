@@ -196,16 +196,16 @@ let specCounter = 0;
  * throughout (the baseline is read before the first request); the worker adds
  * up each server's CPU per request. Several targets take turns in --slices runs each.
  */
-async function measure(targets) {
+async function measure(targets, { duration = opt.duration, warmup = opt.warmup, slices = opt.slices } = {}) {
   const pids = targets.map((t) => t.pid);
   const file = join(work, `load-${++specCounter}.json`);
-  writeFileSync(file, JSON.stringify({ targets, duration: opt.duration, warmup: opt.warmup, slices: opt.slices }));
+  writeFileSync(file, JSON.stringify({ targets, duration, warmup, slices }));
   const samplers = pids.map((pid) => rssSampler(pid, 100));
   let out;
   let rss;
   try {
     out = await runNode([join(ROOT, 'bench', 'lib', 'load-worker.mjs'), file], {
-      cwd: ROOT, env: cleanEnv({}), prefix: PIN.load, timeoutMs: ((opt.duration + opt.warmup) * targets.length + 90) * 1000, // the worker measures each target for `duration`
+      cwd: ROOT, env: cleanEnv({}), prefix: PIN.load, timeoutMs: ((duration + warmup) * targets.length + 90) * 1000, // the worker measures each target for `duration`
     });
   } finally {
     rss = samplers.map((sampler) => sampler.stop());
@@ -403,6 +403,11 @@ function scenarios(server, app, db, codes = []) {
 
 const selected = (name) => !opt.only || opt.only.has(name);
 
+/** The Bearer /app_context request, as its row sends it. */
+const bearerRequest = (server, app) => ({
+  url: `${server.base}/app_context`, headers: { ...app.appHeaders, authorization: `Bearer ${app.token}` }, connections: opt.connections, tool: LOAD_TOOL,
+});
+
 function verdict(row) {
   if (!row.target) return '—';
   const bad = row.non2xx + row.errors + row.timeouts > Math.max(5, 0.01 * row.requests);
@@ -592,9 +597,11 @@ async function main() {
   const server = await startTollgate('sqlite', sqliteUrl);
   const app = await prepareStore(server, sqliteUrl, files, hash, 'SQLite');
   say(`/app_context answers ${app.appContextBytes} bytes: the JSON ceilings answer as many`);
+  await warmUp(server, bearerRequest(server, app));
   const bare = await startCeilingServer(app.appContextBytes, files.dir);
   const fastify = await startCeilingServer(app.appContextBytes, files.dir, [], 'fastify');
   const ceilings = pairedCeilings({ bare, fastify }, app.appContextBytes, files);
+  for (const ceiling of [bare, fastify]) await warmUp(ceiling, { url: `${ceiling.base}/json`, connections: opt.connections, tool: LOAD_TOOL });
 
   // 2. The scenarios on SQLite, each in turns with its ceilings.
   for (const s of scenarios(server, app, 'sqlite', [])) {
@@ -629,6 +636,7 @@ async function main() {
           const standIn = { ...files.large, path: files.small.path };
           const pgApp = await prepareStore(pgServer, pgInfo.url, { small: files.small, large: standIn }, hash, 'PostgreSQL');
           postgres.seedSeconds = pgApp.seedSeconds;
+          await warmUp(pgServer, bearerRequest(pgServer, pgApp));
           if (pgApp.appContextBytes !== app.appContextBytes) notes.push(`PostgreSQL: /app_context answers ${pgApp.appContextBytes} bytes (SQLite: ${app.appContextBytes})`);
           for (const s of scenarios(pgServer, pgApp, 'postgres', [])) {
             if (selected(s.name) && !s.accessLog) rows.push((await runScenario(s, 'postgres', pgServer, ceilings)).row);
@@ -761,6 +769,16 @@ async function runScenario(s, db, server, ceilings, companions = []) {
 }
 
 /**
+ * An unmeasured run of a fresh server on one request, long enough for V8 to compile its hot path
+ * (on a busy machine a 1-s warm-up at a few thousand req/s left the first row at 5× its CPU per request).
+ */
+async function warmUp(server, options) {
+  const seconds = Math.max(3, 3 * opt.warmup);
+  say(`  warming up ${options.url} for ${seconds} s (unmeasured)`);
+  await measure([{ ...options, pid: server.child.pid }], { duration: seconds, warmup: 0, slices: 1 });
+}
+
+/**
  * The Bearer row on a second server over the same database with ACCESS_LOG=on, in turns with the
  * first server (log off) and the ceilings: the log's cost per request, and a count of the lines it
  * wrote (none means this build has no access log, or it is off at this level).
@@ -769,6 +787,7 @@ async function accessLogRow(s, server, databaseUrl, ceilings) {
   const logged = await startTollgate('sqlite-access-log', databaseUrl, [], { ACCESS_LOG: 'on' });
   try {
     const options = { ...s.options, url: `${logged.base}/app_context` };
+    await warmUp(logged, options);
     const off = { label: 'the same requests to the first server (access log off)', pid: server.child.pid, options: { ...s.options, url: `${server.base}/app_context` } };
     const { row, companions: [offResult] } = await runScenario({ ...s, options }, 'sqlite', logged, ceilings, [off]);
     const lines = (safeRead(logPath(work, 'tollgate-sqlite-access-log')).match(/"msg":"request"/g) ?? []).length;
