@@ -9,7 +9,7 @@ const PAGE = 500;
 /** `--limit`, `--cursor` and `--all` on a list command. */
 export function listOptions(cmd: Command, defaultLimit = 100): Command {
   return cmd
-    .option('--limit <n>', `at most this many (default ${defaultLimit})`, positiveInt, defaultLimit)
+    .option('--limit <n>', 'at most this many rows', positiveInt, defaultLimit)
     .option('--cursor <cursor>', 'continue where an earlier list stopped (it prints the cursor)')
     .option('--all', 'every matching row, page after page (a progress bar on stderr when it is a terminal)');
 }
