@@ -19,6 +19,8 @@ export interface Overrides {
   random?: RandomSource;
   hasher?: PasswordHasher;
   logStream?: NodeJS.WritableStream;
+  /** Tests only, which build hundreds of servers: share compiled schemas between them (src/http/compile-cache.ts). */
+  reuseCompiledSchemas?: boolean;
 }
 
 export interface Tollgate {
@@ -59,6 +61,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
       dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
       ...(output && { logStream: output.stream }),
+      ...(overrides.reuseCompiledSchemas && { reuseCompiledSchemas: true }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     log = server.log;

@@ -107,7 +107,7 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
   const clock = options.clock ?? new TestClock();
   // Rate limits are off unless a test turns them on: most tests make many failed attempts from one address on purpose.
   const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...options.env });
-  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, ...(options.logStream && { logStream: options.logStream }) });
+  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, reuseCompiledSchemas: true, ...(options.logStream && { logStream: options.logStream }) });
   await tollgate.server.ready();
 
   const inject = (opts: InjectOptions) => tollgate.server.inject(opts);

@@ -18,6 +18,7 @@ import { registerMetrics } from './metrics.js';
 import { ADMIN_SCHEMAS } from './admin-schemas.js';
 import { swaggerOptions } from './openapi.js';
 import { registerSchemas } from './schemas.js';
+import { sharedSerializers, sharedValidators } from './compile-cache.js';
 
 export const CLIENT_API_VERSION = '1.9.11';
 
@@ -36,6 +37,8 @@ export interface ServerOptions {
   accessLog?: boolean;
   /** ADMIN_SESSION_IDLE_SECONDS (default 1800) and DASHBOARD_DIR (default the package's dashboard/dist). */
   dashboard?: { sessionIdleSeconds: number; dir: string | null };
+  /** Tests only: compiled schemas shared by the servers of one process (src/http/compile-cache.ts). Never set in production. */
+  reuseCompiledSchemas?: boolean;
 }
 
 declare module 'fastify' {
@@ -87,6 +90,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // Fastify's 503 while closing is {error, message, statusCode}; the onRequest hook below answers in our shape.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 200 },
+    ...(opts.reuseCompiledSchemas ? { schemaController: { compilersFactory: { buildSerializer: sharedSerializers } } } : {}),
     // Errors the router raises before any route runs (an over-long or malformed path parameter): our shape, never Fastify's.
     frameworkErrors: (_error, _request, reply: FastifyReply) => {
       void reply.code(422).send(errorBody('validation_error', 'Invalid request: a path parameter is malformed or too long', [{ field: 'params', message: 'is malformed or too long' }]));
@@ -101,7 +105,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     closing = true;
     done();
   });
-  app.setValidatorCompiler(validators());
+  app.setValidatorCompiler(opts.reuseCompiledSchemas ? sharedValidators(validators) : validators());
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => {
     void reply.code(404).send(errorBody('not_found'));
