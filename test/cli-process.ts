@@ -1,11 +1,14 @@
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { migrate } from '../src/store/migrate.js';
 import { openDb } from '../src/store/open.js';
+import { buildIfStale } from './setup/build.js';
+
+export { buildIfStale };
 
 /**
  * The built CLI run as a child process, as an operator runs it, for the
@@ -17,16 +20,6 @@ import { openDb } from '../src/store/open.js';
 export const ROOT = resolve(import.meta.dirname, '..');
 export const MAIN = join(ROOT, 'dist/cli/main.js');
 export const STACK = /^\s+at /m;
-
-/** Builds dist/ when any source is newer than dist/cli/main.js (tsc emits even on type errors elsewhere). */
-export function buildIfStale(): void {
-  const newest = (dir: string): number =>
-    Math.max(0, ...readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => statSync(join(dir, f)).mtimeMs));
-  if (existsSync(MAIN) && statSync(MAIN).mtimeMs >= newest(join(ROOT, 'src'))) return;
-  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-  if (tsc.status !== 0) console.warn(`tsc -p tsconfig.build.json exited ${tsc.status}:\n${tsc.stdout}${tsc.stderr}`);
-  if (!existsSync(MAIN)) throw new Error(`build produced no ${MAIN}`);
-}
 
 export interface Run {
   code: number | null;
