@@ -45,7 +45,10 @@ describe('an owner in the dashboard', () => {
     await page.getByLabel('Username').fill(OWNER.username);
     await page.getByLabel('Password').fill('wrong password');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/\S/);
+    // The page shows the server's own detail.
+    const refused = await fetch(server.url + '/admin/v1/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: OWNER.username, password: 'wrong password' }) });
+    const { detail } = (await refused.json()) as { detail: string };
+    await expect.poll(() => page.getByTestId('error').textContent()).toBe(detail);
 
     await signIn(page, server.url, OWNER.username, OWNER.password);
     await visit(page, server.url, '/account');
@@ -147,6 +150,13 @@ describe('an owner in the dashboard', () => {
     const bearer = { authorization: `Bearer ${login.body.session_token}` };
     expect((await server.client(app, 'GET', '/app_context', undefined, bearer)).status).toBe(200);
 
+    // Escape cancels a confirmation: the sessions stay.
+    await page.getByRole('button', { name: 'Revoke sessions' }).click();
+    await page.getByRole('dialog').getByRole('heading', { name: 'Sign out everywhere?' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    expect((await server.client(app, 'GET', '/app_context', undefined, bearer)).status).toBe(200);
+
     // ...until the ban.
     await page.getByLabel('Ban reason (optional)').fill('chargeback');
     await page.getByRole('button', { name: 'Ban user' }).click();
@@ -204,7 +214,12 @@ describe('an owner in the dashboard', () => {
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
       for (const [name, path] of pages) {
-        await visit(page, server.url, path);
+        try {
+          await visit(page, server.url, path);
+        } catch (error) {
+          await page.screenshot({ path: screenshotPath(`${name}-${width}-failed`), fullPage: true });
+          throw new Error(`${name} at ${width}px did not render: ${String(error)}; page errors: ${watched.pageErrors.join(' | ')}`);
+        }
         await page.screenshot({ path: screenshotPath(`${name}-${width}`), fullPage: true });
         // Nothing wider than the window: a page that scrolls sideways is not readable on a phone.
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, createOperator, launchBrowser, openPage, screenshotPath, signIn, startServer, visit, type RunningServer } from '../harness';
+import { axeViolations, confirmDialog, createOperator, launchBrowser, openPage, screenshotPath, signIn, startServer, visit, type RunningServer } from '../harness';
 
 /** A request from inside the signed-in page, with or without the CSRF token of its session. */
 async function fromPage(page: Page, method: string, path: string, body: unknown, withToken: boolean): Promise<{ status: number; code: string }> {
@@ -65,5 +65,38 @@ describe('roles and CSRF in the browser', () => {
 
     expect((await fromPage(page, 'POST', '/apps', { name: 'Meant' }, true)).status).toBe(201);
     expect((await server.admin<{ items: unknown[] }>('GET', '/apps')).body.items.length).toBe(before + 1);
+  });
+
+  it('an owner creates a viewer operator and a viewer token on their pages; both can read and not write', async () => {
+    const { page } = await openPage(browser, 1280);
+    await signIn(page, server.url, 'owen', 'owner password 1234');
+    await visit(page, server.url, '/operators');
+    await page.getByLabel('Username').fill('vera');
+    await page.getByLabel(/Initial password/).fill('viewer password 1234');
+    await page.locator('select[name=operator-role]').selectOption('viewer');
+    await page.getByRole('button', { name: 'Create operator' }).click();
+    await page.getByRole('cell', { name: 'vera', exact: true }).waitFor();
+
+    await visit(page, server.url, '/tokens');
+    await page.getByLabel(/^Name/).fill('dashboard-reader');
+    await page.locator('select[name=token-role]').selectOption('viewer');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.getByTestId('revealed-secret').inputValue();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    const asToken = (method: string, body?: unknown) =>
+      fetch(server.url + '/admin/v1/apps', { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    expect((await asToken('GET')).status).toBe(200);
+    expect((await asToken('POST', { name: 'By a viewer' })).status).toBe(403);
+
+    // Revoking it on the page ends it.
+    await page.getByRole('button', { name: 'Revoke dashboard-reader' }).click();
+    await confirmDialog(page, 'Revoke dashboard-reader?', 'Revoke token');
+    await expect.poll(async () => (await asToken('GET')).status).toBe(401);
+
+    const viewer = (await openPage(browser, 390)).page;
+    await signIn(viewer, server.url, 'vera', 'viewer password 1234');
+    await visit(viewer, server.url, '/apps');
+    expect(await viewer.getByRole('button', { name: 'Create application' }).count()).toBe(0);
+    await viewer.getByRole('link', { name: 'Keep Me' }).waitFor();
   });
 });
