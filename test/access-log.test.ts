@@ -70,6 +70,21 @@ describe('the access log', () => {
     expect(log.text()).not.toMatch(/SECRET/);
   });
 
+  it('200 requests at once: 200 lines, one per request id, each with its own status', async () => {
+    const t = await start();
+    const app = await t.createApp({ anonymous_access_allowed: true });
+    const before = requests().length;
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+      i % 2 === 0
+        ? t.inject({ method: 'GET', url: '/app_context', headers: app.headers, remoteAddress: `192.0.2.${i % 250}` })
+        : t.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-api-secret': 'wrong' }, remoteAddress: `192.0.2.${i % 250}` })));
+    const lines = requests().slice(before);
+    expect(lines).toHaveLength(200);
+    expect(new Set(lines.map((l) => l.reqId)).size).toBe(200);
+    expect(lines.filter((l) => l.status === 200 && l.appId === app.id && l.code === undefined)).toHaveLength(answers.filter((a) => a.statusCode === 200).length);
+    expect(lines.filter((l) => l.status === 401 && l.code === 'invalid_app_credentials' && l.appId === undefined)).toHaveLength(100);
+  });
+
   it('the client IP is the one the server trusts: X-Forwarded-For from TRUST_PROXY only', async () => {
     const t = await start({ TRUST_PROXY: '10.0.0.1' });
     const app = await t.createApp();
@@ -93,7 +108,7 @@ describe('the access log', () => {
     await t.client(app, 'GET', '/app_context', undefined, { 'x-api-username': user, 'x-api-password': PASSWORD, 'x-hardware-id': hw });
     await t.client(app, 'GET', `/app_context?password=${encodeURIComponent(PASSWORD)}`, undefined, { authorization: `Bearer ${token}`, 'x-hardware-id': hw });
     await t.client(app, 'POST', '/sign_up_with_license_code', { code: code2, hardware_id: hw });
-    await t.client(app, 'GET', '/app_context', undefined, { 'x-api-license-code': code2, 'x-hardware-id': hw });
+    await t.client(app, 'GET', '/app_context', undefined, { 'x-api-license-code': code2!, 'x-hardware-id': hw });
     await t.client(app, 'POST', '/auth/logout', undefined, { authorization: `Bearer ${token}` });
     await t.ban(app, 'hardware_id', hw);
     await t.ban(app, 'license', code2!);
