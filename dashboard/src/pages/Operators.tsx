@@ -53,9 +53,10 @@ export function Operators() {
             </label>
             <label class="field">
               <span>Role</span>
-              <select name="operator-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-                {ROLES.map((r) => <option value={r}>{r}: {ROLE_HELP[r]}</option>)}
+              <select name="operator-role" aria-describedby="operator-role-help" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+                {ROLES.map((r) => <option value={r}>{r}</option>)}
               </select>
+              <small class="muted" id="operator-role-help">{ROLE_HELP[role]}</small>
             </label>
             <div class="actions start"><button type="submit" disabled={create.busy}>Create operator</button></div>
           </form>

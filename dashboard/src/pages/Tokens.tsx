@@ -43,9 +43,10 @@ export function Tokens() {
             </label>
             <label class="field">
               <span>Role</span>
-              <select name="token-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-                {grantable.map((r) => <option value={r}>{r}: {ROLE_HELP[r]}</option>)}
+              <select name="token-role" aria-describedby="token-role-help" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+                {grantable.map((r) => <option value={r}>{r}</option>)}
               </select>
+              <small class="muted" id="token-role-help">{ROLE_HELP[role]}</small>
             </label>
             <button type="submit" disabled={create.busy}>Create token</button>
           </form>
