@@ -15,7 +15,7 @@ import { makeDatabase, oneLineFailure, pgBase, run, tempDir } from './cli-proces
  * leave nothing behind. A backup says what it copied.
  */
 
-describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a database', () => {
+describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a database (SQLite project only)', () => {
   it('run from a directory without a database: one line naming the resolved path, and nothing created', async () => {
     const cwd = tempDir();
     for (const args of [['backup', 'copy.db'], ['migrate']]) {
@@ -97,7 +97,7 @@ describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a
   });
 });
 
-describe.skipIf(STORE !== 'postgres')('migrate on PostgreSQL', () => {
+describe.skipIf(STORE !== 'postgres')('migrate on PostgreSQL (PostgreSQL project only)', () => {
   it('migrate refuses an empty database (no Tollgate tables) unless --create', async () => {
     const schema = `startup_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: pgBase() });

@@ -17,7 +17,7 @@ import { cleanEnv, freePort, lines, MAIN, oneLineFailure, pgBase, run, serveUnti
  * never a stack trace.
  */
 
-describe.skipIf(STORE !== 'sqlite')('serve on SQLite', () => {
+describe.skipIf(STORE !== 'sqlite')('serve on SQLite (SQLite project only)', () => {
   it('prints the resolved database location at start', async () => {
     const cwd = tempDir();
     const { stderr, code } = await serveUntilReady(cwd, {});
@@ -36,7 +36,7 @@ describe.skipIf(STORE !== 'sqlite')('serve on SQLite', () => {
   // Root writes anywhere: the unwritable directory is seen by running the CLI as `nobody`.
   const asNobody = process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', 'true']).status === 0;
   if (!asNobody) console.warn('cli-startup: not root or no runuser: the unwritable-directory test is SKIPPED');
-  it.skipIf(!asNobody)('a directory this user may not write to: one line naming the path', async () => {
+  it.skipIf(!asNobody)(`a directory this user may not write to: one line naming the path${asNobody ? '' : ' (needs root and runuser)'}`, async () => {
     const cwd = tempDir();
     const r = await new Promise<Run>((done) => {
       execFile('runuser', ['-u', 'nobody', '--', process.execPath, MAIN, 'serve', '--port', '0', '--database-url', `sqlite:${join(cwd, 'tollgate.db')}`], { cwd: '/', env: cleanEnv({}), encoding: 'utf8', timeout: 25_000 }, (err, stdout, stderr) =>
@@ -77,7 +77,7 @@ describe.skipIf(STORE !== 'sqlite')('serve on SQLite', () => {
   });
 });
 
-describe.skipIf(STORE !== 'postgres')('serve on PostgreSQL', () => {
+describe.skipIf(STORE !== 'postgres')('serve on PostgreSQL (PostgreSQL project only)', () => {
   it('nothing listening: each retry logged, then one line after the bound, the password never shown', async () => {
     const port = await freePort();
     const url = `postgres://tollgate:hunter2@127.0.0.1:${port}/tollgate`;

@@ -102,7 +102,7 @@ describe('error shapes', () => {
     for (const res of [client, adminJson, upload]) expect(res.headers['content-type']).toMatch(/^application\/json/);
   });
 
-  it.skipIf(STORE !== 'sqlite')('431 for oversized headers, over a raw socket: JSON {detail, code}, then closed', async () => {
+  it.skipIf(STORE !== 'sqlite')('431 for oversized headers, over a raw socket: JSON {detail, code}, then closed (SQLite project only: the store plays no part)', async () => {
     const port = await listen();
     const raw = await exchange(port, `GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
     const res = expectRawError(raw, 431, 'headers_too_large');
@@ -110,7 +110,7 @@ describe('error shapes', () => {
     expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(res.body)));
   });
 
-  it.skipIf(STORE !== 'sqlite')('400 for requests Node refuses (malformed header, conflicting lengths, no Host) in JSON', async () => {
+  it.skipIf(STORE !== 'sqlite')('400 for requests Node refuses (malformed header, conflicting lengths, no Host) in JSON (SQLite project only: the store plays no part)', async () => {
     const port = await listen();
     for (const request of [
       'GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nno colon here\r\n\r\n',
@@ -124,7 +124,7 @@ describe('error shapes', () => {
     }
   });
 
-  it.skipIf(STORE !== 'sqlite')('CONNECT is a 404 in JSON; an unknown Expect is ignored, not a bare 417', async () => {
+  it.skipIf(STORE !== 'sqlite')('CONNECT is a 404 in JSON; an unknown Expect is ignored, not a bare 417 (SQLite project only: the store plays no part)', async () => {
     const port = await listen();
     expectRawError(await exchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n'), 404, 'not_found');
     const expectation = parse(await exchange(port, 'GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nexpect: coffee\r\nconnection: close\r\n\r\n'));
@@ -132,7 +132,7 @@ describe('error shapes', () => {
     expect(expectation.body).toEqual({ status: 'ok' });
   });
 
-  it.skipIf(STORE !== 'sqlite')('a valid request, then garbage or oversized headers on the same connection: the answer, then the error in JSON, then closed', async () => {
+  it.skipIf(STORE !== 'sqlite')('a valid request, then garbage or oversized headers on the same connection: the answer, then the error in JSON, then closed (SQLite project only: the store plays no part)', async () => {
     const port = await listen();
     const valid = 'GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
     for (const [next, status, code] of [

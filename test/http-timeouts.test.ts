@@ -84,7 +84,7 @@ describe('request timeouts on a listening server', () => {
     return conn;
   }
 
-  it.skipIf(STORE !== 'sqlite')('200 sockets sending a client body at 1 byte/s are each answered 408 {detail, code} and closed', async () => {
+  it.skipIf(STORE !== 'sqlite')('200 sockets sending a client body at 1 byte/s are each answered 408 {detail, code} and closed (SQLite project only: the store plays no part)', async () => {
     await start();
     const app = await h.createApp();
     const body = JSON.stringify({ username: 'slow', password: PASSWORD }).padEnd(1000, ' ');
@@ -97,7 +97,7 @@ describe('request timeouts on a listening server', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
   });
 
-  it.skipIf(STORE !== 'sqlite')('headers sent at 1 byte/s: 408 in the error shape, then closed', async () => {
+  it.skipIf(STORE !== 'sqlite')('headers sent at 1 byte/s: 408 in the error shape, then closed (SQLite project only: the store plays no part)', async () => {
     await start();
     const slow = Array.from({ length: 20 }, () => {
       const conn = open(port, 'GET /healthz HTTP/1.1\r\n');
@@ -109,7 +109,7 @@ describe('request timeouts on a listening server', () => {
     for (const conn of slow) expectTimeoutAnswer(conn.received());
   });
 
-  it.skipIf(STORE !== 'sqlite')('a request answered early (401) whose body then trickles is closed, with no second answer', async () => {
+  it.skipIf(STORE !== 'sqlite')('a request answered early (401) whose body then trickles is closed, with no second answer (SQLite project only: the store plays no part)', async () => {
     await start();
     const conn = post('/sign_up', { 'content-type': 'application/json' }, 1000);
     stops.push(trickle(conn, ' '.repeat(1000), 1000));

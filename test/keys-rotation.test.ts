@@ -127,7 +127,7 @@ describe('signing keys: rotation and retirement', () => {
  * retirement made through one node reaches another node's cache through the
  * bus, and never later than the cache TTL. (SQLite has one process: no other node.)
  */
-describe.skipIf(STORE !== 'postgres')('signing keys: a second node on the same database', () => {
+describe.skipIf(STORE !== 'postgres')('signing keys: a second node on the same database (PostgreSQL project only: SQLite serves one node)', () => {
   let h: Harness;
   let other: Tollgate;
   afterEach(async () => {

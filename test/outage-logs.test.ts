@@ -48,7 +48,7 @@ describe('maskedUrl', () => {
   });
 });
 
-describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query parameter', () => {
+describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query parameter (PostgreSQL project only)', () => {
   let h: Harness | undefined;
   let admin: pg.Client | undefined;
   let schema = '';

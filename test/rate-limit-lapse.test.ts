@@ -62,7 +62,7 @@ describe(`places in flight lapse on the store's counters (${STORE === 'sqlite' ?
   lapseTests(() => ({}));
 });
 
-describe.skipIf(redisServerMissing)('places in flight lapse through Redis (a private redis-server)', () => {
+describe.skipIf(redisServerMissing)(`places in flight lapse through Redis (a private redis-server)${redisServerMissing ? ' (redis-server is not installed)' : ''}`, () => {
   let redis: PrivateRedis;
   beforeAll(async () => {
     redis = await privateRedis();
@@ -71,7 +71,7 @@ describe.skipIf(redisServerMissing)('places in flight lapse through Redis (a pri
   lapseTests(() => ({ REDIS_URL: redis.url }));
 });
 
-describe.skipIf(redisServerMissing)('a Redis take whose answer comes after REDIS_TIMEOUT_MS', () => {
+describe.skipIf(redisServerMissing)(`a Redis take whose answer comes after REDIS_TIMEOUT_MS${redisServerMissing ? ' (redis-server is not installed)' : ''}`, () => {
   let redis: PrivateRedis;
   let h: Harness | undefined;
   beforeAll(async () => {
@@ -103,7 +103,7 @@ describe.skipIf(redisServerMissing)('a Redis take whose answer comes after REDIS
   });
 });
 
-describe.skipIf(STORE !== 'postgres')('PostgreSQL down between the check and the give-back', () => {
+describe.skipIf(STORE !== 'postgres')('PostgreSQL down between the check and the give-back (PostgreSQL project only)', () => {
   let h: Harness | undefined;
   afterEach(async () => h?.close());
 

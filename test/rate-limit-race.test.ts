@@ -140,7 +140,7 @@ describe(`parallel attempts on the store's counters (${STORE === 'sqlite' ? 'mem
   raceTests(() => ({}));
 });
 
-describe.skipIf(redisServerMissing)('parallel attempts through Redis (a private redis-server)', () => {
+describe.skipIf(redisServerMissing)(`parallel attempts through Redis (a private redis-server)${redisServerMissing ? ' (redis-server is not installed)' : ''}`, () => {
   let redis: PrivateRedis;
   beforeAll(async () => {
     redis = await privateRedis();

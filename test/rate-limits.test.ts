@@ -136,7 +136,7 @@ describe('rate limits', () => {
     for (let i = 0; i < 40; i++) expect((await login(app, 'eve', `wrong-${i}`)).statusCode).toBe(401);
   });
 
-  it.skipIf(STORE !== 'postgres')('on PostgreSQL without Redis the counters live in the database (shared by every node)', async () => {
+  it.skipIf(STORE !== 'postgres')('on PostgreSQL without Redis the counters live in the database (shared by every node) (PostgreSQL project only)', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     const app = await h.createApp();
     await login(app, 'frank', 'wrong-password');
@@ -162,7 +162,7 @@ if (!redis) process.stderr.write(`\n!!! Redis is not reachable at ${REDIS_URL}: 
 
 // Two processes on one SQLite file share nothing but Redis, which isolates what this proves (on PostgreSQL the
 // database would share the counters anyway; the cluster tests cover that).
-describe.skipIf(!redis || STORE !== 'sqlite')('rate limits with REDIS_URL', () => {
+describe.skipIf(!redis || STORE !== 'sqlite')(`rate limits with REDIS_URL (SQLite project only: the store plays no part${redis ? '' : '; and no Redis answers on REDIS_URL'})`, () => {
   it('two nodes with one Redis share the counters: failures on one node limit the other', async () => {
     const prefix = `t${Date.now()}`;
     const a = await harness({ env: { RATE_LIMIT: 'on', REDIS_URL } });

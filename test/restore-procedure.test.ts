@@ -98,7 +98,7 @@ async function appsIn(databaseUrl: string, cwd: string): Promise<string[]> {
 }
 
 if (STORE !== 'sqlite') console.warn('skipped here: the SQLite restore procedure runs in the sqlite project');
-describe.skipIf(STORE !== 'sqlite')('SQLite: tollgate backup, then the documented restore', () => {
+describe.skipIf(STORE !== 'sqlite')('SQLite: tollgate backup, then the documented restore (SQLite project only)', () => {
   it('brings back the backup, not the writes after it still in the old -wal file', async () => {
     const state = tempDir();
     const backup = join(tempDir(), 'backup.db');
@@ -121,7 +121,7 @@ describe.skipIf(STORE !== 'sqlite')('SQLite: tollgate backup, then the documente
 });
 
 if (STORE !== 'postgres') console.warn('skipped here: the PostgreSQL backup and restore procedures run in the postgres project');
-describe.skipIf(STORE !== 'postgres')('PostgreSQL: the documented pg_dump and pg_restore', () => {
+describe.skipIf(STORE !== 'postgres')('PostgreSQL: the documented pg_dump and pg_restore (PostgreSQL project only)', () => {
   const scratch: string[] = [];
   let admin: pg.Client | undefined;
   const server = () => new URL(pgBase());

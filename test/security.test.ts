@@ -26,7 +26,7 @@ describe('no leaks, headers, CORS, session cap', () => {
   let h: Harness;
   afterEach(async () => h?.close());
 
-  it.skipIf(STORE !== 'sqlite')('secrets, passwords, tokens and license codes never reach the logs, even at trace level', async () => {
+  it.skipIf(STORE !== 'sqlite')('secrets, passwords, tokens and license codes never reach the logs, even at trace level (SQLite project only: the store plays no part)', async () => {
     await withLogs('trace', async (t, lines) => {
       const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
       const app = (await t.server.inject({ method: 'POST', url: '/admin/v1/apps', headers: adminHeaders, payload: { name: 'Logged' } })).json();
@@ -46,7 +46,7 @@ describe('no leaks, headers, CORS, session cap', () => {
     });
   });
 
-  it.skipIf(STORE !== 'sqlite')('/readyz answers 503 when the database does not, and logs the outage once at warn with the request id', async () => {
+  it.skipIf(STORE !== 'sqlite')('/readyz answers 503 when the database does not, and logs the outage once at warn with the request id (SQLite project only: the store plays no part)', async () => {
     await withLogs('warn', async (t, lines) => {
       const up = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(up.statusCode).toBe(200);
