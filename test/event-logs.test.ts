@@ -137,20 +137,20 @@ describe('event lines', () => {
     const created = await during(async () => {
       app = await t.createApp();
     });
-    expect(created).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'app.create', appId: app.id, targetId: app.id }]);
+    expect(created).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', reqId: expect.any(String), actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'app.create', appId: app.id, targetId: app.id }]);
 
     let secret = '';
     const rotated = await during(async () => {
       secret = (await t.admin('POST', `/apps/${app.id}/secret`)).json().api_secret;
     });
-    expect(rotated).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'app.rotate_secret', appId: app.id, targetId: app.id }]);
+    expect(rotated).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', reqId: expect.any(String), actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'app.rotate_secret', appId: app.id, targetId: app.id }]);
     expect(secret).toMatch(/\S{20,}/);
 
     let codes: string[] = [];
     const licenses = await during(async () => {
       codes = await t.licenses(app, { count: 3 });
     });
-    expect(licenses).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'licenses.create', appId: app.id }]);
+    expect(licenses).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', reqId: expect.any(String), actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'licenses.create', appId: app.id }]);
 
     let token = '';
     const tokens = await during(async () => {
@@ -158,7 +158,7 @@ describe('event lines', () => {
       expect(res.statusCode).toBe(201);
       token = res.json().token;
     });
-    expect(tokens).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'admin_token.create', targetId: expect.any(String) }]);
+    expect(tokens).toEqual([{ level: 30, msg: 'admin write', event: 'admin_write', reqId: expect.any(String), actor: 'env:TOLLGATE_ADMIN_TOKEN', action: 'admin_token.create', targetId: expect.any(String) }]);
 
     expect(await during(() => t.admin('GET', `/apps/${app.id}/licenses`))).toEqual([]);
     // A refused write records nothing and logs nothing.

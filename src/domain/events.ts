@@ -36,8 +36,8 @@ export const events = {
     s.log.info({ event: 'ban_hit', ...who(ctx), ban, userId }, 'ban hit');
   },
   /** An admin write, as its audit entry records it (without the entry's details). */
-  adminWrite(s: Services, entry: { actor: string; action: string; appId: string | null; targetId: string | null }): void {
-    s.log.info({ event: 'admin_write', actor: entry.actor, action: entry.action, appId: entry.appId ?? undefined, targetId: entry.targetId ?? undefined }, 'admin write');
+  adminWrite(s: Services, entry: { actor: string; action: string; appId: string | null; targetId: string | null }, reqId?: string): void {
+    s.log.info({ event: 'admin_write', reqId, actor: entry.actor, action: entry.action, appId: entry.appId ?? undefined, targetId: entry.targetId ?? undefined }, 'admin write');
   },
 };
 

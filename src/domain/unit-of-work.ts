@@ -40,7 +40,7 @@ export interface AdminWork extends Work {
  */
 export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
 export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
-export async function write<T>(s: Services & { actor?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
+export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
   const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
@@ -59,6 +59,6 @@ export async function write<T>(s: Services & { actor?: string }, fn: (w: AdminWo
   );
   for (const userId of forgotten) s.credentials.forgetUser(userId);
   for (const change of changes) await s.caches.changed(change).catch(() => undefined);
-  for (const entry of audited) events.adminWrite(s, entry);
+  for (const entry of audited) events.adminWrite(s, entry, s.reqId);
   return result;
 }

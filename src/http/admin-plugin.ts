@@ -113,7 +113,7 @@ function findNul(value: unknown, path: string, depth = 0): string | null {
 
 /** The services for one admin request, carrying who acts (for the audit log). */
 export function acting(s: Services, request: FastifyRequest): AdminServices {
-  return { ...s, actor: request.actor };
+  return { ...s, actor: request.actor, reqId: request.id };
 }
 
 /** Lists: `?limit=` (1–500, default 50) and `?cursor=`. */

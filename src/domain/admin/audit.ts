@@ -6,6 +6,8 @@ import type { Services } from '../services.js';
 /** Services as an admin request sees them: who is acting, for the audit log (written by unit-of-work.ts). */
 export interface AdminServices extends Services {
   actor: string;
+  /** The HTTP request's id, on the admin_write event line (events.ts). */
+  reqId?: string;
 }
 
 /** Only the fields that changed, before and after. */
