@@ -24,6 +24,7 @@ function walkThroughBlocks(): string[] {
 }
 
 const missing = ['curl', 'jq'].filter((tool) => !readdirSync('/usr/bin').includes(tool));
+if (STORE !== 'sqlite') console.warn('test/readme-walkthrough.test.ts skipped on this store: it drives a server process of its own on SQLite');
 if (missing.length) console.warn(`README walk-through test skipped: ${missing.join(' and ')} not installed`);
 
 function bash(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
