@@ -23,6 +23,17 @@ export function decodeCursor(raw: string): Cursor | null {
 
 export const AFTER_CURSOR = '(created_at > ? OR (created_at = ? AND id > ?))';
 
+/**
+ * The cursor's bound alone, in a form an index range can start from (SQLite does not seek on the OR
+ * of AFTER_CURSOR, so each page re-read the app's rows from its first: the 200 pages of a
+ * 100,000-row export took 4.7 s). Put before AFTER_CURSOR, with seekParam first.
+ */
+export const SEEK_CURSOR = 'created_at >= ?';
+
+export function seekParam(c: Cursor | null): number {
+  return c ? c.at : -1;
+}
+
 export function cursorParams(c: Cursor | null): [number, number, string] {
   return c ? [c.at, c.at, c.id] : [-1, -1, ''];
 }

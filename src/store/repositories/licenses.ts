@@ -1,6 +1,6 @@
 import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
-import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
+import { AFTER_CURSOR, cursorParams, SEEK_CURSOR, seekParam, toPage, type Cursor } from '../pagination.js';
 import type { ActivationRecord, LicenseRecord, Page } from '../records.js';
 
 const COLUMNS =
@@ -101,8 +101,8 @@ export function licensesRepository(q: Queryable) {
     async list(appId: string, filter: LicenseFilter, cursor: Cursor | null, limit: number): Promise<Page<LicenseRecord>> {
       const match = matching(appId, filter);
       const rows = await q.all(
-        `SELECT ${COLUMNS} FROM licenses WHERE ${match.where} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
-        [...match.params, ...cursorParams(cursor), limit + 1],
+        `SELECT ${COLUMNS} FROM licenses WHERE ${match.where} AND ${SEEK_CURSOR} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        [...match.params, seekParam(cursor), ...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toLicense, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },

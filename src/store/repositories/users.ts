@@ -1,6 +1,6 @@
 import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
-import { cursorParams, toPage, type Cursor } from '../pagination.js';
+import { cursorParams, seekParam, toPage, type Cursor } from '../pagination.js';
 import type { Page, UserIpRecord, UserRecord } from '../records.js';
 import { escapeLike } from './licenses.js';
 
@@ -101,8 +101,8 @@ export function usersRepository(q: Queryable) {
     async list(appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserRecord>> {
       const match = matching(appId, search);
       const rows = await q.all(
-        `SELECT ${COLUMNS} FROM ${FROM} WHERE ${match.where} AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?)) ORDER BY u.created_at, u.id LIMIT ?`,
-        [...match.params, ...cursorParams(cursor), limit + 1],
+        `SELECT ${COLUMNS} FROM ${FROM} WHERE ${match.where} AND u.created_at >= ? AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?)) ORDER BY u.created_at, u.id LIMIT ?`,
+        [...match.params, seekParam(cursor), ...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
