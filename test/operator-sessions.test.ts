@@ -85,6 +85,8 @@ describe('sign-in, the cookie, sign-out', () => {
     h = await harness();
     expectError(await h.inject({ method: 'GET', url: '/admin/v1/session' }), 401, 'not_authenticated');
     expectError(await h.admin('GET', '/session'), 401, 'not_authenticated');
+    expectError(await h.admin('DELETE', '/session'), 401, 'not_authenticated');
+    expectError(await h.admin('POST', '/session/totp'), 401, 'not_authenticated');
     expect((await h.admin('GET', '/whoami')).json()).toEqual({ kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner' });
   });
 

@@ -127,7 +127,7 @@ export function sessionView(principal: Principal, idleSeconds: number): { operat
 
 export async function logoutOperator(a: AdminServices, principal: Principal): Promise<void> {
   const session = principal.session;
-  if (!session) return;
+  if (!session) throw new DomainError('not_authenticated', 'Not signed in: this call needs a dashboard session, not an admin token');
   await write(a, async ({ tx, audit }) => {
     await tx.operators.deleteSession(session.idHash);
     await audit('operator.logout', null, session.operator.id, {});
