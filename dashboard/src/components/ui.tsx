@@ -52,6 +52,16 @@ export function isoFromLocal(value: string): string | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
+/** The value once it has stopped changing for `ms`: a search box asks the server once per pause, not per key. */
+export function useDebounced<T>(value: T, ms = 300): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
 export interface Paged<T> {
   items: T[];
   total: number | undefined;

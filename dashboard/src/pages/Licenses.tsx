@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { API, api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
-import { ErrorBox, isoFromLocal, notify, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged } from '../components/ui';
+import { ErrorBox, isoFromLocal, notify, PAGE_SIZE, Pager, Section, Table, Time, useAction, useDebounced, usePaged } from '../components/ui';
 import { Link } from '../router';
 import { useCan } from '../session';
 import type { License } from '../types';
@@ -50,7 +50,9 @@ export function Licenses({ appId }: { appId: string }) {
   const [note, setNote] = useState('');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
-  const filters = { used, q: search, note, created_from: isoFromLocal(from), created_to: isoFromLocal(to) };
+  const searchSettled = useDebounced(search);
+  const noteSettled = useDebounced(note);
+  const filters = { used, q: searchSettled, note: noteSettled, created_from: isoFromLocal(from), created_to: isoFromLocal(to) };
   const key = JSON.stringify([appId, filters]);
   const paged = usePaged((cursor) => get<Page<License>>(`/apps/${appId}/licenses` + query({ ...filters, limit: PAGE_SIZE, cursor, with_total: true })), key);
   const row = useAction();
@@ -63,7 +65,7 @@ export function Licenses({ appId }: { appId: string }) {
 
   const removeUnused = async () => {
     const limits = [
-      note && <> whose note contains <strong>{note}</strong></>,
+      noteSettled && <> whose note contains <strong>{noteSettled}</strong></>,
       filters.created_from && <> created from <strong>{from.replace('T', ' ')}</strong></>,
       filters.created_to && <> created before <strong>{to.replace('T', ' ')}</strong></>,
     ].filter(Boolean);
@@ -71,7 +73,7 @@ export function Licenses({ appId }: { appId: string }) {
     if (!(await ask({ title: 'Delete unused licenses?', confirmLabel: 'Delete unused licenses', body: <p>This deletes {scope}. Codes already handed out stop working.</p> }))) return;
     let deleted = 0;
     if (await bulk.run(async () => { deleted = (await api<{ deleted: number }>('POST', `/apps/${appId}/licenses/delete_unused`, {
-      ...(note && { note }), ...(filters.created_from && { created_from: filters.created_from }), ...(filters.created_to && { created_to: filters.created_to }),
+      ...(noteSettled && { note: noteSettled }), ...(filters.created_from && { created_from: filters.created_from }), ...(filters.created_to && { created_to: filters.created_to }),
     })).deleted; })) {
       row.clear();
       paged.reload();
