@@ -70,6 +70,24 @@ describe('sign-in, the cookie, sign-out', () => {
     expect((await login(h, 'bob')).statusCode).toBe(200);
   });
 
+  it('an unknown or disabled operator costs the same argon2id verification as a wrong password', async () => {
+    h = await harness();
+    const id = await makeOperator(h, 'alice', 'admin');
+    await makeOperator(h, 'carol', 'admin');
+    expect((await h.admin('PATCH', `/operators/${id}`, { disabled: true })).statusCode).toBe(200);
+    const hasher = h.tollgate.services.hasher;
+    const original = hasher.verify.bind(hasher);
+    const verified: string[] = [];
+    hasher.verify = async (hash, password) => {
+      verified.push(hash);
+      return original(hash, password);
+    };
+    for (const name of ['carol', 'nobody', 'alice']) expectError(await login(h, name, 'wrong password here'), 401, 'invalid_credentials');
+    expect(verified).toHaveLength(3);
+    for (const hash of verified) expect(hash).toMatch(/^\$argon2id\$/);
+    expect(new Set(verified).size).toBe(3); // the unknown one verified against the dummy hash, not skipped
+  });
+
   it('sign-out: 204, the cookie cleared, and the old cookie no longer works', async () => {
     h = await harness();
     await makeOperator(h, 'alice', 'owner');
