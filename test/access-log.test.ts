@@ -131,6 +131,14 @@ describe('the access log', () => {
     expect(log.named('login failed')).toHaveLength(1);
   });
 
+  it('LOG_LEVEL=warn: no request line (the hooks are not even registered)', async () => {
+    const t = await start({ LOG_LEVEL: 'warn' });
+    const app = await t.createApp();
+    await t.client(app, 'GET', '/app_context');
+    expect(requests()).toEqual([]);
+    expect(log.lines.filter((l) => l.level < 40)).toEqual([]);
+  });
+
   it('LOG_FORMAT=pretty: the same lines as readable text, one per entry', async () => {
     const t = await start({ LOG_FORMAT: 'pretty' }, false);
     const app = await t.createApp({ anonymous_access_allowed: true });
