@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { MAX_PENDING } from '../src/domain/stats.js';
+import { FLUSH_INTERVAL_MS, MAX_PENDING } from '../src/domain/stats.js';
 import { expectError, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 
 /**
@@ -44,6 +44,7 @@ describe('activity stats', () => {
   let app: TestApp;
   beforeEach(async () => {
     h = await harness();
+    h.tollgate.services.stats.stop(); // these tests flush by hand: a timer flush would blur what they check
     app = await h.createApp({ name: 'A' });
   });
   afterEach(async () => h.close());
@@ -189,6 +190,7 @@ describe('a flush while the store is down', () => {
 
   it.runIf(STORE === 'sqlite')('SQLite locked by another process: kept, then written once the lock is gone', async () => {
     h = await harness();
+    h.tollgate.services.stats.stop();
     const app = await h.createApp();
     await h.activeUser(app, 'bob', PASSWORD, undefined, { minutes: 1_000_000 });
     await h.login(app, 'bob');
@@ -209,6 +211,7 @@ describe('a flush while the store is down', () => {
 
   it.runIf(STORE === 'postgres')('PostgreSQL table locked past the statement timeout: kept, then written once the lock is gone', async () => {
     h = await harness({ env: { PG_STATEMENT_TIMEOUT_MS: '300' } });
+    h.tollgate.services.stats.stop();
     const app = await h.createApp();
     await h.activeUser(app, 'bob', PASSWORD, undefined, { minutes: 1_000_000 });
     await h.login(app, 'bob');
@@ -230,10 +233,32 @@ describe('a flush while the store is down', () => {
   });
 });
 
+/** The server's own timer writes the counts every few seconds (FLUSH_INTERVAL_MS), with nobody flushing by hand. */
+describe('the flush timer', () => {
+  it('writes the counts by itself', async () => {
+    const h = await harness();
+    try {
+      const app = await h.createApp();
+      await h.signUp(app, 'alice');
+      const deadline = Date.now() + FLUSH_INTERVAL_MS * 4;
+      let written = 0;
+      while (Date.now() < deadline && written === 0) {
+        await new Promise((r) => setTimeout(r, 250));
+        written = await sql(h, 'SELECT COUNT(*) AS n FROM activity_stats WHERE app_id = ?', [app.id]);
+      }
+      expect(written).toBe(1);
+      expect(totals(await stats(h, app)).sign_ups).toBe(1);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 /** Closing the server writes what is still counted, before the database closes. */
 describe('shutdown', () => {
   it('the last counts are written on close', async () => {
     const h = await harness();
+    h.tollgate.services.stats.stop(); // only the close may write them
     const app = await h.createApp();
     await h.activeUser(app, 'bob', PASSWORD, undefined, { minutes: 1_000_000 });
     await h.login(app, 'bob');

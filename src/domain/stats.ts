@@ -126,10 +126,15 @@ export class ActivityStats {
     this.timer.unref();
   }
 
-  /** Stops the timer and writes what is left (before the database closes); a failure is logged, not thrown. */
-  async close(): Promise<void> {
+  /** Stops the timer; counting goes on, and flush() still writes. */
+  stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Stops the timer and writes what is left (before the database closes); a failure is logged, not thrown. */
+  async close(): Promise<void> {
+    this.stop();
     await this.flushing?.catch(() => undefined);
     await this.flush().catch(() => undefined);
   }
