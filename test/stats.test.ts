@@ -149,6 +149,15 @@ describe('activity stats', () => {
     expect(totals(await stats(h, app)).failed_logins).toBe(1);
   });
 
+  it('200 refused logins at once are 200 failed logins; flushes called at once add them once', async () => {
+    await h.signUp(app, 'alice');
+    const answers = await Promise.all(Array.from({ length: 200 }, () => login(h, app, { username: 'alice', password: 'wrong password' })));
+    expect(answers.every((r) => r.statusCode === 401)).toBe(true);
+    await Promise.all(Array.from({ length: 10 }, () => h.tollgate.services.stats.flush()));
+    await h.tollgate.services.stats.flush();
+    expect(totals(await stats(h, app))).toEqual({ sign_ups: 1, logins: 0, activations: 0, failed_logins: 200 });
+  });
+
   it('garbage query parameters are 4xx, never 500', async () => {
     const base = `/apps/${app.id}/stats`;
     for (const query of ['?bucket=week', '?bucket=', '?from=yesterday', '?to=2026-13-01T00:00:00Z', '?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z',
