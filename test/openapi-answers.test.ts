@@ -181,8 +181,11 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     const lic = (await h.admin('POST', a('/licenses'), { count: 2, minutes: 30, note: 'n' })).json().licenses[0];
     await h.admin('GET', a('/licenses?used=false'));
     await h.admin('GET', a('/licenses/export'));
+    await h.admin('GET', a('/licenses/export.csv?used=false'));
+    await h.admin('GET', a('/stats?bucket=hour'));
     await h.admin('GET', a(`/licenses/${lic.id}`));
     await h.admin('DELETE', a(`/licenses/${lic.id}`));
+    await h.admin('POST', a('/licenses/delete_unused'), { note: 'n' });
     await h.admin('PUT', a('/variables/greeting'), { value: 'hello' });
     await h.admin('GET', a('/variables'));
     await h.admin('GET', a('/variables/greeting'));
