@@ -4,11 +4,13 @@
  * through the client API and is then extended, reset and banned, a file upload. Every page
  * is then photographed at 1280 and 390 px and checked with axe-core.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  axeViolations, confirmDialog, createOperator, launchBrowser, openPage, screenshotPath, signIn, startServer, totp, visit,
+  ADMIN_TOKEN, axeViolations, confirmDialog, createOperator, launchBrowser, openPage, screenshotPath, signIn, startServer, totp, visit,
   type RunningServer, type Watched,
 } from '../harness';
 
@@ -201,6 +203,30 @@ describe('an owner in the dashboard', () => {
     expect(await growth.locator('canvas').count()).toBeGreaterThan(0);
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: screenshotPath('overview-flow-1280'), fullPage: true });
+  });
+
+  it('lists the signing keys made with the CLI, shows a certificate, and retires a key after asking', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-root-'));
+    try {
+      const remote = ['--app', app.id, '--url', server.url, '--token', ADMIN_TOKEN];
+      const root = join(dir, 'root.pem');
+      expect((await server.cli(['keys', 'init', ...remote, '--out', root])).code).toBe(0);
+      expect((await server.cli(['keys', 'rotate', ...remote, '--root-key', root])).code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const keys = (await server.admin<{ items: { kid: string; status: string }[] }>('GET', `/apps/${app.id}/signing-keys`)).body.items;
+    expect(keys.map((k) => k.status)).toEqual(['active', 'active']);
+    const oldest = keys[0]!.kid;
+
+    await visit(page, server.url, `/apps/${app.id}/keys`);
+    await page.getByRole('cell', { name: oldest, exact: true }).waitFor();
+    await page.getByText('Show').first().click();
+    expect(await page.locator('details code').first().textContent()).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    await page.getByRole('button', { name: `Retire ${oldest}` }).click();
+    await confirmDialog(page, `Retire ${oldest}?`, 'Retire key');
+    await expect.poll(async () => (await server.admin<{ status: string }>('GET', `/apps/${app.id}/signing-keys/${oldest}`)).body.status).toBe('retired');
+    await page.getByRole('row', { name: new RegExp(oldest) }).getByText('retired').waitFor();
   });
 
   it('every page is usable at 1280 and 390 px, with no serious accessibility violation and no CSP report', async () => {
