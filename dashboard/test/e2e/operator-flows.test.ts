@@ -229,6 +229,25 @@ describe('an owner in the dashboard', () => {
     await page.getByRole('row', { name: new RegExp(oldest) }).getByText('retired').waitFor();
   });
 
+  it('bans an IP range with a reason and an end on the bans page, then lifts it after asking', async () => {
+    await visit(page, server.url, `/apps/${app.id}/bans`);
+    await page.getByLabel('What to ban').selectOption('ip');
+    await page.getByLabel('Value').fill('203.0.113.0/24');
+    await page.getByLabel('Reason (optional)').fill('scraper');
+    await page.getByLabel('Lifts itself at (optional)').fill('2030-01-02T03:04');
+    await page.getByRole('button', { name: 'Create ban' }).click();
+    const row = page.getByRole('row', { name: /203\.0\.113\.0\/24/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('scraper');
+    const stored = (await server.admin<{ items: { value: string; expires_at: string | null }[] }>('GET', `/apps/${app.id}/bans?type=ip`)).body.items;
+    expect(stored).toEqual([expect.objectContaining({ value: '203.0.113.0/24', expires_at: new Date(2030, 0, 2, 3, 4).toISOString() })]);
+
+    await row.getByRole('button', { name: /^Lift/ }).click();
+    await confirmDialog(page, 'Lift this ban?', 'Lift ban');
+    await row.waitFor({ state: 'detached' });
+    expect((await server.admin<{ items: unknown[] }>('GET', `/apps/${app.id}/bans?type=ip`)).body.items).toEqual([]);
+  });
+
   it('every page is usable at 1280 and 390 px, with no serious accessibility violation and no CSP report', async () => {
     const pages: [name: string, path: string][] = [
       ['overview', `/apps/${app.id}`], ['apps', '/apps'], ['settings', `/apps/${app.id}/settings`], ['licenses', `/apps/${app.id}/licenses`],
