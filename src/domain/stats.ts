@@ -1,3 +1,4 @@
+import { StoreUnavailable } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import type { ActivityCounts } from '../store/repositories/stats.js';
 import type { EventLog } from './events.js';
@@ -81,13 +82,16 @@ export class ActivityStats {
           return { appId, hour: Number(hour), banId, hits };
         }));
       });
-      if (this.failing || this.dropped > 0) this.log.info({ event: 'stats_flushed', dropped: this.dropped }, 'activity counts written again');
+      if (this.dropped > 0) this.log.info({ event: 'stats_dropped', dropped: this.dropped }, 'activity counts lost while the database was away');
       this.failing = false;
       this.dropped = 0;
     } catch (err) {
       // Rolled back: nothing of it was added, so all of it goes back (summed with what came meanwhile).
       this.restore(activity, banHits);
-      if (!this.failing) this.log.info({ event: 'stats_flush_failed', error: (err as Error).message }, 'activity counts kept for the next flush');
+      // An outage is reported by the requests that meet it (http/outage.ts); anything else once per failing streak.
+      if (!this.failing && !(err instanceof StoreUnavailable)) {
+        this.log.info({ event: 'stats_flush_failed', error: (err as Error).message }, 'activity counts kept for the next flush');
+      }
       this.failing = true;
       throw err;
     }
