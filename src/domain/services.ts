@@ -12,6 +12,7 @@ import { silentLog, type EventLog } from './events.js';
 import { Limiter } from './limits.js';
 import { keyRingCache, type KeyRing } from './signing/keys.js';
 import { ActivityStats } from './stats.js';
+import { write } from './unit-of-work.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -160,7 +161,8 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     },
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  return {
-    ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats: new ActivityStats(store, log),
-  };
+  // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
+  const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
+  const services: Services = { ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats };
+  return services;
 }

@@ -1,5 +1,5 @@
 import { StoreUnavailable } from '../store/db.js';
-import type { Store } from '../store/index.js';
+import type { Repositories } from '../store/index.js';
 import type { ActivityCounts } from '../store/repositories/stats.js';
 import type { EventLog } from './events.js';
 
@@ -32,7 +32,8 @@ export class ActivityStats {
   private dropped = 0;
   private failing = false;
 
-  constructor(private readonly store: Store, private readonly log: EventLog) {}
+  /** `transaction`: the unit of work (unit-of-work.ts write), which alone opens transactions. */
+  constructor(private readonly transaction: (fn: (tx: Repositories) => Promise<void>) => Promise<void>, private readonly log: EventLog) {}
 
   /** One event of the app at `now` (the request's clock). */
   count(appId: string, what: Activity, now: number): void {
@@ -72,7 +73,7 @@ export class ActivityStats {
     this.activity = new Map();
     this.banHits = new Map();
     try {
-      await this.store.transaction(async (tx) => {
+      await this.transaction(async (tx) => {
         await tx.stats.addActivity([...activity].map(([key, counts]) => {
           const [appId, hour] = key.split('\0') as [string, string];
           return { appId, hour: Number(hour), counts };
