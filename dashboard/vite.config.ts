@@ -12,6 +12,9 @@ export default defineConfig({
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   resolve: { alias: { react: 'preact/compat', 'react-dom': 'preact/compat' } },
+  // `npx vite --config dashboard/vite.config.ts` for work on the pages: the admin API of a running server
+  // (TOLLGATE_URL, default http://127.0.0.1:8080) appears on the same origin, so the session cookie works.
+  server: { proxy: { '/admin': process.env.TOLLGATE_URL ?? 'http://127.0.0.1:8080' } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,
