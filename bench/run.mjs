@@ -489,6 +489,8 @@ function scaleNote(current) {
     try {
       const data = JSON.parse(readFileSync(join(RESULTS, f), 'utf8'));
       if (!data.scenarios.some((s) => SCALE_SCENARIOS.includes(s.name))) continue; // an --only run of other scenarios
+      // A smoke test, or another load generator (autocannon's p50 has whole milliseconds, wrk's fractions): not comparable.
+      if (data.meta.quick || (data.meta.loadTool ?? 'autocannon') !== current.meta.loadTool) continue;
       const prev = others.get(data.meta.users);
       if (!prev || data.meta.finishedAt > prev.meta.finishedAt) others.set(data.meta.users, data);
     } catch {
