@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite-driver.js';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { harness, STORE } from './helpers.js';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite-driver.js';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { STORE } from './helpers.js';

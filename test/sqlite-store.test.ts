@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database, { type Connection } from '../src/store/sqlite-driver.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDb } from '../src/store/sqlite.js';
 
@@ -13,7 +13,7 @@ describe('SQLite store file', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const pragma = (db: SqliteDb, name: string) => (db as unknown as { raw: Database.Database }).raw.pragma(name, { simple: true });
+  const pragma = (db: SqliteDb, name: string) => (db as unknown as { raw: Connection }).raw.pragma(name, { simple: true });
 
   it('a new database: 16 KiB pages, WAL, synchronous NORMAL, foreign keys on', async () => {
     const db = new SqliteDb(join(dir, 'new.db'));

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import Database from '../src/store/sqlite-driver.js';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { FLUSH_INTERVAL_MS, MAX_PENDING } from '../src/domain/stats.js';

@@ -1,7 +1,7 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from '../store/sqlite-driver.js';
 import type { Command } from 'commander';
 import type { LogLevel } from '../config/index.js';
 import { createAdminToken } from '../domain/admin/tokens.js';

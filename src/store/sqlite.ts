@@ -1,11 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import Database, { type Connection, type Statement } from './sqlite-driver.js';
 import type { Db, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable, UniqueViolation } from './db.js';
-
-type Statement = Database.Statement<unknown[], unknown>;
 
 function bind(params: readonly Param[]): unknown[] {
   const out = new Array<unknown>(params.length);
@@ -61,7 +59,7 @@ function cannotOpen(path: string, err: unknown): Error {
  */
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
-  private readonly raw: Database.Database;
+  private readonly raw: Connection;
   private readonly path: string;
   private readonly statements = new Map<string, Statement>();
   private txTail: Promise<void> = Promise.resolve();
