@@ -79,6 +79,7 @@ export async function patchOperator(a: AdminServices, actorRole: Role, id: strin
     ...(patch.password !== undefined && { passwordHash: await a.hasher.hash(patch.password) }),
   };
   return write(a, async ({ tx, audit }) => {
+    await tx.operators.lockActiveOwners();
     const before = await tx.operators.findById(id);
     if (!before) throw new DomainError('not_found', 'Operator not found');
     await tx.operators.update(id, changes);
@@ -96,6 +97,7 @@ export async function patchOperator(a: AdminServices, actorRole: Role, id: strin
 
 export async function deleteOperator(a: AdminServices, id: string): Promise<void> {
   await write(a, async ({ tx, audit }) => {
+    await tx.operators.lockActiveOwners();
     const before = await tx.operators.findById(id);
     if (!before || !(await tx.operators.delete(id))) throw new DomainError('not_found', 'Operator not found');
     await keepAnOwner(tx.operators, before);
@@ -114,7 +116,11 @@ export async function resetOperatorTotp(a: AdminServices, id: string): Promise<O
   });
 }
 
-/** Inside the write's transaction: if this change removed the last active owner, it rolls back. */
+/**
+ * Inside the write's transaction, after lockActiveOwners (without it two
+ * owners demoting each other at once on PostgreSQL each see the other and
+ * both go): if this change removed the last active owner, it rolls back.
+ */
 async function keepAnOwner(ops: { countActiveOwners(): Promise<number> }, before: OperatorRecord): Promise<void> {
   if (before.role === 'owner' && !before.disabled && (await ops.countActiveOwners()) === 0) {
     throw new DomainError('conflict', 'This is the last active owner: make another operator owner first');

@@ -71,6 +71,20 @@ export function operatorsRepository(q: Queryable) {
       return toPage(rows, limit, toOperator, (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
 
+    /**
+     * Holds the active owners' rows until the transaction ends (an update
+     * that changes nothing, which both dialects take as a row lock), so a
+     * change that may remove an owner counts the owners left only after every
+     * other such change has committed. PostgreSQL (read committed) otherwise
+     * lets two owners demote each other at once, each counting the other;
+     * SQLite's write transactions already run one at a time. Taken first in
+     * the transaction, before any other row: two of these queue, never
+     * deadlock (at worst PostgreSQL would break one off, a 503 to retry).
+     */
+    async lockActiveOwners(): Promise<void> {
+      await q.run(`UPDATE operators SET role = role WHERE role = 'owner' AND disabled = 0`);
+    },
+
     async countActiveOwners(): Promise<number> {
       const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM operators WHERE role = 'owner' AND disabled = 0`);
       return Number(r?.n ?? 0);
