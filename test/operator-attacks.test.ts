@@ -39,3 +39,26 @@ describe('the last active owner, under concurrency', () => {
 });
 
 void DASHBOARD_CSP; void mkdirSync; void mkdtempSync; void writeFileSync; void tmpdir; void join; void expectError; void login; void OPERATOR_PASSWORD; void signIn; void totpCode; void withToken;
+
+describe('guessing a second factor through a session', () => {
+  it('DELETE /session/totp with 200 wrong codes at once: only the sign-in limit (10) are checked, the rest 429, and TOTP stays on', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const { secret } = (await s.call('POST', '/session/totp')).json();
+    expect((await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+    h.clock.advance(30_000);
+    const valid = new Set([-1, 0, 1].map((d) => totpCode(secret, h.clock.ms, d)));
+    const guesses: string[] = [];
+    for (let n = 0; guesses.length < 200; n++) {
+      const code = String(n).padStart(6, '0');
+      if (!valid.has(code)) guesses.push(code);
+    }
+    // A stolen cookie must not turn the second factor off by trying the 10^6 codes.
+    const answers = await Promise.all(guesses.map((code) => s.call('DELETE', '/session/totp', { code })));
+    const statuses = answers.map((r) => r.statusCode);
+    expect(statuses.filter((c) => c === 401).length).toBe(10);
+    expect(statuses.filter((c) => c === 429).length).toBe(190);
+    expect((await s.call('GET', '/session')).json().operator.totp_enabled).toBe(true);
+  });
+});

@@ -162,12 +162,18 @@ export async function confirmTotp(a: AdminServices, principal: Principal, code: 
   return { totp_enabled: true };
 }
 
-/** Turning TOTP off takes a current code: a borrowed unlocked browser alone cannot remove the second factor. */
-export async function disableTotp(a: AdminServices, principal: Principal, code: string): Promise<{ totp_enabled: false }> {
+/**
+ * Turning TOTP off takes a current code: a borrowed unlocked browser alone
+ * cannot remove the second factor. Wrong codes count against the same limits
+ * as the operator's sign-in (per address and per username), or a stolen
+ * cookie could try all 10^6 codes at the server's pace.
+ */
+export async function disableTotp(a: AdminServices, principal: Principal, ip: string, code: string): Promise<{ totp_enabled: false }> {
   const operator = sessionOperator(principal);
   const current = await a.store.operators.findById(operator.id);
   if (!current?.totpEnabled || !current.totpSecret) throw new DomainError('conflict', 'Two-factor authentication is not on');
-  await useTotp(a, current, current.totpSecret, code);
+  const secret = current.totpSecret;
+  await a.limits.attemptOperator(ip, current.username, a.clock(), () => useTotp(a, current, secret, code));
   await write(a, async ({ tx, audit }) => {
     await tx.operators.disableTotp(operator.id);
     await audit('operator.totp_disable', null, operator.id, {});

@@ -114,9 +114,13 @@ export function operatorAccountRoutes(app: FastifyInstance, s: Services, idleSec
     schema: {
       operationId: 'disableOperatorTotp', tags: sessionTags, security: adminSecurity, summary: 'Turn two-factor authentication off (takes a current code)',
       body: { type: 'object', required: ['code'], additionalProperties: false, properties: { code: totpCode } },
-      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'Off' }, ...errors(401, 403, 409, 413, 422) },
+      response: { 200: { type: 'object', required: ['totp_enabled'], properties: { totp_enabled: { type: 'boolean' } }, description: 'Off' }, ...errors(401, 403, 409, 413, 422, 429) },
     },
-    handler: async (request) => disableTotp(acting(s, request), principalOf(request), request.body.code),
+    handler: async (request) => {
+      const ip = request.server.clientAddress(request);
+      if (ip === null) throw new DomainError('invalid_client_address');
+      return disableTotp(acting(s, request), principalOf(request), ip, request.body.code);
+    },
   });
   app.get('/whoami', {
     schema: {
