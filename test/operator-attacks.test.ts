@@ -62,3 +62,67 @@ describe('guessing a second factor through a session', () => {
     expect((await s.call('GET', '/session')).json().operator.totp_enabled).toBe(true);
   });
 });
+
+describe('the license export in a spreadsheet', () => {
+  it('a code made from a mask that starts like a formula is defused like a note (the export is read by every role)', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 60, mask: '=HYPERLINK("http://x")XXXXXXXXXXXXXX', note: '+1' });
+    expect(res.statusCode, res.body).toBe(201);
+    const csv = await h.admin('GET', `/apps/${app.id}/licenses/export.csv`);
+    const row = csv.body.split('\r\n')[1]!;
+    const cells = row.match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.map((c) => c.replace(/,$/, ''));
+    expect(cells[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/x""\)[A-Z0-9]{14}"$/);
+    expect(cells[5]).toBe("'+1");
+  });
+});
+
+describe('who may do what, beyond the table', () => {
+  it('support and viewer sessions: every write they are not granted is 403 and changes nothing', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    const lic = await h.license(app);
+    const token = (await h.admin('POST', '/tokens', { name: 't' })).json();
+    const opId = await makeOperator(h, 'victim', 'viewer');
+    await makeOperator(h, 'sup', 'support');
+    await makeOperator(h, 'view', 'viewer');
+    const writes: [string, string, unknown?][] = [
+      ['POST', '/apps', { name: 'x' }], ['PATCH', `/apps/${app.id}`, { name: 'y' }], ['DELETE', `/apps/${app.id}`], ['POST', `/apps/${app.id}/secret`],
+      ['POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 1 }], ['DELETE', `/apps/${app.id}/licenses/${lic.id}`], ['POST', `/apps/${app.id}/licenses/delete_unused`, {}],
+      ['PUT', `/apps/${app.id}/variables/v`, { value: 'x' }], ['POST', '/tokens', { name: 'mine', role: 'viewer' }], ['DELETE', `/tokens/${token.id}`],
+      ['POST', '/operators', { username: 'new1', password: OPERATOR_PASSWORD, role: 'viewer' }], ['PATCH', `/operators/${opId}`, { role: 'owner' }],
+      ['DELETE', `/operators/${opId}`], ['POST', `/operators/${opId}/reset_totp`], ['GET', '/operators'],
+      ['POST', `/apps/${app.id}/signing-keys`, {}], ['PUT', `/apps/${app.id}/root-key`, {}],
+    ];
+    for (const name of ['sup', 'view']) {
+      const s = await signIn(h, name);
+      for (const [method, url, body] of writes) {
+        const res = await s.call(method as 'POST', url, body);
+        expect(res.statusCode, `${name} ${method} ${url}: ${res.body}`).toBe(403);
+      }
+    }
+    expect((await h.admin('GET', `/apps/${app.id}/licenses/${lic.id}`)).statusCode).toBe(200);
+    expect((await h.admin('GET', '/operators')).json().items.find((o: { id: string }) => o.id === opId).role).toBe('viewer');
+  });
+});
+
+describe('dashboard answers carry the CSP whatever the status', () => {
+  it('404 for a missing asset or a path out of the directory, and 503 before a build, all with CSP and nosniff', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tollgate-dash-'));
+    dir = root;
+    mkdirSync(join(root, 'dist', 'assets'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'index.html'), '<!doctype html><title>t</title>');
+    h = await harness({ env: { DASHBOARD_DIR: join(root, 'dist') } });
+    for (const url of ['/dashboard/assets/gone.js', '/dashboard/..%2f..%2fetc%2fpasswd', '/dashboard/%00', '/dashboard/%2e%2e/secret.txt']) {
+      const res = await h.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.headers['content-security-policy'], url).toBe(DASHBOARD_CSP);
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+    await h.close();
+    h = await harness({ env: { DASHBOARD_DIR: join(root, 'none') } });
+    const res = await h.inject({ method: 'GET', url: '/dashboard/apps' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+  });
+});

@@ -156,11 +156,16 @@ export async function deleteUnusedLicenses(s: AdminServices, appId: string, filt
 
 const CSV_COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'] as const;
 
-/** RFC 4180 quoting; a note starting with = + - @ is prefixed with ' so spreadsheets do not run it as a formula. */
-function csvCell(value: unknown, column: string): string {
+/**
+ * RFC 4180 quoting; any text starting with = + - @ (or a tab or CR) is
+ * prefixed with ' so spreadsheets do not run it as a formula. The code too,
+ * not only the note: a mask's literal characters are the creator's choice,
+ * and the file is opened by whoever may read the list.
+ */
+function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   let text = String(value);
-  if (column === 'note' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -169,7 +174,7 @@ export function licensesCsvHeader(): string {
 }
 
 export function licenseCsvRow(l: LicenseView): string {
-  return CSV_COLUMNS.map((c) => csvCell(l[c], c)).join(',') + '\r\n';
+  return CSV_COLUMNS.map((c) => csvCell(l[c])).join(',') + '\r\n';
 }
 
 /** Every license matching the filter as CSV lines, read a page at a time (bounded memory for any count). */
