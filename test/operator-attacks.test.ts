@@ -107,13 +107,13 @@ describe('who may do what, beyond the table', () => {
 });
 
 describe('dashboard answers carry the CSP whatever the status', () => {
-  it('404 for a missing asset or a path out of the directory, and 503 before a build, all with CSP and nosniff', async () => {
+  it('404 for a missing asset or a path out of the directory (as the dashboard route sees it), and 503 before a build, all with CSP and nosniff', async () => {
     const root = mkdtempSync(join(tmpdir(), 'tollgate-dash-'));
     dir = root;
     mkdirSync(join(root, 'dist', 'assets'), { recursive: true });
     writeFileSync(join(root, 'dist', 'index.html'), '<!doctype html><title>t</title>');
     h = await harness({ env: { DASHBOARD_DIR: join(root, 'dist') } });
-    for (const url of ['/dashboard/assets/gone.js', '/dashboard/..%2f..%2fetc%2fpasswd', '/dashboard/%00', '/dashboard/%2e%2e/secret.txt']) {
+    for (const url of ['/dashboard/assets/gone.js', '/dashboard/..%2f..%2fetc%2fpasswd', '/dashboard/%00', '/dashboard/assets/..%2f..%2fsecret.txt']) {
       const res = await h.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(404);
       expect(res.headers['content-security-policy'], url).toBe(DASHBOARD_CSP);
@@ -124,5 +124,49 @@ describe('dashboard answers carry the CSP whatever the status', () => {
     const res = await h.inject({ method: 'GET', url: '/dashboard/apps' });
     expect(res.statusCode).toBe(503);
     expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+  });
+});
+
+describe('CSRF and cookies over real HTTP', () => {
+  it('another session’s CSRF token, a method override, HEAD or OPTIONS, a text/plain body, or a bad Bearer beside a good cookie: nothing is written', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    await makeOperator(h, 'mallory', 'viewer');
+    const alice = await signIn(h, 'alice');
+    const mallory = await signIn(h, 'mallory');
+    const base = await h.tollgate.server.listen({ port: 0, host: '127.0.0.1' });
+    const cookie = `tollgate_session=${alice.cookie}`;
+    const post = (headers: Record<string, string>, body = JSON.stringify({ name: 'csrf' }), method = 'POST') =>
+      fetch(`${base}/admin/v1/apps`, { method, headers: { cookie, 'content-type': 'application/json', ...headers }, body: method === 'HEAD' ? null : body });
+    expect((await post({ 'x-csrf-token': mallory.csrf })).status).toBe(403);
+    expect((await post({})).status).toBe(403);
+    expect((await post({ 'x-csrf-token': '' })).status).toBe(403);
+    expect((await post({ 'x-http-method-override': 'GET', 'x-csrf-token': 'x' })).status).toBe(403);
+    expect((await post({ 'content-type': 'text/plain' }, '{"name":"csrf"}')).status).toBe(403);
+    expect((await post({ authorization: 'Bearer not-a-token', 'x-csrf-token': alice.csrf })).status).toBe(401);
+    expect((await post({}, '', 'HEAD')).status).toBe(200); // the GET /apps it mirrors: a read
+    expect((await post({}, '', 'OPTIONS')).status).toBeGreaterThanOrEqual(400);
+    // Two cookies of the name: the first decides, and a garbage first one is not skipped for a good second one.
+    const two = await fetch(`${base}/admin/v1/whoami`, { headers: { cookie: `tollgate_session=garbage; tollgate_session=${alice.cookie}` } });
+    expect(two.status).toBe(401);
+    const huge = await fetch(`${base}/admin/v1/whoami`, { headers: { cookie: `a=${'x'.repeat(9000)}; ${cookie}` } });
+    expect([401, 431]).toContain(huge.status);
+    const latin = await fetch(`${base}/admin/v1/whoami`, { headers: { cookie: Buffer.from(`tollgate_session=tg_op_\xe9\xe9; x=1`, 'latin1').toString('latin1') } });
+    expect(latin.status).toBe(401);
+    const apps = (await h.admin('GET', '/apps')).json().items;
+    expect(apps.filter((a: { name: string }) => a.name === 'csrf')).toEqual([]);
+    expect((await post({ 'x-csrf-token': alice.csrf })).status).toBe(201);
+  });
+
+  it('sign-out ends the session on the server: the old cookie with its CSRF token is refused everywhere afterwards', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    const s = await signIn(h, 'alice');
+    const t = await signIn(h, 'alice');
+    expect((await s.call('DELETE', '/session')).statusCode).toBe(204);
+    expectError(await s.call('GET', '/apps'), 401, 'not_authenticated');
+    expectError(await s.call('POST', '/apps', { name: 'after' }), 401, 'not_authenticated');
+    // The other browser's session is its own.
+    expect((await t.call('GET', '/whoami')).statusCode).toBe(200);
   });
 });
