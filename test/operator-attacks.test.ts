@@ -170,3 +170,18 @@ describe('CSRF and cookies over real HTTP', () => {
     expect((await t.call('GET', '/whoami')).statusCode).toBe(200);
   });
 });
+
+describe('dead sessions', () => {
+  it('sessions past the 12-hour lifetime that nobody signed out of are deleted at the next sign-in, not kept forever', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'owner');
+    await makeOperator(h, 'bob', 'viewer');
+    for (let i = 0; i < 5; i++) await signIn(h, 'alice'); // browsers closed without signing out
+    await signIn(h, 'bob');
+    const count = async () => Number((await h.tollgate.services.store.db.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM operator_sessions'))[0]!.n);
+    expect(await count()).toBe(6);
+    h.clock.advance(12 * 3600_000 + 1);
+    await signIn(h, 'bob'); // anyone's sign-in clears every dead session
+    expect(await count()).toBe(1);
+  });
+});

@@ -75,6 +75,9 @@ export async function loginOperator(s: Services, ip: string, input: LoginInput):
   const cookie = SESSION_PREFIX + s.random(32).toString('base64url');
   const csrfToken = s.random(32).toString('base64url');
   await write({ ...s, actor: operatorActor(operator.username) }, async ({ tx, audit }) => {
+    // A session nobody signed out of is otherwise only deleted when its cookie comes back: the table would keep every
+    // closed browser's row forever. Those past the absolute lifetime go at each sign-in (few: 12 hours' worth at most).
+    await tx.operators.deleteSessionsCreatedBefore(now - SESSION_ABSOLUTE_MS);
     await tx.operators.insertSession(digest(cookie), { operatorId: operator.id, csrfToken, createdAt: now, lastSeenAt: now, ip });
     await tx.operators.touchLogin(operator.id, now);
     await audit('operator.login', null, operator.id, { ip });

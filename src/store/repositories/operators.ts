@@ -161,6 +161,11 @@ export function operatorsRepository(q: Queryable) {
       await q.run('DELETE FROM operator_sessions WHERE id_hash = ?', [idHash]);
     },
 
+    /** Sessions created before `cutoff` (past the absolute lifetime): dead, whether or not anyone signed out. */
+    async deleteSessionsCreatedBefore(cutoff: number): Promise<number> {
+      return q.run('DELETE FROM operator_sessions WHERE created_at < ?', [cutoff]);
+    },
+
     async deleteSessionsOf(operatorId: string): Promise<number> {
       return q.run('DELETE FROM operator_sessions WHERE operator_id = ?', [operatorId]);
     },
