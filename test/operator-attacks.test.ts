@@ -185,3 +185,20 @@ describe('dead sessions', () => {
     expect(await count()).toBe(1);
   });
 });
+
+describe('behind a proxy with its own HTTP authentication', () => {
+  it('Authorization: Basic (the proxy’s, not ours) beside the session cookie: the session decides; a Bearer is still never mixed with the cookie', async () => {
+    h = await harness();
+    await makeOperator(h, 'alice', 'support');
+    const s = await signIn(h, 'alice');
+    const basic = `Basic ${Buffer.from('team:proxy-password').toString('base64')}`;
+    const who = await s.call('GET', '/whoami', undefined, { authorization: basic });
+    expect(who.statusCode, who.body).toBe(200);
+    expect(who.json()).toEqual({ kind: 'operator', name: 'alice', role: 'support' });
+    // Writes still need the session's CSRF token.
+    expectError(await s.call('POST', '/apps/00000000-0000-4000-8000-000000000000/bans', { type: 'ip', value: '10.0.0.1' }, { authorization: basic, 'x-csrf-token': 'wrong' }), 403, 'csrf_failed');
+    expectError(await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: basic } }), 401, 'invalid_admin_token');
+    expectError(await s.call('GET', '/whoami', undefined, { authorization: 'Bearer wrong-token' }), 401, 'invalid_admin_token');
+    expectError(await s.call('GET', '/whoami', undefined, { authorization: 'Bearer' }), 401, 'invalid_admin_token');
+  });
+});

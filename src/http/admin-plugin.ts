@@ -30,7 +30,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Every admin route, before the body is read: who calls (an admin token in
- * `Authorization: Bearer`, or else the dashboard's session cookie), then the
+ * `Authorization: Bearer`, or else the dashboard's session cookie, whatever
+ * other Authorization scheme a proxy adds), then the
  * CSRF token of a cookie request that changes something, then the role
  * against the route's entry in the role table (a route not in it is refused
  * for everyone). Once through, the body may take longer than
@@ -55,8 +56,14 @@ export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth)
 
   async function authenticate(request: FastifyRequest, needed: Permission | undefined): Promise<Principal> {
     const authorization = header(request, 'authorization');
-    if (authorization !== undefined) return authenticateToken(s, /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1], envDigest);
     const cookie = cookieValue(header(request, 'cookie'), SESSION_COOKIE);
+    // A Bearer is ours and decides alone (never mixed with a cookie). Another scheme beside a session cookie is a
+    // proxy's own HTTP authentication in front of the dashboard (Basic in nginx), which the browser sends on every
+    // request: the session decides then. Without a cookie, any Authorization is judged as a token, as always.
+    const bearer = authorization !== undefined && /^bearer(\s|$)/i.test(authorization);
+    if (bearer || (authorization !== undefined && cookie === undefined)) {
+      return authenticateToken(s, /^Bearer\s+(\S+)\s*$/i.exec(authorization!)?.[1], envDigest);
+    }
     if (cookie !== undefined) return authenticateSession(s, cookie, idleMs);
     // Nothing presented: the dashboard's own calls say "sign in"; the API's say what they always did.
     throw new DomainError(needed === 'self' ? 'not_authenticated' : 'invalid_admin_token');
