@@ -202,3 +202,38 @@ describe('behind a proxy with its own HTTP authentication', () => {
     expectError(await s.call('GET', '/whoami', undefined, { authorization: 'Bearer' }), 401, 'invalid_admin_token');
   });
 });
+
+describe('garbage in the dashboard’s list parameters', () => {
+  it('every list, total, export, stats and bulk delete answers garbage with a 4xx in {detail, code}, never a 500', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    await h.license(app, { minutes: 60, note: 'n' });
+    const garbage = ['', 'TRUE', '1', 'null', '%00', '%', '_', '\\', "'", '2026-13-45', '9'.repeat(400), '-1', '1e309', '%E9', '%C0%AF', 'a'.repeat(5000), '[]', '{"$gt":""}'];
+    const lists = [
+      ['licenses', ['with_total', 'used', 'q', 'note', 'created_from', 'created_to', 'cursor', 'limit']],
+      ['licenses/export.csv', ['used', 'q', 'note', 'created_from', 'created_to']],
+      ['users', ['with_total', 'q', 'cursor', 'limit']],
+      ['bans', ['with_total', 'type', 'value', 'cursor']],
+      ['stats', ['bucket', 'from', 'to']],
+    ] as const;
+    const check = (res: { statusCode: number; body: string }, what: string) => {
+      expect(res.statusCode, `${what}: ${res.body.slice(0, 200)}`).toBeLessThan(500);
+      if (res.statusCode >= 400) expect(Object.keys(JSON.parse(res.body)).sort(), what).toEqual(expect.arrayContaining(['code', 'detail']));
+    };
+    for (const [path, params] of lists) {
+      for (const p of params) {
+        for (const g of garbage) {
+          const url = `/apps/${app.id}/${path}?${p}=${g.startsWith('%') ? g : encodeURIComponent(g)}`;
+          check(await h.admin('GET', url), url);
+        }
+      }
+    }
+    for (const p of ['with_total', 'actor', 'action', 'from', 'to', 'since', 'until']) {
+      for (const g of garbage) check(await h.admin('GET', `/audit?${p}=${encodeURIComponent(g)}`), `audit ${p}=${g}`);
+    }
+    for (const body of [{ note: 5 }, { created_from: 'x' }, { note: 'a'.repeat(100_000) }, { extra: 1 }, [], 'text', { note: null }]) {
+      check(await h.admin('POST', `/apps/${app.id}/licenses/delete_unused`, body), `delete_unused ${JSON.stringify(body).slice(0, 50)}`);
+    }
+    expect((await h.admin('GET', `/apps/${app.id}/licenses?with_total=true`)).json().total).toBe(1);
+  });
+});
