@@ -78,25 +78,88 @@ export const STORE = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlit
 
 /**
  * A database of its own for one harness: a SQLite file in a temporary
- * directory, or a fresh schema in this run's PostgreSQL database.
+ * directory, or a schema of this run's PostgreSQL database. Creating and
+ * migrating a schema per harness was most of a PostgreSQL harness's cost, so
+ * a finished harness's schema is emptied (TRUNCATE, identities restarted) and
+ * left in `harness_pool` for the next one, which finds it migrated. A schema
+ * whose structure a test changed (a trigger, a dropped column: its catalog
+ * fingerprint differs from the one taken when it was made) is dropped instead,
+ * as is one that cannot be emptied within a few seconds.
  */
-async function freshDatabase(dir: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (STORE === 'sqlite') return { url: `sqlite:${join(dir, 'tollgate.db')}`, drop: async () => undefined };
+async function freshDatabase(dir: string): Promise<{ url: string; ready: () => Promise<void>; drop: () => Promise<void> }> {
+  if (STORE === 'sqlite') return { url: `sqlite:${join(dir, 'tollgate.db')}`, ready: async () => undefined, drop: async () => undefined };
   const base = inject('pgUrl');
   if (!base) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
-  const schema = `h_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  // No pool when the run's database was made without one (test/setup/postgres-global.ts): a schema per harness, dropped after.
+  const pooled = (await admin.query("SELECT to_regclass('public.harness_pool') IS NOT NULL AS yes")).rows[0].yes === true;
+  const taken = pooled
+    ? await admin.query<{ name: string; fingerprint: string }>(
+        'UPDATE harness_pool SET in_use = true WHERE name = (SELECT name FROM harness_pool WHERE NOT in_use LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING name, fingerprint',
+      )
+    : { rows: [] };
+  let schema = taken.rows[0]?.name;
+  let fingerprint = taken.rows[0]?.fingerprint ?? null;
+  if (!schema) {
+    schema = `h_${randomBytes(6).toString('hex')}`;
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  }
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  const name = schema;
   return {
     url: url.toString(),
+    // A new schema, once createTollgate migrated it: its fingerprint, to compare at the end.
+    ready: async () => {
+      if (pooled) fingerprint ??= await schemaFingerprint(admin, name);
+    },
     drop: async () => {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
+      try {
+        await recycle();
+      } finally {
+        await admin.end();
+      }
     },
   };
+
+  async function recycle(): Promise<void> {
+    try {
+      if (fingerprint !== null && (await schemaFingerprint(admin, name)) === fingerprint) {
+        const tables = await admin.query<{ t: string }>(
+          "SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations'",
+          [name],
+        );
+        await admin.query("SET lock_timeout = '5s'");
+        if (tables.rows.length > 0) await admin.query(`TRUNCATE ${tables.rows.map((r) => `${name}.${r.t}`).join(', ')} RESTART IDENTITY CASCADE`);
+        await admin.query('INSERT INTO harness_pool (name, fingerprint, in_use) VALUES ($1, $2, false) ON CONFLICT (name) DO UPDATE SET in_use = false', [name, fingerprint]);
+        return;
+      }
+    } catch {
+      // Not reusable (locked, or changed under the test): dropped below, as a schema always was.
+    }
+    await admin.query("SET lock_timeout = '0'");
+    if (pooled) await admin.query('DELETE FROM harness_pool WHERE name = $1', [name]);
+    await admin.query(`DROP SCHEMA ${name} CASCADE`);
+  }
+}
+
+/** The structure of a schema (relations, columns and defaults, constraints, indexes, triggers, functions), hashed. */
+async function schemaFingerprint(admin: pg.Client, schema: string): Promise<string> {
+  const { rows } = await admin.query<{ f: string }>(
+    `SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) AS f FROM (
+       SELECT c.relname::text || ':' || c.relkind::text FROM pg_class c WHERE c.relnamespace = $1::regnamespace
+       UNION ALL
+       SELECT c.relname::text || '.' || a.attname::text || ':' || a.atttypid::text || ':' || a.attnotnull::text || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+         WHERE c.relnamespace = $1::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+       UNION ALL SELECT conname::text || ':' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace
+       UNION ALL SELECT t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = $1::regnamespace
+       UNION ALL SELECT p.proname::text FROM pg_proc p WHERE p.pronamespace = $1::regnamespace
+     ) s(x)`,
+    [schema],
+  );
+  return rows[0]!.f;
 }
 
 /** A fresh Tollgate on its own database, driven in-process; no state is shared between harnesses. */
@@ -109,6 +172,7 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
   const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...options.env });
   const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, reuseCompiledSchemas: true, ...(options.logStream && { logStream: options.logStream }) });
   await tollgate.server.ready();
+  await database.ready();
 
   const inject = (opts: InjectOptions) => tollgate.server.inject(opts);
   const h: Harness = {

@@ -41,6 +41,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${name}`);
+  // Migrated schemas that harnesses finished with, emptied, for the next harness to take (test/helpers.ts).
+  const run = new pg.Client({ connectionString: Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString() });
+  await run.connect();
+  await run.query('CREATE TABLE harness_pool (name TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, in_use BOOLEAN NOT NULL)');
+  await run.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   project.provide('pgUrl', url.toString());
