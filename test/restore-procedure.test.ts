@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
@@ -116,9 +116,42 @@ describe.skipIf(STORE !== 'sqlite')('SQLite: tollgate backup, then the documente
     expect(restore.status, restore.output).toBe(0);
     expect(await appsIn(url, state)).toEqual(['before the backup']);
     // The old database is kept aside whole: with its -wal, it still has the writes after the backup.
-    expect(await appsIn(`sqlite:${join(state, 'before-restore/tollgate.db')}`, state)).toEqual(['after the backup', 'before the backup']);
+    expect(await appsIn(`sqlite:${join(keptDirs(state)[0]!, 'tollgate.db')}`, state)).toEqual(['after the backup', 'before the backup']);
   }, 120_000);
+
+  it('a second restore keeps the first one\'s copy whole too (the block pasted into a shell, which goes on after a failed line)', async () => {
+    const state = tempDir();
+    const backup = join(tempDir(), 'backup.db');
+    const url = `sqlite:${join(state, 'tollgate.db')}`;
+    let s = await serve(url, state);
+    await createApp(s, 'one');
+    expect((await run(['backup', backup, '--database-url', url], state)).code).toBe(0);
+    await createApp(s, 'two');
+    await s.stop('SIGKILL');
+    const pasted = (script: string) => spawnSync('bash', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(pasted(block('sqlite-restore', { state, backup })).status).toBe(0);
+    // The restored database is used, then the operator practises the restore again.
+    s = await serve(url, state);
+    await createApp(s, 'three');
+    await s.stop('SIGKILL');
+    expect(pasted(block('sqlite-restore', { state, backup })).status).toBe(0);
+    expect(await appsIn(url, state)).toEqual(['one']);
+    const kept = keptDirs(state);
+    expect(kept).toHaveLength(2);
+    const held = await Promise.all(kept.map((dir) => appsIn(`sqlite:${join(dir, 'tollgate.db')}`, state)));
+    expect(held.sort()).toEqual([
+      ['one', 'three'],
+      ['one', 'two'],
+    ]);
+  }, 180_000);
 });
+
+/** The directories the SQLite restore moved old databases into. */
+function keptDirs(state: string): string[] {
+  return readdirSync(state)
+    .filter((name) => name.startsWith('before-restore'))
+    .map((name) => join(state, name));
+}
 
 if (STORE !== 'postgres') console.warn('skipped here: the PostgreSQL backup and restore procedures run in the postgres project');
 describe.skipIf(STORE !== 'postgres')('PostgreSQL: the documented pg_dump and pg_restore (PostgreSQL project only)', () => {
