@@ -237,3 +237,18 @@ describe('garbage in the dashboard’s list parameters', () => {
     expect((await h.admin('GET', `/apps/${app.id}/licenses?with_total=true`)).json().total).toBe(1);
   });
 });
+
+describe('cookie tossing', () => {
+  it('two session cookies in one request (another site of the domain planted its own, sent first for its longer path): neither is used', async () => {
+    h = await harness();
+    await makeOperator(h, 'victim', 'owner');
+    await makeOperator(h, 'planter', 'viewer');
+    const victim = await signIn(h, 'victim');
+    const planted = await signIn(h, 'planter');
+    const res = await h.inject({ method: 'GET', url: '/admin/v1/whoami', headers: { cookie: `tollgate_session=${planted.cookie}; tollgate_session=${victim.cookie}` } });
+    expectError(res, 401, 'not_authenticated');
+    // One cookie among others of other names is read as before.
+    const one = await h.inject({ method: 'GET', url: '/admin/v1/whoami', headers: { cookie: `theme=dark; tollgate_session=${victim.cookie}; x=1` } });
+    expect(one.json()).toEqual({ kind: 'operator', name: 'victim', role: 'owner' });
+  });
+});

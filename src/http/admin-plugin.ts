@@ -72,17 +72,23 @@ export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth)
 
 /**
  * One cookie's value from a Cookie header, strictly: `name=value` pairs
- * split on `;`, the first pair with this name wins, no decoding (our values
- * are base64url). Garbage yields a value that fails the session's shape
- * check, never an exception.
+ * split on `;`, no decoding (our values are base64url). The name twice
+ * yields '' (no session): we set one cookie at Path=/, so a second was
+ * planted by another site of the domain, and browsers send the longer path
+ * first, which would sign the victim in as the planter. Garbage yields a
+ * value that fails the session's shape check, never an exception.
  */
 export function cookieValue(cookieHeader: string | undefined, name: string): string | undefined {
   if (cookieHeader === undefined || cookieHeader.length > 8192) return undefined;
+  let found: string | undefined;
   for (const part of cookieHeader.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      if (found !== undefined) return '';
+      found = part.slice(eq + 1).trim();
+    }
   }
-  return undefined;
+  return found;
 }
 
 /** The principal of an authenticated admin request (the hook has run). */
