@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DASHBOARD_CSP } from '../src/http/dashboard.js';
 import { expectError, harness, type Harness } from './helpers.js';
-import { login, makeOperator, OPERATOR_PASSWORD, signIn, totpCode, withToken } from './operator-helpers.js';
+import { makeOperator, OPERATOR_PASSWORD, signIn, totpCode } from './operator-helpers.js';
 
 /** Issue 16 attacked from the outside (helper R16): escalation, races on the owner rule, TOTP guessing, CSRF, CSV and headers. */
 
@@ -38,7 +39,6 @@ describe('the last active owner, under concurrency', () => {
   });
 });
 
-void DASHBOARD_CSP; void mkdirSync; void mkdtempSync; void writeFileSync; void tmpdir; void join; void expectError; void login; void OPERATOR_PASSWORD; void signIn; void totpCode; void withToken;
 
 describe('guessing a second factor through a session', () => {
   it('DELETE /session/totp with 200 wrong codes at once: only the sign-in limit (10) are checked, the rest 429, and TOTP stays on', async () => {
@@ -250,5 +250,36 @@ describe('cookie tossing', () => {
     // One cookie among others of other names is read as before.
     const one = await h.inject({ method: 'GET', url: '/admin/v1/whoami', headers: { cookie: `theme=dark; tollgate_session=${victim.cookie}; x=1` } });
     expect(one.json()).toEqual({ kind: 'operator', name: 'victim', role: 'owner' });
+  });
+});
+
+describe('dashboard paths as a raw client sends them (no URL normalisation, unlike inject and browsers)', () => {
+  it('dot segments, encoded, double-encoded, backslashes, NUL and ;-tricks never leave the directory nor reach the admin API, and carry the CSP', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tollgate-dash-'));
+    dir = root;
+    mkdirSync(join(root, 'dist', 'assets'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'index.html'), '<!doctype html><title>t</title>');
+    writeFileSync(join(root, 'secret.txt'), 'SECRET');
+    h = await harness({ env: { DASHBOARD_DIR: join(root, 'dist') } });
+    await h.tollgate.server.listen({ port: 0, host: '127.0.0.1' });
+    const port = (h.tollgate.server.server.address() as { port: number }).port;
+    const get = (path: string) => new Promise<{ status: number; csp: unknown; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, csp: res.headers['content-security-policy'], body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    for (const path of [
+      '/dashboard/../admin/v1/apps', '/dashboard/../secret.txt', '/dashboard/%2e%2e/secret.txt', '/dashboard/..\\secret.txt', '/dashboard/%5c..%5csecret.txt',
+      '/dashboard/.%2e/secret.txt', '/dashboard/assets/../../secret.txt', '/dashboard/%252e%252e/secret.txt', '/dashboard/x%00.js', '/dashboard/..;/secret.txt',
+    ]) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
+      expect(res.csp, path).toBe(DASHBOARD_CSP);
+      expect(res.body, path).not.toContain('SECRET');
+    }
   });
 });
