@@ -283,3 +283,20 @@ describe('dashboard paths as a raw client sends them (no URL normalisation, unli
     }
   });
 });
+
+describe('activity counts under load', () => {
+  it('200 sign-ups at once (20 of them a taken name): the overview counts exactly the ones that answered 200, once, after flushes racing each other', async () => {
+    h = await harness();
+    h.tollgate.services.stats.stop();
+    const app = await h.createApp();
+    const names = Array.from({ length: 200 }, (_, i) => (i < 20 ? 'same-name' : `user-${i}`));
+    const answers = await Promise.all(names.map((username) => h.client(app, 'POST', '/sign_up', { username, password: 'correct horse battery' })));
+    const created = answers.filter((r) => r.statusCode === 200).length;
+    expect(answers.every((r) => [200, 422, 503].includes(r.statusCode)), answers.map((r) => r.statusCode).join(',')).toBe(true);
+    expect(created).toBeGreaterThanOrEqual(181);
+    await Promise.all(Array.from({ length: 5 }, () => h.tollgate.services.stats.flush()));
+    await h.tollgate.services.stats.flush();
+    const body = (await h.admin('GET', `/apps/${app.id}/stats`)).json();
+    expect(body.series.reduce((n: number, b: { sign_ups: number }) => n + b.sign_ups, 0)).toBe(created);
+  });
+});
