@@ -300,3 +300,45 @@ describe('activity counts under load', () => {
     expect(body.series.reduce((n: number, b: { sign_ups: number }) => n + b.sign_ups, 0)).toBe(created);
   });
 });
+
+describe('the audit log names the operator', () => {
+  it('every write an owner makes through the dashboard session is one or more audit entries, each with actor operator:<username>', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    const userId = await h.activeUser(app, 'customer');
+    const victimOp = await makeOperator(h, 'temp', 'viewer');
+    await makeOperator(h, 'boss', 'owner');
+    const before = (await h.admin('GET', '/audit?with_total=true')).json().total as number;
+    const s = await signIn(h, 'boss');
+    const ok = async (method: 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, body?: unknown) => {
+      const res = await s.call(method, url, body);
+      expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300);
+      return res.statusCode === 204 ? null : res.json();
+    };
+    const made = await ok('POST', '/apps', { name: 'Second' });
+    await ok('PATCH', `/apps/${made.id}`, { name: 'Second!' });
+    await ok('POST', `/apps/${made.id}/secret`);
+    await ok('POST', `/apps/${app.id}/licenses`, { count: 2, minutes: 5, note: 'batch' });
+    await ok('POST', `/apps/${app.id}/licenses/delete_unused`, { note: 'batch' });
+    const ban = await ok('POST', `/apps/${app.id}/bans`, { type: 'ip', value: '198.51.100.9' });
+    await ok('DELETE', `/apps/${app.id}/bans/${ban.id}`);
+    await ok('PUT', `/apps/${app.id}/variables/motd`, { value: 'hi' });
+    await ok('DELETE', `/apps/${app.id}/variables/motd`);
+    const token = await ok('POST', '/tokens', { name: 'ci', role: 'viewer' });
+    await ok('DELETE', `/tokens/${token.id}`);
+    await ok('PATCH', `/apps/${app.id}/users/${userId}`, { extend_minutes: 60 });
+    await ok('POST', `/apps/${app.id}/users/${userId}/reset-devices`);
+    await ok('POST', `/apps/${app.id}/users/${userId}/revoke-sessions`);
+    await ok('DELETE', `/apps/${app.id}/users/${userId}`);
+    const op = await ok('POST', '/operators', { username: 'newbie', password: OPERATOR_PASSWORD, role: 'support' });
+    await ok('PATCH', `/operators/${op.id}`, { role: 'viewer' });
+    await ok('POST', `/operators/${op.id}/reset_totp`);
+    await ok('DELETE', `/operators/${op.id}`);
+    await ok('DELETE', `/operators/${victimOp}`);
+    await ok('DELETE', `/apps/${made.id}?confirm=Second!`);
+    const all = (await h.admin('GET', '/audit?limit=500&with_total=true')).json();
+    const fresh = all.items.slice(0, all.total - before) as { actor: string; action: string }[];
+    expect(fresh.length).toBeGreaterThanOrEqual(22); // the sign-in and the 21 writes
+    expect(fresh.filter((e) => e.actor !== 'operator:boss').map((e) => `${e.action} by ${e.actor}`)).toEqual([]);
+  });
+});
