@@ -342,3 +342,20 @@ describe('the audit log names the operator', () => {
     expect(fresh.filter((e) => e.actor !== 'operator:boss').map((e) => `${e.action} by ${e.actor}`)).toEqual([]);
   });
 });
+
+describe('acting on oneself', () => {
+  it('an admin cannot raise its own role or mint an owner token; the last owner cannot delete, demote or disable itself through its session', async () => {
+    h = await harness();
+    const adminId = await makeOperator(h, 'adm', 'admin');
+    const ownerId = await makeOperator(h, 'own', 'owner');
+    const adm = await signIn(h, 'adm');
+    expectError(await adm.call('PATCH', `/operators/${adminId}`, { role: 'owner' }), 403, 'forbidden');
+    expectError(await adm.call('POST', '/tokens', { name: 'up', role: 'owner' }), 403, 'forbidden');
+    expect((await adm.call('POST', '/tokens', { name: 'same' })).json().role).toBe('admin');
+    const own = await signIn(h, 'own');
+    expectError(await own.call('DELETE', `/operators/${ownerId}`), 409, 'conflict');
+    expectError(await own.call('PATCH', `/operators/${ownerId}`, { role: 'viewer' }), 409, 'conflict');
+    expectError(await own.call('PATCH', `/operators/${ownerId}`, { disabled: true }), 409, 'conflict');
+    expect((await own.call('GET', '/whoami')).json()).toEqual({ kind: 'operator', name: 'own', role: 'owner' });
+  });
+});
