@@ -359,3 +359,20 @@ describe('acting on oneself', () => {
     expect((await own.call('GET', '/whoami')).json()).toEqual({ kind: 'operator', name: 'own', role: 'owner' });
   });
 });
+
+describe('login CSRF', () => {
+  it('a cross-site form cannot sign a browser in to the attacker’s account: text/plain and urlencoded bodies are refused, no cookie is set', async () => {
+    h = await harness();
+    await makeOperator(h, 'attacker', 'viewer');
+    for (const [type, payload] of [
+      ['text/plain', JSON.stringify({ username: 'attacker', password: OPERATOR_PASSWORD })],
+      ['application/x-www-form-urlencoded', `username=attacker&password=${encodeURIComponent(OPERATOR_PASSWORD)}`],
+      ['multipart/form-data; boundary=x', `--x\r\nContent-Disposition: form-data; name="username"\r\n\r\nattacker\r\n--x--\r\n`],
+    ]) {
+      const res = await h.inject({ method: 'POST', url: '/admin/v1/session', headers: { 'content-type': type!, origin: 'https://evil.example' }, payload });
+      expect(res.statusCode, `${type}: ${res.body}`).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, type).toBeLessThan(500);
+      expect(res.headers['set-cookie'], type).toBeUndefined();
+    }
+  });
+});
