@@ -197,7 +197,7 @@ describe('a flush while the store is down', () => {
   let h: Harness;
   afterEach(async () => h.close());
 
-  it.runIf(STORE === 'sqlite')('SQLite locked by another process: kept, then written once the lock is gone', async () => {
+  it.runIf(STORE === 'sqlite')('SQLite locked by another process: kept, then written once the lock is gone (SQLite project only)', async () => {
     h = await harness();
     h.tollgate.services.stats.stop();
     const app = await h.createApp();
@@ -218,7 +218,7 @@ describe('a flush while the store is down', () => {
     expect(totals(await stats(h, app))).toEqual({ sign_ups: 1, logins: 1, activations: 1, failed_logins: 1 });
   }, 30_000);
 
-  it.runIf(STORE === 'postgres')('PostgreSQL table locked past the statement timeout: kept, then written once the lock is gone', async () => {
+  it.runIf(STORE === 'postgres')('PostgreSQL table locked past the statement timeout: kept, then written once the lock is gone (PostgreSQL project only)', async () => {
     h = await harness({ env: { PG_STATEMENT_TIMEOUT_MS: '300' } });
     h.tollgate.services.stats.stop();
     const app = await h.createApp();
