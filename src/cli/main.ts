@@ -58,6 +58,15 @@ serve.action(async (options: Record<string, string>) => {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  // The first admin token exists from here on. A start that fails before it is shown (the port taken)
+  // shows it on the way out: the next start finds a token and makes none, so unseen it would be lost.
+  const firstToken = tollgate.initialAdminToken;
+  let firstTokenShown = false;
+  if (firstToken) {
+    process.once('exit', () => {
+      if (!firstTokenShown) printFirstStart(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`, firstToken);
+    });
+  }
   let address: string;
   try {
     address = await tollgate.server.listen({ port: config.port, host: config.host });
@@ -66,7 +75,8 @@ serve.action(async (options: Record<string, string>) => {
     exit(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`, 1, err, config.logLevel);
   }
   lift();
-  if (tollgate.initialAdminToken) printFirstStart(address, tollgate.initialAdminToken);
+  if (firstToken) printFirstStart(address, firstToken);
+  firstTokenShown = true;
 });
 
 /** Shown once: the token is stored only as a digest and cannot be printed again. */
