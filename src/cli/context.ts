@@ -46,14 +46,22 @@ export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>
 export function serverUrl(raw: string): string {
   const text = raw.trim();
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  const shown = withoutPassword(raw);
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
-    throw new CliError(`--url ${raw} is not a server address (for example http://127.0.0.1:8080)`);
+    throw new CliError(`--url ${shown} is not a server address (for example http://127.0.0.1:8080)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--url ${raw}: only http:// and https:// servers`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--url ${shown}: only http:// and https:// servers`);
+  // fetch refuses such a URL with a message that echoes it, password included.
+  if (url.username || url.password) throw new CliError(`--url ${shown}: a user name or password in the URL is not supported; the admin token (--token) is the credential`);
   return url.href;
+}
+
+/** The URL as typed, with whatever stands between `user:` and `@` masked: it is printed, and logs keep it. */
+function withoutPassword(raw: string): string {
+  return raw.replace(/^((?:[^/]*\/\/)?[^/@:]*:)[^/@]*@/, '$1***@');
 }
 
 export function requireApp(ctx: CliContext): string {
