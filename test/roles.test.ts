@@ -162,6 +162,29 @@ describe('specific refusals and escalation', () => {
     expectError(await h.admin('POST', '/tokens', { name: 'bad', role: 'superuser' }), 422, 'validation_error');
   });
 
+  it('nobody revokes a token above their own role: an admin session or admin token cannot cut an owner token, and it still works', async () => {
+    h = await harness();
+    const owner = (await h.admin('POST', '/tokens', { name: 'owner ci', role: 'owner' })).json();
+    const peer = (await h.admin('POST', '/tokens', { name: 'admin peer', role: 'admin' })).json();
+    const low = (await h.admin('POST', '/tokens', { name: 'viewer bot', role: 'viewer' })).json();
+    await makeOperator(h, 'boss', 'admin');
+    const s = await signIn(h, 'boss');
+    const adminToken = (await h.admin('POST', '/tokens', { name: 'admin bot', role: 'admin' })).json().token;
+    const bySession = expectError(await s.call('DELETE', `/tokens/${owner.id}`), 403, 'forbidden');
+    expect(bySession.detail).toBe('The admin role may not revoke a token of the owner role');
+    expectError(await withToken(h, adminToken, 'DELETE', `/tokens/${owner.id}`), 403, 'forbidden');
+    expect((await withToken(h, owner.token, 'GET', '/apps')).statusCode, 'the owner token still works').toBe(200);
+    const listed = (await h.admin('GET', '/tokens')).json().items.find((t: { id: string }) => t.id === owner.id);
+    expect(listed.revoked_at).toBeNull();
+    // At or below their own role they may: a peer admin's token, a viewer's.
+    expect((await s.call('DELETE', `/tokens/${peer.id}`)).statusCode).toBe(204);
+    expect((await withToken(h, adminToken, 'DELETE', `/tokens/${low.id}`)).statusCode).toBe(204);
+    expect((await withToken(h, low.token, 'GET', '/apps')).statusCode).toBe(401);
+    // An owner revokes an owner token; an unknown id is still 404, not a 403 that would tell it apart.
+    expect((await h.admin('DELETE', `/tokens/${owner.id}`)).statusCode).toBe(204);
+    expectError(await s.call('DELETE', '/tokens/00000000-0000-4000-8000-000000000000'), 404, 'not_found');
+  });
+
   it('the last active owner operator cannot be demoted, disabled or deleted', async () => {
     h = await harness();
     const owner = await makeOperator(h, 'root', 'owner');

@@ -47,7 +47,11 @@ export function requirePermission(role: Role, needed: Permission): void {
   if (!GRANTS[role].has(needed)) throw new DomainError('forbidden', `The ${role} role may not ${WHAT[needed]}`);
 }
 
-/** Nobody hands out more than they hold: a token or an operator gets at most its creator's role. */
-export function requireGrantable(actorRole: Role, granted: Role): void {
-  if (RANK[granted] > RANK[actorRole]) throw new DomainError('forbidden', `The ${actorRole} role may not grant the ${granted} role`);
+/**
+ * Nobody hands out more than they hold: a token or an operator gets at most its
+ * creator's role. Nor takes away from above: `what` names another act on a
+ * holder of the role (revoking an owner's token is an admin locking the owner out).
+ */
+export function requireGrantable(actorRole: Role, granted: Role, what = `grant the ${granted} role`): void {
+  if (RANK[granted] > RANK[actorRole]) throw new DomainError('forbidden', `The ${actorRole} role may not ${what}`);
 }

@@ -55,8 +55,16 @@ export async function listAdminTokens(s: Services, cursor: Cursor | null, limit:
   return { items: page.items.map(viewToken), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
-export async function revokeAdminToken(a: AdminServices, id: string): Promise<void> {
+/**
+ * Revokes a live token whose role is not above the caller's: an admin cannot
+ * cut an owner's token (creation is capped the same way). `actorRole` is owner
+ * for the local CLI.
+ */
+export async function revokeAdminToken(a: AdminServices, id: string, actorRole: Role = 'owner'): Promise<void> {
   await write(a, async ({ tx, audit }) => {
+    const token = await tx.admin.findToken(id);
+    if (!token || token.revokedAt !== null) throw new DomainError('not_found', 'Admin token not found or already revoked');
+    requireGrantable(actorRole, token.role, `revoke a token of the ${token.role} role`);
     if (!(await tx.admin.revokeToken(id, a.clock()))) throw new DomainError('not_found', 'Admin token not found or already revoked');
     await audit('admin_token.revoke', null, id, {});
   });

@@ -75,6 +75,12 @@ export function adminRepository(q: Queryable) {
       return r && toToken(r);
     },
 
+    /** A token by its id, revoked or not. */
+    async findToken(id: string): Promise<AdminTokenRecord | undefined> {
+      const r = await q.one('SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE id = ?', [id]);
+      return r && toToken(r);
+    },
+
     async touchToken(id: string, now: number): Promise<void> {
       await q.run('UPDATE admin_tokens SET last_used_at = ? WHERE id = ?', [now, id]);
     },

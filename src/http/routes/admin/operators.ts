@@ -56,10 +56,10 @@ export function operatorRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       operationId: 'revokeAdminToken', tags: ['admin: tokens'], security: adminSecurity, summary: 'Revoke an admin token (effective at once)',
       params: { type: 'object', required: ['token_id'], properties: { token_id: uuid } },
-      response: { 204: { type: 'null', description: 'Revoked' }, ...errors(401, 404, 422) },
+      response: { 204: { type: 'null', description: 'Revoked' }, ...errors(401, 403, 404, 422) },
     },
     handler: async (request, reply) => {
-      await revokeAdminToken(acting(s, request), request.params.token_id);
+      await revokeAdminToken(acting(s, request), request.params.token_id, principalOf(request).role);
       return reply.code(204).send();
     },
   });
