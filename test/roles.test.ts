@@ -54,9 +54,9 @@ describe('the role table', () => {
     await app.close();
   });
 
-  it('the grants are the issue’s: owner everything, admin all but operators and keys, support reads and users/bans, viewer reads', () => {
-    expect([...GRANTS.owner].sort()).toEqual(['apps', 'bans', 'content', 'keys', 'licenses', 'operators', 'read', 'self', 'tokens', 'users']);
-    expect([...GRANTS.admin].sort()).toEqual(['apps', 'bans', 'content', 'licenses', 'read', 'self', 'tokens', 'users']);
+  it('the grants are the issue’s: owner everything, admin all but operators and keys, support reads and users/bans but deletes no user, viewer reads', () => {
+    expect([...GRANTS.owner].sort()).toEqual(['apps', 'bans', 'content', 'delete_users', 'keys', 'licenses', 'operators', 'read', 'self', 'tokens', 'users']);
+    expect([...GRANTS.admin].sort()).toEqual(['apps', 'bans', 'content', 'delete_users', 'licenses', 'read', 'self', 'tokens', 'users']);
     expect([...GRANTS.support].sort()).toEqual(['bans', 'read', 'self', 'users']);
     expect([...GRANTS.viewer].sort()).toEqual(['read', 'self']);
   });
@@ -68,6 +68,7 @@ interface World {
   app: TestApp;
   spare: TestApp;
   userId: string;
+  spareUserId: string;
   licenseId: string;
 }
 
@@ -75,8 +76,9 @@ async function world(): Promise<World> {
   const app = await h.createApp({ name: 'Main' });
   const spare = await h.createApp({ name: 'Spare' });
   const userId = await h.activeUser(app, 'customer', PASSWORD);
+  const spareUserId = await h.activeUser(app, 'leaving', PASSWORD);
   const license = await h.license(app, { minutes: 60 });
-  return { app, spare, userId, licenseId: license.id };
+  return { app, spare, userId, spareUserId, licenseId: license.id };
 }
 
 /** One action per permission, each from a fresh world's state; the status when allowed. */
@@ -89,6 +91,7 @@ function actions(w: World): { name: string; permission: string; run: (call: Call
     { name: 'extend a user', permission: 'users', run: (c) => c('PATCH', `/apps/${w.app.id}/users/${w.userId}`, { extend_minutes: 60 }), ok: 200 },
     { name: 'reset devices', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/reset-devices`), ok: 204 },
     { name: 'revoke sessions', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/revoke-sessions`), ok: 200 },
+    { name: 'delete a user', permission: 'delete_users', run: (c) => c('DELETE', `/apps/${w.app.id}/users/${w.spareUserId}`), ok: 204 },
     { name: 'ban', permission: 'bans', run: (c) => c('POST', `/apps/${w.app.id}/bans`, { type: 'ip', value: '198.51.100.7' }), ok: 201 },
     { name: 'create an app', permission: 'apps', run: (c) => c('POST', '/apps', { name: 'New' }), ok: 201 },
     { name: 'delete an app', permission: 'apps', run: (c) => c('DELETE', `/apps/${w.spare.id}?confirm=Spare`), ok: 204 },
@@ -130,6 +133,7 @@ describe.each(['session', 'token'] as const)('each role through a %s', (via) => 
       }
     }
     if (!GRANTS[role].has('apps')) expect((await h.admin('GET', `/apps/${w.spare.id}`)).statusCode, 'the app survived').toBe(200);
+    if (!GRANTS[role].has('delete_users')) expect((await h.admin('GET', `/apps/${w.app.id}/users/${w.spareUserId}`)).statusCode, 'the user survived').toBe(200);
   });
 });
 
@@ -143,6 +147,21 @@ describe('specific refusals and escalation', () => {
     const token = (await h.admin('POST', '/tokens', { name: 'support bot', role: 'support' })).json().token;
     expectError(await withToken(h, token, 'DELETE', `/apps/${app.id}?confirm=Keep%20me`), 403, 'forbidden');
     expect((await h.admin('GET', `/apps/${app.id}`)).statusCode).toBe(200);
+  });
+
+  it('support acts on users but deletes none (the issue’s list stops at unban; deleting is irreversible): 403 through a session and a token, the user is still there', async () => {
+    h = await harness();
+    const app = await h.createApp({ name: 'Main' });
+    const userId = await h.activeUser(app, 'customer', PASSWORD);
+    await makeOperator(h, 'helpdesk', 'support');
+    const s = await signIn(h, 'helpdesk');
+    expect(expectError(await s.call('DELETE', `/apps/${app.id}/users/${userId}`), 403, 'forbidden').detail).toBe('The support role may not delete users');
+    const token = (await h.admin('POST', '/tokens', { name: 'support bot', role: 'support' })).json().token;
+    expectError(await withToken(h, token, 'DELETE', `/apps/${app.id}/users/${userId}`), 403, 'forbidden');
+    expect((await s.call('PATCH', `/apps/${app.id}/users/${userId}`, { extend_minutes: 60 })).statusCode, 'acting on the user is still allowed').toBe(200);
+    expect((await h.admin('GET', `/apps/${app.id}/users/${userId}`)).statusCode).toBe(200);
+    await makeOperator(h, 'boss', 'admin');
+    expect((await (await signIn(h, 'boss')).call('DELETE', `/apps/${app.id}/users/${userId}`)).statusCode, 'an admin may').toBe(204);
   });
 
   it('nobody grants a role above their own: tokens default to the creator’s role; admin cannot mint owner tokens or touch operators', async () => {

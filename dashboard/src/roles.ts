@@ -5,11 +5,12 @@
  */
 import type { Role } from './api';
 
-export type Area = 'apps' | 'licenses' | 'content' | 'users' | 'bans' | 'tokens' | 'operators' | 'keys';
+/** `delete_users` apart from `users`: support acts on users but deletes none (the server's delete_users). */
+export type Area = 'apps' | 'licenses' | 'content' | 'users' | 'delete_users' | 'bans' | 'tokens' | 'operators' | 'keys';
 
 const WRITE: Record<Role, ReadonlySet<Area>> = {
-  owner: new Set(['apps', 'licenses', 'content', 'users', 'bans', 'tokens', 'operators', 'keys']),
-  admin: new Set(['apps', 'licenses', 'content', 'users', 'bans', 'tokens']),
+  owner: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'tokens', 'operators', 'keys']),
+  admin: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'tokens']),
   support: new Set(['users', 'bans']),
   viewer: new Set(),
 };
@@ -23,6 +24,6 @@ export const ROLES: readonly Role[] = ['owner', 'admin', 'support', 'viewer'];
 export const ROLE_HELP: Record<Role, string> = {
   owner: 'everything',
   admin: 'everything except operators and signing keys',
-  support: 'reads everything; acts on users (extend, devices, sessions, bans)',
+  support: 'reads everything; acts on users (extend, devices, sessions, bans), deletes none',
   viewer: 'reads everything, changes nothing',
 };

@@ -49,7 +49,7 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'PATCH /admin/v1/apps/:app_id/users/:user_id': 'users',
   'POST /admin/v1/apps/:app_id/users/:user_id/reset-devices': 'users',
   'POST /admin/v1/apps/:app_id/users/:user_id/revoke-sessions': 'users',
-  'DELETE /admin/v1/apps/:app_id/users/:user_id': 'users',
+  'DELETE /admin/v1/apps/:app_id/users/:user_id': 'delete_users',
 
   // Bans
   'GET /admin/v1/apps/:app_id/bans': 'read',

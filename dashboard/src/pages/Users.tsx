@@ -62,6 +62,7 @@ async function userBans(appId: string, user: UserDetailRecord): Promise<Ban[]> {
 
 export function UserDetail({ appId, userId }: { appId: string; userId: string }) {
   const canAct = useCan('users');
+  const canDelete = useCan('delete_users');
   const canBan = useCan('bans');
   const [user, setUser] = useState<UserDetailRecord | null>(null);
   const [bans, setBans] = useState<Ban[]>([]);
@@ -152,7 +153,7 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
           <div class="actions start">
             {canAct && <button type="button" class="secondary" onClick={resetDevices}>Reset devices</button>}
             {canAct && <button type="button" class="secondary" onClick={revokeSessions}>Revoke sessions</button>}
-            {canAct && <button type="button" class="danger" onClick={remove}>Delete user</button>}
+            {canDelete && <button type="button" class="danger" onClick={remove}>Delete user</button>}
           </div>
           {canBan && (bans.length > 0 ? (
             <div class="actions start"><button type="button" class="secondary" onClick={unban}>Unban</button></div>

@@ -11,7 +11,8 @@ export const ROLES: readonly Role[] = ['owner', 'admin', 'support', 'viewer'];
 export type Permission =
   | 'read' // every GET of the admin API except operators
   | 'self' // who am I, my own session and TOTP
-  | 'users' // extend, lifetime, reset devices, revoke sessions, delete a user
+  | 'users' // extend, lifetime, reset devices, revoke sessions
+  | 'delete_users' // delete a user: irreversible, so not support's (the support list stops at unban)
   | 'bans' // ban and unban
   | 'apps' // create, change, rotate the secret of, delete an app
   | 'licenses' // create and delete licenses
@@ -20,9 +21,13 @@ export type Permission =
   | 'tokens' // create and revoke admin tokens
   | 'operators'; // operator accounts
 
-const ALL: readonly Permission[] = ['read', 'self', 'users', 'bans', 'apps', 'licenses', 'content', 'keys', 'tokens', 'operators'];
+const ALL: readonly Permission[] = ['read', 'self', 'users', 'delete_users', 'bans', 'apps', 'licenses', 'content', 'keys', 'tokens', 'operators'];
 
-/** The roles, as sets: owner everything; admin all but operators and keys; support reads and acts on users; viewer reads. */
+/**
+ * The issue's roles, as sets: owner everything; admin all but operators and
+ * keys; support reads and acts on users (extend, reset devices, revoke
+ * sessions, ban, unban: not delete); viewer reads.
+ */
 export const GRANTS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   owner: new Set(ALL),
   admin: new Set(ALL.filter((p) => p !== 'operators' && p !== 'keys')),
@@ -33,7 +38,7 @@ export const GRANTS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
 const RANK: Record<Role, number> = { owner: 3, admin: 2, support: 1, viewer: 0 };
 
 const WHAT: Record<Permission, string> = {
-  read: 'read the admin API', self: 'use its own session', users: 'act on users', bans: 'ban or unban', apps: 'change apps',
+  read: 'read the admin API', self: 'use its own session', users: 'act on users', delete_users: 'delete users', bans: 'ban or unban', apps: 'change apps',
   licenses: 'create or delete licenses', content: 'change variables or files', keys: 'manage signing keys', tokens: 'create or revoke admin tokens',
   operators: 'manage operators',
 };
