@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, PASSWORD, STORE, harness, type Harness } from './helpers.js';
+import { captureLog, type LogCapture } from './log-capture.js';
 
 /**
  * Issue 11, finding 10: no request timeouts (Fastify's requestTimeout is 0):
@@ -71,8 +72,10 @@ describe('request timeouts on a listening server', () => {
     await h?.close();
   });
 
+  let log: LogCapture;
   async function start(env: Record<string, string> = {}): Promise<void> {
-    h = await harness({ env: { ...TIMEOUTS, ...env } });
+    log = captureLog();
+    h = await harness({ env: { ...TIMEOUTS, LOG_LEVEL: 'info', ...env }, logStream: log.stream });
     const address = await h.tollgate.server.listen({ port: 0, host: '127.0.0.1' });
     port = Number(new URL(address).port);
   }
@@ -144,6 +147,10 @@ describe('request timeouts on a listening server', () => {
     await until(() => conn.isClosed(), 'the server to cut the stalled upload');
     expectTimeoutAnswer(conn.received());
     expect((await h.admin('GET', `/apps/${app.id}/files`)).json().items).toEqual([]);
+    // The cut is logged with the path, never the query string (a client may put anything there).
+    const cut = log.lines.filter((l) => l.msg.startsWith('slow body cut'));
+    expect(cut).toEqual([expect.objectContaining({ path: `/admin/v1/apps/${app.id}/files` })]);
+    expect(log.text()).not.toContain('stalled.bin');
   });
 
   it('an upload without a valid admin token is answered 401 at once and closed when its body trickles', async () => {

@@ -141,7 +141,8 @@ function cutWhenIdle(socket: TrackedSocket, request: IncomingMessage, idleMs: nu
       return;
     }
     clearInterval(timer);
-    log.info({ remote: socket.remoteAddress, url: request.url, bytesRead: socket.bytesRead }, `slow body cut: no byte for ${idleMs} ms`);
+    // The path only: a query string may carry what a client should not have put there (the access log's rule too).
+    log.info({ remote: socket.remoteAddress, path: (request.url ?? '').split('?')[0], bytesRead: socket.bytesRead }, `slow body cut: no byte for ${idleMs} ms`);
     answerAndClose(socket, 'request_timeout');
   }, idleMs);
   timer.unref();
