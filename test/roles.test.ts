@@ -92,7 +92,7 @@ function actions(w: World): { name: string; permission: string; run: (call: Call
     { name: 'reset devices', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/reset-devices`), ok: 204 },
     { name: 'revoke sessions', permission: 'users', run: (c) => c('POST', `/apps/${w.app.id}/users/${w.userId}/revoke-sessions`), ok: 200 },
     { name: 'delete a user', permission: 'delete_users', run: (c) => c('DELETE', `/apps/${w.app.id}/users/${w.spareUserId}`), ok: 204 },
-    { name: 'ban', permission: 'bans', run: (c) => c('POST', `/apps/${w.app.id}/bans`, { type: 'ip', value: '198.51.100.7' }), ok: 201 },
+    { name: 'ban', permission: 'bans', run: (c) => c('POST', `/apps/${w.app.id}/bans`, { type: 'hardware_id', value: 'HWID-STOLEN' }), ok: 201 },
     { name: 'create an app', permission: 'apps', run: (c) => c('POST', '/apps', { name: 'New' }), ok: 201 },
     { name: 'delete an app', permission: 'apps', run: (c) => c('DELETE', `/apps/${w.spare.id}?confirm=Spare`), ok: 204 },
     { name: 'create licenses', permission: 'licenses', run: (c) => c('POST', `/apps/${w.app.id}/licenses`, { count: 1, minutes: 5 }), ok: 201 },
@@ -162,6 +162,40 @@ describe('specific refusals and escalation', () => {
     expect((await h.admin('GET', `/apps/${app.id}/users/${userId}`)).statusCode).toBe(200);
     await makeOperator(h, 'boss', 'admin');
     expect((await (await signIn(h, 'boss')).call('DELETE', `/apps/${app.id}/users/${userId}`)).statusCode, 'an admin may').toBe(204);
+  });
+
+  it('support bans users and devices only: an IP range (0.0.0.0/0 refuses every client) or a license ban is 403 naming the role and type, to create or to lift', async () => {
+    h = await harness();
+    const app = await h.createApp({ name: 'Main' });
+    const userId = await h.activeUser(app, 'customer', PASSWORD);
+    const code = (await h.license(app, { minutes: 60 })).code;
+    await makeOperator(h, 'helpdesk', 'support');
+    const s = await signIn(h, 'helpdesk');
+    const token = (await h.admin('POST', '/tokens', { name: 'support bot', role: 'support' })).json().token;
+    const bans = `/apps/${app.id}/bans`;
+    for (const call of [s.call, (m: Method, u: string, p?: unknown) => withToken(h, token, m, u, p)]) {
+      const wide = expectError(await call('POST', bans, { type: 'ip', value: '0.0.0.0/0' }), 403, 'forbidden');
+      expect(wide.detail).toBe('The support role may not create bans of type ip, only of type user or hardware_id');
+      expect(expectError(await call('POST', bans, { type: 'license', value: code }), 403, 'forbidden').detail).toContain('type license');
+    }
+    expect((await h.admin('GET', bans)).json().items, 'nothing was banned').toEqual([]);
+    const userBan = await s.call('POST', bans, { type: 'user', value: userId, reason: 'chargeback' });
+    expect(userBan.statusCode, userBan.body).toBe(201);
+    const deviceBan = await withToken(h, token, 'POST', bans, { type: 'hardware_id', value: 'HWID-1' });
+    expect(deviceBan.statusCode, deviceBan.body).toBe(201);
+    // Lifting: support lifts user and device bans, not an admin's IP ban.
+    const ipBan = (await h.admin('POST', bans, { type: 'ip', value: '198.51.100.0/24' })).json();
+    expect(expectError(await s.call('DELETE', `${bans}/${ipBan.id}`), 403, 'forbidden').detail).toBe('The support role may not delete bans of type ip, only of type user or hardware_id');
+    expectError(await withToken(h, token, 'DELETE', `${bans}/${ipBan.id}`), 403, 'forbidden');
+    expect((await s.call('DELETE', `${bans}/${userBan.json().id}`)).statusCode).toBe(204);
+    expect((await withToken(h, token, 'DELETE', `${bans}/${deviceBan.json().id}`)).statusCode).toBe(204);
+    expectError(await s.call('DELETE', `${bans}/00000000-0000-4000-8000-000000000000`), 404, 'not_found');
+    expect((await h.admin('GET', bans)).json().items.map((b: { id: string }) => b.id), 'the IP ban is still in force').toEqual([ipBan.id]);
+    // An admin bans and lifts anything.
+    await makeOperator(h, 'boss', 'admin');
+    const boss = await signIn(h, 'boss');
+    expect((await boss.call('POST', bans, { type: 'ip', value: '203.0.113.9' })).statusCode).toBe(201);
+    expect((await boss.call('DELETE', `${bans}/${ipBan.id}`)).statusCode).toBe(204);
   });
 
   it('nobody grants a role above their own: tokens default to the creator’s role; admin cannot mint owner tokens or touch operators', async () => {

@@ -5,12 +5,16 @@
  */
 import type { Role } from './api';
 
-/** `delete_users` apart from `users`: support acts on users but deletes none (the server's delete_users). */
-export type Area = 'apps' | 'licenses' | 'content' | 'users' | 'delete_users' | 'bans' | 'tokens' | 'operators' | 'keys';
+/**
+ * `delete_users` apart from `users`: support acts on users but deletes none (the server's
+ * delete_users). `bans` is user and device bans; `ban_any` adds IP and license bans, which
+ * support may neither create nor lift (the server's requireBanType).
+ */
+export type Area = 'apps' | 'licenses' | 'content' | 'users' | 'delete_users' | 'bans' | 'ban_any' | 'tokens' | 'operators' | 'keys';
 
 const WRITE: Record<Role, ReadonlySet<Area>> = {
-  owner: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'tokens', 'operators', 'keys']),
-  admin: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'tokens']),
+  owner: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'ban_any', 'tokens', 'operators', 'keys']),
+  admin: new Set(['apps', 'licenses', 'content', 'users', 'delete_users', 'bans', 'ban_any', 'tokens']),
   support: new Set(['users', 'bans']),
   viewer: new Set(),
 };
@@ -24,6 +28,6 @@ export const ROLES: readonly Role[] = ['owner', 'admin', 'support', 'viewer'];
 export const ROLE_HELP: Record<Role, string> = {
   owner: 'everything',
   admin: 'everything except operators and signing keys',
-  support: 'reads everything; acts on users (extend, devices, sessions, bans), deletes none',
+  support: 'reads everything; acts on users (extend, devices, sessions, user and device bans), deletes none',
   viewer: 'reads everything, changes nothing',
 };

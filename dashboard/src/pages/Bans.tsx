@@ -15,9 +15,13 @@ const TYPES: [BanType, string, string][] = [
 
 export function Bans({ appId }: { appId: string }) {
   const canWrite = useCan('bans');
+  // support: user and device bans only; the others are not offered, nor their Lift button.
+  const canAny = useCan('ban_any');
+  const types = canAny ? TYPES : TYPES.filter(([t]) => t === 'user' || t === 'hardware_id');
+  const mayLift = (ban: Ban) => canAny || ban.type === 'user' || ban.type === 'hardware_id';
   const [filter, setFilter] = useState('');
   const paged = usePaged((cursor) => get<Page<Ban>>(`/apps/${appId}/bans` + query({ type: filter, limit: PAGE_SIZE, cursor, with_total: true })), appId + filter);
-  const [type, setType] = useState<BanType>('ip');
+  const [type, setType] = useState<BanType>(types[0]![0]);
   const [value, setValue] = useState('');
   const [reason, setReason] = useState('');
   const [expires, setExpires] = useState('');
@@ -50,7 +54,7 @@ export function Bans({ appId }: { appId: string }) {
             <label class="field">
               <span>What to ban</span>
               <select name="ban-type" value={type} onChange={(e) => setType(e.currentTarget.value as BanType)}>
-                {TYPES.map(([t, label]) => <option value={t}>{label}</option>)}
+                {types.map(([t, label]) => <option value={t}>{label}</option>)}
               </select>
             </label>
             <label class="field">
@@ -91,7 +95,7 @@ export function Bans({ appId }: { appId: string }) {
                 <td>{b.reason ?? ''}</td>
                 <td><Time at={b.created_at} /></td>
                 <td><Time at={b.expires_at} never="never" /></td>
-                {canWrite && <td><button type="button" class="secondary" onClick={() => remove(b)} aria-label={`Lift the ban on ${b.value}`}>Lift</button></td>}
+                {canWrite && <td>{mayLift(b) && <button type="button" class="secondary" onClick={() => remove(b)} aria-label={`Lift the ban on ${b.value}`}>Lift</button>}</td>}
               </tr>
             ))}
           </tbody>

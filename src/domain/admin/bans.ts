@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
+import { requireBanType, type Role } from './roles.js';
 import { type AdminServices } from './audit.js';
 
 export const BAN_TYPES: readonly BanType[] = ['ip', 'hardware_id', 'license', 'user'];
@@ -60,8 +61,10 @@ function normaliseValue(type: BanType, value: string): string {
   return type === 'user' ? value.toLowerCase() : value;
 }
 
-export async function createBan(s: AdminServices, appId: string, input: BanInput): Promise<BanView> {
+/** `actorRole` limits the types (requireBanType); owner for a caller that is not an operator's. */
+export async function createBan(s: AdminServices, appId: string, input: BanInput, actorRole: Role = 'owner'): Promise<BanView> {
   await getApp(s, appId);
+  requireBanType(actorRole, input.type, 'create');
   const value = normaliseValue(input.type, input.value);
   if (input.reason !== undefined && [...input.reason].length > 512) throw validationError('body.reason', 'must be at most 512 characters');
   let expiresAt: number | null = null;
@@ -100,9 +103,12 @@ export async function listBans(s: Services, appId: string, cursor: Cursor | null
   return { items: page.items.map(viewBan), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
-export async function deleteBan(s: AdminServices, appId: string, id: string): Promise<void> {
+export async function deleteBan(s: AdminServices, appId: string, id: string, actorRole: Role = 'owner'): Promise<void> {
   await getApp(s, appId);
   await write(s, async ({ tx, audit, changed }) => {
+    const ban = await tx.bans.findById(appId, id);
+    if (!ban) throw new DomainError('not_found', 'Ban not found');
+    requireBanType(actorRole, ban.type, 'delete');
     if (!(await tx.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
     await audit('ban.delete', appId, id, {});
     changed({ bans: appId });

@@ -43,6 +43,20 @@ const WHAT: Record<Permission, string> = {
   operators: 'manage operators',
 };
 
+/**
+ * Support bans users and their devices (a chargeback, a shared account), not
+ * addresses or license codes: one `0.0.0.0/0` ban refuses every client of the
+ * app. The other roles that hold `bans` ban anything.
+ */
+const SUPPORT_BAN_TYPES: ReadonlySet<string> = new Set(['user', 'hardware_id']);
+
+/** Refuses (403 forbidden, naming the role and the type) a ban, or lifting one, of a type the role may not touch. */
+export function requireBanType(role: Role, type: string, act: 'create' | 'delete'): void {
+  if (role === 'support' && !SUPPORT_BAN_TYPES.has(type)) {
+    throw new DomainError('forbidden', `The support role may not ${act} bans of type ${type}, only of type user or hardware_id`);
+  }
+}
+
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }

@@ -60,6 +60,11 @@ export function bansRepository(q: Queryable) {
       return Number(r?.n ?? 0);
     },
 
+    async findById(appId: string, id: string): Promise<BanRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM bans WHERE id = ? AND app_id = ?`, [id, appId]);
+      return r && toBan(r);
+    },
+
     async delete(appId: string, id: string): Promise<boolean> {
       return (await q.run('DELETE FROM bans WHERE id = ? AND app_id = ?', [id, appId])) === 1;
     },

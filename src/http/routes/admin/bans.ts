@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { BAN_TYPES, createBan, deleteBan, listBans, type BanInput } from '../../../domain/admin/bans.js';
 import type { Services } from '../../../domain/services.js';
 import type { BanType } from '../../../store/records.js';
-import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
+import { acting, adminSecurity, cursorOf, pageQuery, principalOf } from '../../admin-plugin.js';
 import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';
 
@@ -23,9 +23,10 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
           expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone; the ban lifts itself then' }, { format: 'date-time' }),
         },
       },
-      response: { 201: { ...ref('Ban'), description: 'Created' }, ...errors(401, 404, 413, 422) },
+      response: { 201: { ...ref('Ban'), description: 'Created' }, ...errors(401, 403, 404, 413, 422) },
     },
-    handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body)),
+    // support: only user and hardware_id bans (src/domain/admin/roles.ts requireBanType)
+    handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body, principalOf(request).role)),
   });
   app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; type?: BanType; value?: string; with_total?: string } }>('/apps/:app_id/bans', {
     schema: {
@@ -49,10 +50,10 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
     schema: {
       operationId: 'deleteBan', tags, security: adminSecurity, summary: 'Lift a ban (access is restored at once)',
       params: { type: 'object', required: ['app_id', 'ban_id'], properties: { app_id: uuid, ban_id: uuid } },
-      response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) },
+      response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 403, 404, 422) },
     },
     handler: async (request, reply) => {
-      await deleteBan(acting(s, request), request.params.app_id, request.params.ban_id);
+      await deleteBan(acting(s, request), request.params.app_id, request.params.ban_id, principalOf(request).role);
       return reply.code(204).send();
     },
   });
