@@ -1,4 +1,4 @@
-import type { Db, Queryable } from './db.js';
+import type { Db, Dialect, Queryable } from './db.js';
 import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
@@ -13,12 +13,13 @@ import { statsRepository } from './repositories/stats.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
-export function repositories(q: Queryable) {
+/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts). */
+export function repositories(q: Queryable, dialect: Dialect) {
   return {
     apps: appsRepository(q),
     admin: adminRepository(q),
     users: usersRepository(q),
-    licenses: licensesRepository(q),
+    licenses: licensesRepository(q, dialect),
     devices: devicesRepository(q),
     sessions: sessionsRepository(q),
     variables: variablesRepository(q),
@@ -42,7 +43,7 @@ export interface Store extends Repositories {
 export function createStore(db: Db): Store {
   return {
     db,
-    ...repositories(db),
-    transaction: (fn) => db.transaction((tx) => fn(repositories(tx))),
+    ...repositories(db, db.dialect),
+    transaction: (fn) => db.transaction((tx) => fn(repositories(tx, db.dialect))),
   };
 }

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import Database, { type Connection, type Statement } from './sqlite-driver.js';
 import type { Db, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable, UniqueViolation } from './db.js';
+import { SQLITE_FOLD } from './fold.js';
 
 function bind(params: readonly Param[]): unknown[] {
   const out = new Array<unknown>(params.length);
@@ -93,6 +94,9 @@ export class SqliteDb implements Db {
       this.raw.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       this.raw.pragma('foreign_keys = ON');
       this.raw.pragma('busy_timeout = 5000');
+      // SQLite's LOWER folds ASCII only; PostgreSQL's folds É to é. The repositories' any-case filters use this on SQLite
+      // (src/store/fold.ts), so `note=été` finds and `delete_unused {note}` deletes the same licenses on both stores.
+      this.raw.function(SQLITE_FOLD, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
     } catch (err) {
       this.raw.close();
       throw cannotOpen(path, err);

@@ -1,4 +1,5 @@
-import type { Queryable, Row } from '../db.js';
+import type { Dialect, Queryable, Row } from '../db.js';
+import { foldCase } from '../fold.js';
 import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, SEEK_CURSOR, seekParam, toPage, type Cursor } from '../pagination.js';
 import type { ActivationRecord, LicenseRecord, Page } from '../records.js';
@@ -48,19 +49,19 @@ export interface LicenseFilter {
 }
 
 /** The WHERE clause of a filter, shared by the list and its count so `total` counts exactly what the pages hold. */
-function matching(appId: string, filter: LicenseFilter): { where: string; params: (string | number)[] } {
+function matching(dialect: Dialect, appId: string, filter: LicenseFilter): { where: string; params: (string | number)[] } {
   let where = 'app_id = ?';
   const params: (string | number)[] = [appId];
   if (filter.used === true) where += ' AND used_at IS NOT NULL';
   if (filter.used === false) where += ' AND used_at IS NULL';
   if (filter.search) {
-    // LOWER on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; search the same way on both.
-    where += " AND (LOWER(code) LIKE ? ESCAPE '\\' OR LOWER(note) LIKE ? ESCAPE '\\')";
+    // Lower-cased on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; foldCase also folds É on SQLite.
+    where += ` AND (${foldCase(dialect, 'code')} LIKE ? ESCAPE '\\' OR ${foldCase(dialect, 'note')} LIKE ? ESCAPE '\\')`;
     const like = '%' + escapeLike(filter.search.toLowerCase()) + '%';
     params.push(like, like);
   }
   if (filter.note) {
-    where += " AND LOWER(note) LIKE ? ESCAPE '\\'";
+    where += ` AND ${foldCase(dialect, 'note')} LIKE ? ESCAPE '\\'`;
     params.push('%' + escapeLike(filter.note.toLowerCase()) + '%');
   }
   if (filter.createdFrom !== undefined) where += ' AND created_at >= ?', params.push(filter.createdFrom);
@@ -72,7 +73,7 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => '\\' + c);
 }
 
-export function licensesRepository(q: Queryable) {
+export function licensesRepository(q: Queryable, dialect: Dialect) {
   return {
     /** False if the code already exists in the app (no error, so a PostgreSQL transaction stays usable). */
     async insert(l: LicenseRecord): Promise<boolean> {
@@ -99,7 +100,7 @@ export function licensesRepository(q: Queryable) {
     },
 
     async list(appId: string, filter: LicenseFilter, cursor: Cursor | null, limit: number): Promise<Page<LicenseRecord>> {
-      const match = matching(appId, filter);
+      const match = matching(dialect, appId, filter);
       const rows = await q.all(
         `SELECT ${COLUMNS} FROM licenses WHERE ${match.where} AND ${SEEK_CURSOR} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
         [...match.params, seekParam(cursor), ...cursorParams(cursor), limit + 1],
@@ -109,14 +110,14 @@ export function licensesRepository(q: Queryable) {
 
     /** How many licenses match the filter (the list's `total`). */
     async count(appId: string, filter: LicenseFilter): Promise<number> {
-      const match = matching(appId, filter);
+      const match = matching(dialect, appId, filter);
       const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM licenses WHERE ${match.where}`, match.params);
       return Number(r?.n ?? 0);
     },
 
     /** Every unused license matching the filter, in one statement (a code redeemed meanwhile is used, so it stays). */
     async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<number> {
-      const match = matching(appId, { ...filter, used: false });
+      const match = matching(dialect, appId, { ...filter, used: false });
       return q.run(`DELETE FROM licenses WHERE ${match.where}`, match.params);
     },
 
