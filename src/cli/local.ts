@@ -1,18 +1,12 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import Database from '../store/sqlite-driver.js';
 import type { Command } from 'commander';
 import type { LogLevel } from '../config/index.js';
-import { createAdminToken } from '../domain/admin/tokens.js';
 import { cryptoRandom, systemClock } from '../domain/deps.js';
 import { DomainError } from '../domain/errors.js';
-import { argon2Hasher } from '../domain/password.js';
-import { createServices } from '../domain/services.js';
-import { createStore } from '../store/index.js';
 import type { Db } from '../store/db.js';
-import { migrate } from '../store/migrate.js';
-import { openDb, type OpenOptions } from '../store/open.js';
+import type { OpenOptions } from '../store/open.js';
 import type { SqliteDb } from '../store/sqlite.js';
 import { configOrExit, dbTarget, exit, failureLine, guardStart, StartError, waitForDatabase, type DbTarget } from './start.js';
 
@@ -36,6 +30,7 @@ export function localCommands(program: Command): void {
       const target = dbTarget(config.databaseUrl, true);
       await runLocal(target, config.logLevel, async () => {
         refuseEmptyFile(target, 'backup');
+        const { openDb } = await import('../store/open.js');
         const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
         try {
           await requireSchema(db, target, 'backup');
@@ -61,6 +56,7 @@ export function localCommands(program: Command): void {
         const say = (line: string) => process.stderr.write(`tollgate: ${line}\n`);
         const db = await waitForDatabase(() => openReady(config.databaseUrl, config, target, create), target, config.databaseWaitMs, say);
         try {
+          const { migrate } = await import('../store/migrate.js');
           const applied = await migrate(db);
           process.stdout.write(
             applied.length ? `applied migrations to ${target.location}: ${applied.join(', ')}\n` : `database ${target.location} is up to date\n`,
@@ -84,6 +80,13 @@ export async function createTokenLocally(name: string, databaseUrl: string | und
   const target = dbTarget(config.databaseUrl, true);
   await runLocal(target, config.logLevel, async () => {
     refuseEmptyFile(target, 'tokens create');
+    const [{ openDb }, { createServices }, { createStore }, { argon2Hasher }, { createAdminToken }] = await Promise.all([
+      import('../store/open.js'),
+      import('../domain/services.js'),
+      import('../store/index.js'),
+      import('../domain/password.js'),
+      import('../domain/admin/tokens.js'),
+    ]);
     const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
     try {
       await requireSchema(db, target, 'tokens create');
@@ -128,6 +131,7 @@ type LocalCommand = 'backup' | 'migrate' | 'tokens create';
 /** Opens the database and proves it answers and holds Tollgate's tables (or may be given them: `create`). */
 async function openReady(url: string, config: OpenOptions, target: DbTarget, create: boolean): Promise<Db> {
   if (!create) refuseEmptyFile(target, 'migrate');
+  const { openDb } = await import('../store/open.js');
   const db = await openDb(url, { ...config, mustExist: !create });
   try {
     if (!create) await requireSchema(db, target, 'migrate');
@@ -197,7 +201,7 @@ async function copyTo(db: SqliteDb, dest: string): Promise<string> {
   const partial = `${dest}.partial-${process.pid}`;
   try {
     await db.backup(partial);
-    const summary = summarize(partial);
+    const summary = await summarize(partial);
     if (existsSync(dest)) throw new StartError(`backup destination ${dest} appeared while copying; backups never overwrite`);
     renameSync(partial, dest);
     return `${formatBytes(statSync(dest).size)}, ${summary}`;
@@ -207,7 +211,8 @@ async function copyTo(db: SqliteDb, dest: string): Promise<string> {
 }
 
 /** Counts read back from the copy itself: "a backup of nothing" shows as 0 apps and 0 users. */
-function summarize(path: string): string {
+async function summarize(path: string): Promise<string> {
+  const { default: Database } = await import('../store/sqlite-driver.js');
   const copy = new Database(path, { fileMustExist: true });
   try {
     const count = (table: string) => (copy.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { Command } from 'commander';
 import { SETTINGS, type Config } from '../config/index.js';
-import { createTollgate } from '../wiring.js';
 import { appsCommand } from './commands/apps.js';
 import { filesCommand, varsCommand } from './commands/content.js';
 import { keysCommand } from './commands/keys.js';
@@ -43,6 +42,9 @@ serve.action(async (options: Record<string, string>) => {
   const fresh = target.kind === 'sqlite' && target.location !== ':memory:' && !existsSync(target.location);
   say(`database ${target.location} (${target.kind === 'sqlite' ? `SQLite${fresh ? ', new file' : ''}` : 'PostgreSQL'})`);
   const lift = guardStart(target, config.logLevel);
+  // Loaded here, not at the top: the server (Fastify, its plugins, both store drivers) is ~0.25 s of
+  // imports that every other command, `--version` included, would pay for nothing.
+  const { createTollgate } = await import('../wiring.js');
   const tollgate = await waitForDatabase(() => createTollgate(config), target, config.databaseWaitMs, say).catch((err: unknown) =>
     exit(failureLine(err, target), 1, err, config.logLevel),
   );

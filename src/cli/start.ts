@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config, type LogLevel } from '../config/index.js';
 import { StoreMissing, StoreUnavailable } from '../store/db.js';
-import { maskedUrl } from '../store/postgres-errors.js';
+import { maskedUrl } from '../store/masked-url.js';
 
 /**
  * Start-up of the local commands (serve, migrate, backup): where the database

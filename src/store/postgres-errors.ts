@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from './db.js';
 
+export { maskedUrl } from './masked-url.js';
+
 /**
  * How the PostgreSQL driver's failures become the store's errors: a request that met a database
  * which cannot serve now is answered 503 (StoreUnavailable) and may be retried; a URL naming no
@@ -49,22 +51,6 @@ export function isUnavailable(err: unknown): boolean {
 export function connectionBroken(err: unknown): boolean {
   if (!(err instanceof pg.DatabaseError)) return true;
   return err.severity === 'FATAL' || err.severity === 'PANIC';
-}
-
-/**
- * A database URL as it may be printed (logs, 503 causes, start-up lines): the password replaced, in
- * the user part and in any password-like query parameter (`?password=`, `sslpassword=`), which the
- * driver accepts too. The one masking function: everything that prints a database URL uses it.
- */
-export function maskedUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    return u.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@').replace(/([?&][^=&]*pass[^=&]*=)[^&]*/gi, '$1***');
-  }
 }
 
 export function mapError(err: unknown, location: string): unknown {

@@ -5,11 +5,8 @@ import { createOperator, listOperators, OPERATOR_PASSWORD_MIN, type OperatorAcco
 import { isRole, ROLES } from '../../domain/admin/roles.js';
 import { cryptoRandom, systemClock } from '../../domain/deps.js';
 import { DomainError } from '../../domain/errors.js';
-import { argon2Hasher } from '../../domain/password.js';
-import { createServices, type Services } from '../../domain/services.js';
+import type { Services } from '../../domain/services.js';
 import type { Db } from '../../store/db.js';
-import { createStore } from '../../store/index.js';
-import { openDb } from '../../store/open.js';
 import { decodeCursor, type Cursor } from '../../store/pagination.js';
 import { printObject, printRows } from '../output.js';
 import { configOrExit, dbTarget, exit, failureLine, guardStart, StartError, type DbTarget } from '../start.js';
@@ -66,6 +63,13 @@ async function withDatabase(databaseUrl: string | undefined, fn: (s: Services, t
   guardStart(target, config.logLevel);
   try {
     refuseEmptyFile(target);
+    // The store and the password hasher load only here: the other commands start without them.
+    const [{ openDb }, { createServices }, { createStore }, { argon2Hasher }] = await Promise.all([
+      import('../../store/open.js'),
+      import('../../domain/services.js'),
+      import('../../store/index.js'),
+      import('../../domain/password.js'),
+    ]);
     const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
     try {
       await requireOperatorsTable(db, target);
