@@ -13,6 +13,7 @@ import { defineConfig } from 'vitest/config';
  * they would only repeat the same run, so they run in the sqlite project only.
  */
 const STORE_INDEPENDENT = [
+  'test/cli-imports.test.ts',
   'test/config.test.ts',
   'test/credential-cache.test.ts',
   'test/deploy-files.test.ts',
