@@ -49,7 +49,7 @@ export type ErrorBody = {
   /** A sentence for people; may change between releases */
   detail: string;
   /** A stable machine-readable code */
-  code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+  code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
   /** Only on 422: every field at fault */
   errors?: FieldError[];
 };
@@ -85,7 +85,7 @@ export type User = {
 };
 
 /** Every stable error `code` the server may send. */
-export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
 
 /** The client operations: JSON request body and success answer. */
 export interface Operations {
