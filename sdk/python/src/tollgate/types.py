@@ -13,7 +13,9 @@ ERROR_CODES: Tuple[str, ...] = (
     "license_used", "invalid_credentials", "session_expired", "device_required", "device_mismatch", "device_limit",
     "membership_inactive", "banned", "anonymous_not_allowed", "registration_closed", "file_not_found", "rate_limited",
     "payload_too_large", "not_found", "conflict", "range_not_satisfiable", "service_unavailable", "nonce_required",
-    "leases_disabled", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large", "internal_error",
+    "leases_disabled", "not_authenticated", "totp_required", "invalid_totp", "csrf_failed", "forbidden",
+    "dashboard_not_built", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large",
+    "internal_error",
 )
 
 ErrorCode = Literal[
@@ -21,7 +23,9 @@ ErrorCode = Literal[
     "license_used", "invalid_credentials", "session_expired", "device_required", "device_mismatch", "device_limit",
     "membership_inactive", "banned", "anonymous_not_allowed", "registration_closed", "file_not_found", "rate_limited",
     "payload_too_large", "not_found", "conflict", "range_not_satisfiable", "service_unavailable", "nonce_required",
-    "leases_disabled", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large", "internal_error",
+    "leases_disabled", "not_authenticated", "totp_required", "invalid_totp", "csrf_failed", "forbidden",
+    "dashboard_not_built", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large",
+    "internal_error",
 ]
 
 
