@@ -606,6 +606,16 @@ write.out(JSON.stringify(results));
       expect(mine.last_used_at).not.toBeNull();
       expect(mine.token).toBeUndefined();
 
+      // A token with a role: a viewer reads and is refused a write with the server's detail; the list shows roles.
+      const viewer = await json('tokens', 'create', 'looker', '--role', 'viewer');
+      expect(viewer).toMatchObject({ name: 'looker', role: 'viewer' });
+      const asViewer = (...args: string[]) => run(['--url', url, '--token', viewer.token, ...args]);
+      ok(await asViewer('apps', 'list'), 'apps list as a viewer');
+      failed(await asViewer('vars', 'set', 'by_viewer', 'no', '--app', app.id), 'vars set as a viewer', await serverDetail('PUT', `/apps/${app.id}/variables/by_viewer`, { value: 'no' }, viewer.token), 403);
+      failed(await asViewer('tokens', 'create', 'escalate', '--role', 'owner'), 'a viewer minting an owner token', await serverDetail('POST', '/tokens', { name: 'escalate', role: 'owner' }, viewer.token), 403);
+      expect((await cli('tokens', 'list')).stdout).toMatch(/looker\s*│\s*viewer\s*│/);
+      expect(created.role).toBe('owner');
+
       expect(await json('tokens', 'revoke', created.id)).toEqual({ ok: true });
       const denied = await withToken('apps', 'list');
       expect(denied.code).toBe(1);

@@ -54,22 +54,31 @@ export function tokensCommand(program: Command): void {
   listOptions(tokens.command('list').description('List admin tokens')).action(
     remote(async ({ api, out, opts }) => {
       const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/tokens', opts, 'tokens');
-      printRows(listed.items, ['id', 'name', 'created_at', 'last_used_at', 'revoked_at'], out);
+      printRows(listed.items, ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'], out);
       tellMore(listed);
     }),
   );
-  const createRemotely = remote(async ({ api, out }, name) => {
-    printObject(await api.json('POST', 'admin/v1/tokens', { name }), out);
+  const createRemotely = remote(async ({ api, out, opts }, name) => {
+    // Without --role the server gives the creator's own role; it refuses a role above the creator's.
+    const body: Record<string, unknown> = { name };
+    if (opts.role !== undefined) body.role = opts.role;
+    printObject(await api.json('POST', 'admin/v1/tokens', body), out);
     shownOnce('The admin token is shown only once: it is stored as a digest and cannot be printed again.', out);
   });
   tokens
     .command('create')
     .description('Create a named admin token (shown once); --local writes it into the database directly, when no token is left')
     .argument('<name>')
-    .option('--local', 'no server, no admin token: create it in the database (DATABASE_URL, on this machine)')
+    .option('--role <role>', 'owner, admin, support or viewer (default: your own role; never above it)')
+    .option('--local', 'no server, no admin token: create it in the database (DATABASE_URL, on this machine; role owner)')
     .option('--database-url <url>', 'the database for --local (implies it) [env DATABASE_URL]')
-    .action(async function (this: Command, name: string, options: { local?: boolean; databaseUrl?: string }) {
+    .action(async function (this: Command, name: string, options: { local?: boolean; databaseUrl?: string; role?: string }) {
       if (options.local || options.databaseUrl !== undefined) {
+        if (options.role !== undefined && options.role !== 'owner') {
+          process.stderr.write('tollgate: a --local token is an owner token (the way back in); create other roles through the server\n');
+          process.exitCode = 1;
+          return;
+        }
         return createTokenLocally(name, options.databaseUrl, this.optsWithGlobals<{ json?: boolean }>().json === true);
       }
       return createRemotely.call(this, name);
