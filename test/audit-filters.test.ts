@@ -53,6 +53,18 @@ describe('GET /audit filters', () => {
     expect(await audit('until=2026-01-01T00:10:00Z')).toHaveLength(2);
   });
 
+  it('actor folds accented letters the same way on both stores (SQLite\'s LOWER folds ASCII only)', async () => {
+    const created = await h.admin('POST', '/tokens', { name: 'Équipe' });
+    expect(created.statusCode, created.body).toBe(201);
+    const team = { authorization: `Bearer ${created.json().token}` };
+    const app = await h.createApp({ name: 'A' });
+    const res = await h.inject({ method: 'POST', url: `/admin/v1/apps/${app.id}/bans`, headers: team, payload: { type: 'ip', value: '10.0.0.1' } });
+    expect(res.statusCode, res.body).toBe(201);
+    for (const query of ['actor=token:%C3%A9quipe', 'actor=TOKEN:%C3%89QUIPE']) {
+      expect((await audit(query)).map((e) => e.action), query).toEqual(['ban.create']);
+    }
+  });
+
   it('garbage is a 422 naming the parameter', async () => {
     for (const [query, field] of [
       ['from=yesterday', 'querystring.from'], ['to=2026-02-30T00:00:00Z', 'querystring.to'], ['from=2026-01-01T00:00:00Z&since=2026-01-01T00:00:00Z', 'querystring.from'],

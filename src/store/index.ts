@@ -17,7 +17,7 @@ import { variablesRepository } from './repositories/variables.js';
 export function repositories(q: Queryable, dialect: Dialect) {
   return {
     apps: appsRepository(q),
-    admin: adminRepository(q),
+    admin: adminRepository(q, dialect),
     users: usersRepository(q),
     licenses: licensesRepository(q, dialect),
     devices: devicesRepository(q),

@@ -1,4 +1,5 @@
-import type { Queryable, Row } from '../db.js';
+import type { Dialect, Queryable, Row } from '../db.js';
+import { foldCase } from '../fold.js';
 import type { Role } from './operators.js';
 import { nullableNumber } from '../rows.js';
 import type { Page } from '../records.js';
@@ -48,20 +49,20 @@ function toAudit(r: Row): AuditRecord {
   };
 }
 
-function auditMatching(filter: AuditFilter): { where: string[]; params: (string | number)[] } {
+function auditMatching(filter: AuditFilter, dialect: Dialect): { where: string[]; params: (string | number)[] } {
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (filter.appId) where.push('app_id = ?'), params.push(filter.appId);
   if (filter.targetId) where.push('target_id = ?'), params.push(filter.targetId);
   if (filter.action) where.push('action = ?'), params.push(filter.action);
   // Any case, from the start: `operator:alice` or `token:ci` finds that actor without the token's id in brackets.
-  if (filter.actor) where.push("LOWER(actor) LIKE ? ESCAPE '\\'"), params.push(escapeLike(filter.actor.toLowerCase()) + '%');
+  if (filter.actor) where.push(`${foldCase(dialect, 'actor')} LIKE ? ESCAPE '\\'`), params.push(escapeLike(filter.actor.toLowerCase()) + '%');
   if (filter.since !== undefined) where.push('at >= ?'), params.push(filter.since);
   if (filter.until !== undefined) where.push('at < ?'), params.push(filter.until);
   return { where, params };
 }
 
-export function adminRepository(q: Queryable) {
+export function adminRepository(q: Queryable, dialect: Dialect) {
   return {
     async insertToken(t: AdminTokenRecord, tokenHash: string): Promise<void> {
       await q.run('INSERT INTO admin_tokens (id, name, role, token_hash, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL, NULL)', [
@@ -110,7 +111,7 @@ export function adminRepository(q: Queryable) {
 
     /** Newest first, keyset-paginated on (at, id) descending. */
     async listAudit(filter: AuditFilter, cursor: { at: number; id: string } | null, limit: number): Promise<Page<AuditRecord>> {
-      const { where, params } = auditMatching(filter);
+      const { where, params } = auditMatching(filter, dialect);
       if (cursor) {
         where.push('(at < ? OR (at = ? AND id < ?))');
         params.push(cursor.at, cursor.at, cursor.id);
@@ -126,7 +127,7 @@ export function adminRepository(q: Queryable) {
     },
 
     async countAudit(filter: AuditFilter): Promise<number> {
-      const { where, params } = auditMatching(filter);
+      const { where, params } = auditMatching(filter, dialect);
       const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM audit_log ${where.length ? 'WHERE ' + where.join(' AND ') : ''}`, params);
       return Number(r?.n ?? 0);
     },
