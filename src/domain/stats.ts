@@ -16,7 +16,15 @@ export const FLUSH_INTERVAL_MS = 5_000;
 export const MAX_PENDING = 20_000;
 
 const hourOf = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
-const zero = (): ActivityCounts => ({ signUps: 0, logins: 0, activations: 0, failedLogins: 0 });
+export const zeroCounts = (): ActivityCounts => ({ signUps: 0, logins: 0, activations: 0, failedLogins: 0 });
+
+/** Adds `from` into `into`, field by field. */
+export function addCounts(into: ActivityCounts, from: ActivityCounts): void {
+  into.signUps += from.signUps;
+  into.logins += from.logins;
+  into.activations += from.activations;
+  into.failedLogins += from.failedLogins;
+}
 
 /**
  * The activity counters of one node (the dashboard's overview). The request
@@ -41,7 +49,7 @@ export class ActivityStats {
     let entry = this.activity.get(key);
     if (!entry) {
       if (this.activity.size >= MAX_PENDING) return void this.dropped++;
-      entry = zero();
+      entry = zeroCounts();
       this.activity.set(key, entry);
     }
     entry[what]++;
@@ -106,13 +114,10 @@ export class ActivityStats {
           this.dropped += counts.signUps + counts.logins + counts.activations + counts.failedLogins;
           continue;
         }
-        entry = zero();
+        entry = zeroCounts();
         this.activity.set(key, entry);
       }
-      entry.signUps += counts.signUps;
-      entry.logins += counts.logins;
-      entry.activations += counts.activations;
-      entry.failedLogins += counts.failedLogins;
+      addCounts(entry, counts);
     }
     for (const [key, hits] of banHits) {
       const now = this.banHits.get(key);

@@ -2,7 +2,7 @@ import type { ActivityCounts } from '../../store/repositories/stats.js';
 import { validationError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { HOUR_MS } from '../stats.js';
+import { addCounts, HOUR_MS, zeroCounts } from '../stats.js';
 import { getApp } from './apps.js';
 
 export type Bucket = 'hour' | 'day';
@@ -49,28 +49,23 @@ export async function appStats(s: Services, appId: string, q: StatsQuery): Promi
     throw validationError('querystring.from', `spans more than ${MAX_BUCKETS[q.bucket]} ${q.bucket}s; ask for a shorter range or bucket=day`);
   }
 
-  const [rows, activeMemberships, licenses, bans] = await Promise.all([
+  const [rows, activeMemberships, used, unused, bans] = await Promise.all([
     s.store.stats.activity(appId, from, to),
     s.store.stats.activeMemberships(appId, now),
-    s.store.stats.licenseCounts(appId),
+    s.store.licenses.count(appId, { used: true }),
+    s.store.licenses.count(appId, { used: false }),
     s.store.stats.topBanHits(appId, from, to, TOP_BANS),
   ]);
   const buckets = new Map<number, ActivityCounts>();
-  for (let at = from; at < to; at += step) buckets.set(at, { signUps: 0, logins: 0, activations: 0, failedLogins: 0 });
-  for (const r of rows) {
-    const b = buckets.get(floorTo(r.hour, step))!;
-    b.signUps += r.signUps;
-    b.logins += r.logins;
-    b.activations += r.activations;
-    b.failedLogins += r.failedLogins;
-  }
+  for (let at = from; at < to; at += step) buckets.set(at, zeroCounts());
+  for (const r of rows) addCounts(buckets.get(floorTo(r.hour, step))!, r);
   return {
     bucket: q.bucket,
     from: iso(from),
     to: iso(to),
     series: [...buckets].map(([at, c]) => ({ at: iso(at), sign_ups: c.signUps, logins: c.logins, activations: c.activations, failed_logins: c.failedLogins })),
     active_memberships: activeMemberships,
-    licenses,
+    licenses: { used, unused },
     top_ban_hits: bans.map((b) => ({ ban_id: b.banId, type: b.type, value: b.value, hits: b.hits })),
   };
 }

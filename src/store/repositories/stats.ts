@@ -90,15 +90,6 @@ export function statsRepository(q: Queryable) {
       );
       return num(r?.n);
     },
-
-    async licenseCounts(appId: string): Promise<{ used: number; unused: number }> {
-      const r = await q.one(
-        `SELECT (SELECT COUNT(*) FROM licenses WHERE app_id = ? AND used_at IS NOT NULL) AS used,
-                (SELECT COUNT(*) FROM licenses WHERE app_id = ? AND used_at IS NULL) AS unused`,
-        [appId, appId],
-      );
-      return { used: num(r?.used), unused: num(r?.unused) };
-    },
   };
 }
 
