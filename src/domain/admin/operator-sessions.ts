@@ -192,8 +192,9 @@ export const ENV_TOKEN_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
  */
 export async function authenticateToken(s: Services, presented: string | undefined, envDigest: string | null): Promise<Principal> {
   if (!presented || presented.length > 512) throw new DomainError('invalid_admin_token');
-  if (envDigest && constantTimeEqual(digest(presented), envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR };
-  const token = await s.store.admin.findLiveToken(digest(presented));
+  const presentedDigest = digest(presented);
+  if (envDigest && constantTimeEqual(presentedDigest, envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR };
+  const token = await s.store.admin.findLiveToken(presentedDigest);
   if (!token) throw new DomainError('invalid_admin_token');
   await write(s, ({ tx }) => tx.admin.touchToken(token.id, s.clock()));
   return { kind: 'token', name: token.name, role: token.role, actor: `token:${token.name} (${token.id})` };

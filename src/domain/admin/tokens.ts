@@ -5,7 +5,7 @@ import type { Page } from '../../store/records.js';
 import { DomainError } from '../errors.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { digest, digestMatches, newToken } from '../tokens.js';
+import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { type AdminServices } from './audit.js';
