@@ -21,6 +21,8 @@ export interface Overrides {
   logStream?: NodeJS.WritableStream;
   /** Tests only, which build hundreds of servers: share compiled schemas between them (src/http/compile-cache.ts). */
   reuseCompiledSchemas?: boolean;
+  /** Tests only: false answers GET /app_context through Fastify alone (src/http/fast-path.ts), to compare the paths. */
+  fastPath?: boolean;
 }
 
 export interface Tollgate {
@@ -62,6 +64,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
       ...(output && { logStream: output.stream }),
       ...(overrides.reuseCompiledSchemas && { reuseCompiledSchemas: true }),
+      ...(overrides.fastPath === false && { fastPath: false }),
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     log = server.log;

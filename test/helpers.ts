@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import lightMyRequest, { type DispatchFunc, type InjectOptions as LightMyRequestOptions } from 'light-my-request';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
@@ -163,27 +164,31 @@ async function schemaFingerprint(admin: pg.Client, schema: string): Promise<stri
 }
 
 /** A fresh Tollgate on its own database, driven in-process; no state is shared between harnesses. */
-export async function harness(options: { clock?: TestClock; env?: Record<string, string>; logStream?: NodeJS.WritableStream } = {}): Promise<Harness> {
+export async function harness(options: { clock?: TestClock; env?: Record<string, string>; logStream?: NodeJS.WritableStream; fastPath?: boolean } = {}): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'));
   const dbPath = join(dir, 'tollgate.db');
   const database = await freshDatabase(dir);
   const clock = options.clock ?? new TestClock();
   // Rate limits are off unless a test turns them on: most tests make many failed attempts from one address on purpose.
   const config = loadConfig({ DATABASE_URL: database.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...options.env });
-  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, reuseCompiledSchemas: true, ...(options.logStream && { logStream: options.logStream }) });
+  const tollgate = await createTollgate(config, { clock: clock.now, hasher: fastHasher, reuseCompiledSchemas: true, ...(options.logStream && { logStream: options.logStream }), ...(options.fastPath === false && { fastPath: false }) });
   await tollgate.server.ready();
   await database.ready();
 
-  const inject = (opts: InjectOptions) => tollgate.server.inject(opts);
+  // Through the server's own request handler, as a socket's request arrives: GET /app_context meets the fast path
+  // (src/http/fast-path.ts) first, as in production. Fastify's inject would start at its router and skip it.
+  const dispatch = tollgate.server.server.listeners('request')[0] as DispatchFunc;
+  const inject = (opts: InjectOptions) => lightMyRequest(dispatch, opts as LightMyRequestOptions) as Promise<LightMyRequestResponse>;
   const h: Harness = {
     tollgate,
     clock,
     dbPath,
     inject,
+    // Through h.inject, so a test can wrap it (test/openapi-answers.test.ts records every answer).
     admin: (method, url, payload) =>
-      inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload !== undefined && { payload: payload as object }) }),
+      h.inject({ method, url: `/admin/v1${url}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload !== undefined && { payload: payload as object }) }),
     client: (app, method, url, payload, headers = {}) =>
-      inject({ method, url, headers: { ...app.headers, ...headers }, ...(payload !== undefined && { payload: payload as object }) }),
+      h.inject({ method, url, headers: { ...app.headers, ...headers }, ...(payload !== undefined && { payload: payload as object }) }),
     async createApp(settings = {}) {
       const res = await h.admin('POST', '/apps', { name: 'Test app', ...settings });
       if (res.statusCode !== 201) throw new Error(`createApp: ${res.statusCode} ${res.body}`);

@@ -60,6 +60,6 @@ describe.skipIf(STORE !== 'sqlite')('the log on stdout of tollgate serve (SQLite
     const lines = out().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThanOrEqual(3);
     for (const l of lines) expect(l).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z (INFO|WARN) {1,2}\S/);
-    expect(lines).toContainEqual(expect.stringMatching(/ INFO {2}request reqId=req-\d+ method=GET route=\/healthz status=200 ms=[\d.]+ ip=127\.0\.0\.1$/));
+    expect(lines).toContainEqual(expect.stringMatching(/ INFO {2}request reqId=req-[0-9a-z]+ method=GET route=\/healthz status=200 ms=[\d.]+ ip=127\.0\.0\.1$/));
   });
 });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AccessLine } from './fast-path.js';
 
 /**
  * The access log: one info line per answered request, what an operator needs
@@ -17,8 +18,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
  * from error answers. Lines from Node's own connection errors (408, 431),
  * answered before Fastify sees a request, are not here (connections.ts).
  */
-export function registerAccessLog(app: FastifyInstance, on: boolean): void {
-  if (!on || !(app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info')) return;
+export function registerAccessLog(app: FastifyInstance, on: boolean): AccessLine | null {
+  if (!on || !(app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info')) return null;
+  /** One line; the fast path (fast-path.ts) writes its answers' lines through it too. */
+  const line: AccessLine = (fields) => app.log.info(fields, 'request');
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (reply.statusCode >= 400 && typeof payload === 'string') {
       const code = CODE.exec(payload);
@@ -28,21 +31,19 @@ export function registerAccessLog(app: FastifyInstance, on: boolean): void {
   });
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
-    app.log.info(
-      {
-        reqId: request.id,
-        method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
-        status,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ip: request.ctx?.ip ?? app.clientAddress(request),
-        appId: appIdOf(request),
-        code: status >= 400 ? errorCodes.get(reply) : undefined,
-      },
-      'request',
-    );
+    line({
+      reqId: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ip: request.ctx?.ip ?? app.clientAddress(request),
+      appId: appIdOf(request),
+      code: status >= 400 ? errorCodes.get(reply) : undefined,
+    });
     done();
   });
+  return line;
 }
 
 /**

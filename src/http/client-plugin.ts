@@ -5,6 +5,7 @@ import type { RouteErrorConfig } from './errors.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import type { UserCredentials } from '../domain/user-auth.js';
+import { handedOver } from './fast-path.js';
 import { noteRequestBody, readNonce } from './signing.js';
 
 declare module 'fastify' {
@@ -25,6 +26,12 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   // Callback style with a synchronous fast path: the app is nearly always cached, and an async hook costs a promise per request.
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.method === 'OPTIONS') return done(); // a CORS preflight carries no credentials; the CORS plugin answers it
+    // The fast path (fast-path.ts) already did step 1 and handed over what came after it.
+    const handed = handedOver(request.raw);
+    if (handed) {
+      request.ctx = handed.ctx;
+      return done();
+    }
     // Before anything is looked up or counted: a request whose address cannot be known is not served under a made-up one.
     const ip = request.server.clientAddress(request);
     if (ip === null) return done(new DomainError('invalid_client_address'));
@@ -114,13 +121,8 @@ export function header(request: FastifyRequest, name: string): string | undefine
 /** SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. */
 export function userCredentials(request: FastifyRequest): UserCredentials {
   const authorization = header(request, 'authorization');
-  let bearer: string | undefined;
-  if (authorization !== undefined) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    bearer = match ? match[1] : '';
-  }
   return {
-    bearer,
+    bearer: authorization === undefined ? undefined : bearerOf(authorization),
     licenseCode: utf8Header(request, 'x-api-license-code'),
     username: utf8Header(request, 'x-api-username'),
     password: utf8Header(request, 'x-api-password'),
@@ -128,8 +130,17 @@ export function userCredentials(request: FastifyRequest): UserCredentials {
   };
 }
 
-/** Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. */
+/** The token of `Bearer <token>`; any other Authorization value is the empty token (a credential that fails). */
+export function bearerOf(authorization: string): string {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match ? match[1]! : '';
+}
+
 function utf8Header(request: FastifyRequest, name: string): string | undefined {
-  const value = header(request, name);
+  return utf8Of(header(request, name));
+}
+
+/** Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. */
+export function utf8Of(value: string | undefined): string | undefined {
   return value === undefined || /^[\x00-\x7f]*$/.test(value) ? value : Buffer.from(value, 'latin1').toString('utf8');
 }

@@ -58,6 +58,11 @@ export function trackResponse(request: FastifyRequest, reply: FastifyReply): voi
   (request.raw.socket as TrackedSocket)[kResponse] = reply.raw;
 }
 
+/** The same for a request answered outside Fastify (fast-path.ts). */
+export function trackRawResponse(socket: Socket, res: ServerResponse): void {
+  (socket as TrackedSocket)[kResponse] = res;
+}
+
 /**
  * Once the admin token is verified (before the body is read), the request may
  * take longer than the request timeout as long as its body keeps arriving: a

@@ -4,6 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { PostgresDb } from '../store/postgres.js';
 import { header } from './client-plugin.js';
+import type { Observe } from './fast-path.js';
 import { digest, digestMatches } from '../domain/tokens.js';
 
 /**
@@ -11,7 +12,7 @@ import { digest, digestMatches } from '../domain/tokens.js';
  * (the route does not exist otherwise): request counts and latency per route
  * and status, database pool usage, and the process metrics of prom-client.
  */
-export function registerMetrics(app: FastifyInstance, s: Services, token: string): void {
+export function registerMetrics(app: FastifyInstance, s: Services, token: string): Observe {
   const db = s.store.db;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
@@ -34,11 +35,15 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     this.set(s.limits.status() === 'shared' ? 1 : 0);
   } });
 
+  /** One answered request; the fast path (fast-path.ts) counts its answers through it too. */
+  const observe: Observe = (method, route, status, seconds) => {
+    const labels = { method, route, status: String(status) };
+    requests.inc(labels);
+    latency.observe(labels, seconds);
+  };
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the raw URL: ids in paths would make unbounded label sets.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
+    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
 
   const expected = digest(token);
@@ -47,4 +52,5 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     if (!presented || !digestMatches(presented, expected)) throw new DomainError('invalid_admin_token', 'Missing or invalid metrics token');
     return reply.type(registry.contentType).send(await registry.metrics());
   });
+  return observe;
 }

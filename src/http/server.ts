@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
@@ -8,6 +9,7 @@ import type { Services } from '../domain/services.js';
 import { clientAddress, forwardedAddress, proxyTrust } from '../domain/ip.js';
 import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
 import { registerAccessLog } from './access-log.js';
+import { fastAppContext, requestIds, type AccessLine, type Observe } from './fast-path.js';
 import { clientCors } from './cors.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -37,6 +39,8 @@ export interface ServerOptions {
   accessLog?: boolean;
   /** ADMIN_SESSION_IDLE_SECONDS (default 1800) and DASHBOARD_DIR (default the package's dashboard/dist). */
   dashboard?: { sessionIdleSeconds: number; dir: string | null };
+  /** GET /app_context's fast path (fast-path.ts), on unless false: tests compare the two paths' answers. */
+  fastPath?: boolean;
   /** Tests only: compiled schemas shared by the servers of one process (src/http/compile-cache.ts). Never set in production. */
   reuseCompiledSchemas?: boolean;
 }
@@ -75,11 +79,31 @@ function validators() {
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const trusted = opts.trustProxy ? proxyTrust(opts.trustProxy) : null;
   let closing = false;
+  const timeouts = timeoutOptions(opts.timeouts);
+  let accessLine: AccessLine | null = null;
+  let observe: Observe | null = null;
+  const ids = requestIds();
+  const fast = opts.fastPath === false ? null : fastAppContext({
+    services: opts.services, requestIds: ids, trusted, closing: () => closing, cors: opts.corsOrigins != null,
+    accessLog: () => accessLine, metrics: () => observe,
+  });
   const app: FastifyInstance = Fastify({
+    // Fastify's own server, with GET /app_context's common case answered first (fast-path.ts).
+    serverFactory: (handler) => {
+      const server = createServer(timeouts.http, fast === null ? handler : (req, res) => {
+        if (!fast(req, res)) handler(req, res);
+      });
+      // What Fastify does to the server it makes itself (lib/server.js), which it skips for a factory's.
+      server.keepAliveTimeout = timeouts.keepAliveTimeout;
+      server.requestTimeout = timeouts.requestTimeout;
+      server.setTimeout(0); // Fastify's default connectionTimeout: none
+      return server;
+    },
+    genReqId: ids.of,
     logger: opts.logger === false ? false : { ...opts.logger, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, ...(opts.logStream && { stream: opts.logStream }) },
     // The same trust as the client address below, so Fastify's request.ip, .host and .protocol agree with it.
     trustProxy: trusted ? (address: string) => trusted(forwardedAddress(address) ?? '') : false,
-    ...timeoutOptions(opts.timeouts),
+    ...timeouts,
     clientErrorHandler: clientErrorHandler(() => app.log, opts.timeouts.requestMs),
     bodyLimit: 1024 * 1024,
     // Fastify's two lines per request (with a child logger each) cost throughput; access-log.ts writes one.
@@ -125,7 +149,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     }
     done();
   });
-  registerAccessLog(app, opts.accessLog ?? false);
+  accessLine = registerAccessLog(app, opts.accessLog ?? false);
 
   await app.register(swagger, swaggerOptions(CLIENT_API_VERSION));
   // Named schemas before any route refers to them: responses serialize through them, the document names them.
@@ -134,7 +158,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   metaRoutes(app, opts.services);
-  if (opts.metricsToken) registerMetrics(app, opts.services, opts.metricsToken);
+  if (opts.metricsToken) observe = registerMetrics(app, opts.services, opts.metricsToken);
   await app.register(async (scope) => {
     // CORS is off unless origins are configured, and only ever on the client API: admin tokens do not belong in browsers.
     if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);

@@ -1,0 +1,169 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { authenticateAppCached, type RequestContext } from '../domain/access.js';
+import { appContextJson } from '../domain/app-context.js';
+import { clientAddress, type ProxyTrust } from '../domain/ip.js';
+import type { Services } from '../domain/services.js';
+import { run } from '../domain/steps.js';
+import type { UserCredentials } from '../domain/user-auth.js';
+import { bearerOf, utf8Of } from './client-plugin.js';
+import { trackRawResponse } from './connections.js';
+
+/**
+ * GET /app_context answered before Fastify sees it, when nothing about the
+ * request needs more than the answer (docs/performance.md, "The fast path").
+ *
+ * It is the request desktop clients make most, and on it Fastify's request,
+ * reply and hook runner cost as much as Tollgate's whole access check. The
+ * fast path runs the same code as the route (authenticateAppCached, then
+ * appContextJson: one implementation of the checks and the answer) and
+ * writes the same bytes the route would: the three security headers, the
+ * content type and length, in the same order.
+ *
+ * It answers only the common case and hands everything else to Fastify:
+ *
+ * - anything but exactly `GET /app_context` (a query string, HEAD, another path);
+ * - while the server closes, a Host-less HTTP/1.1 request, a Tollgate-Nonce
+ *   (a signed answer), an Origin while CORS is on;
+ * - legacy credential headers while rate limits are on (step 2 counts them
+ *   before the user is looked up, asynchronously);
+ * - an app that is not cached, unknown, or requires signatures; an address
+ *   that cannot be known.
+ *
+ * Nothing of that has been done when it hands over, and Fastify does it all
+ * from the start. Once the user check has run, it is not run again: a refusal
+ * (which logs and counts) or a wait for a load (a cache miss) is handed to the
+ * route with the request context it ran under, and the route answers that
+ * outcome through the error handler and hooks as always.
+ */
+export interface FastPathOptions {
+  services: Services;
+  requestIds: ReturnType<typeof requestIds>;
+  trusted: ProxyTrust | null;
+  closing(): boolean;
+  cors: boolean;
+  /** The access log's line writer when the log is on, else null (read per request: set after the server is built). */
+  accessLog(): AccessLine | null;
+  /** The metrics' request observer when /metrics is on, else null. */
+  metrics(): Observe | null;
+}
+
+export type AccessLine = (fields: AccessFields) => void;
+export type Observe = (method: string, route: string, status: number, seconds: number) => void;
+
+export interface AccessFields {
+  reqId: string;
+  method: string;
+  route: string;
+  status: number;
+  ms: number;
+  ip: string | null;
+  appId: string | undefined;
+  code: string | undefined;
+}
+
+/** What the fast path found and hands to the route: the context it ran under and the outcome (a refusal, or a wait). */
+export interface HandOver {
+  ctx: RequestContext;
+  error?: unknown;
+  pending?: Promise<string>;
+}
+
+const kHandOver = Symbol('tollgate.fastPath');
+
+type Marked = IncomingMessage & { [kHandOver]?: HandOver };
+
+export function handedOver(raw: IncomingMessage): HandOver | undefined {
+  return (raw as Marked)[kHandOver];
+}
+
+/**
+ * Request ids for both paths of one server, in Fastify's own format (`req-`
+ * and a base-36 counter kept a small integer). Fastify's genReqId is `of`: a
+ * request the fast path handed over keeps the id its events were logged with.
+ */
+export function requestIds(): { next(): string; of(raw: IncomingMessage): string } {
+  let last = 0;
+  const next = () => {
+    last = (last + 1) & 0x7fffffff;
+    return `req-${last.toString(36)}`;
+  };
+  return { next, of: (raw) => (raw as Marked)[kHandOver]?.ctx.reqId ?? next() };
+}
+
+const JSON_UTF8 = 'application/json; charset=utf-8';
+const ROUTE = '/app_context';
+
+/** Returns the request handler's first step: true when it answered, false to pass the request to Fastify. */
+export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const s = o.services;
+  return (req, res) => {
+    if (req.url !== ROUTE || req.method !== 'GET' || o.closing()) return false;
+    const h = req.headers;
+    if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
+    if (o.cors && h.origin !== undefined) return false;
+    const creds = credentialsOf(h);
+    if (creds.bearer === undefined && (creds.username !== undefined || creds.licenseCode !== undefined) && s.limits.enabled) return false;
+    const forwarded = h['x-forwarded-for'];
+    const ip = clientAddress(req.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, o.trusted);
+    if (ip === null) return false;
+    const log = o.accessLog();
+    const metrics = o.metrics();
+    const start = log === null && metrics === null ? 0 : performance.now();
+    const now = s.clock();
+    let app;
+    try {
+      app = authenticateAppCached(s, first(h['x-api-key']), first(h['x-api-secret']), now);
+    } catch {
+      return false; // refused: nothing was counted or logged, Fastify's hook refuses it again in its own order
+    }
+    if (app === undefined || app.signaturesRequired) return false;
+
+    const ctx: RequestContext = { app, ip, now, reqId: o.requestIds.next() };
+    let json: string | Promise<string>;
+    try {
+      json = run(appContextJson(s, ctx, creds));
+    } catch (error) {
+      (req as Marked)[kHandOver] = { ctx, error };
+      return false;
+    }
+    if (typeof json !== 'string') {
+      json.catch(noop); // the route takes it over within this tick; until then a rejection is not unhandled
+      (req as Marked)[kHandOver] = { ctx, pending: json };
+      return false;
+    }
+
+    trackRawResponse(req.socket, res);
+    res.writeHead(200, [
+      'x-content-type-options', 'nosniff',
+      'x-frame-options', 'DENY',
+      'referrer-policy', 'no-referrer',
+      'content-type', JSON_UTF8,
+      'content-length', String(Buffer.byteLength(json)),
+    ]);
+    res.end(json);
+    if (log !== null || metrics !== null) {
+      const ms = performance.now() - start;
+      log?.({ reqId: ctx.reqId!, method: 'GET', route: ROUTE, status: 200, ms: Math.round(ms * 10) / 10, ip, appId: app.id, code: undefined });
+      metrics?.('GET', ROUTE, 200, ms / 1000);
+    }
+    return true;
+  };
+}
+
+function noop(): void {}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function credentialsOf(h: IncomingHttpHeaders): UserCredentials {
+  const authorization = first(h.authorization);
+  return {
+    bearer: authorization === undefined ? undefined : bearerOf(authorization),
+    licenseCode: utf8Of(first(h['x-api-license-code'])),
+    username: utf8Of(first(h['x-api-username'])),
+    password: utf8Of(first(h['x-api-password'])),
+    hardwareId: utf8Of(first(h['x-hardware-id'])),
+  };
+}
