@@ -24,11 +24,15 @@ import { trackRawResponse } from './connections.js';
  *
  * - anything but exactly `GET /app_context` (a query string, HEAD, another path);
  * - while the server closes, a Host-less HTTP/1.1 request, a Tollgate-Nonce
- *   (a signed answer), an Origin while CORS is on;
+ *   (a signed answer);
  * - legacy credential headers while rate limits are on (step 2 counts them
  *   before the user is looked up, asynchronously);
  * - an app that is not cached, unknown, or requires signatures; an address
  *   that cannot be known.
+ *
+ * With CORS on (CORS_ORIGINS) there is no fast path at all: @fastify/cors adds
+ * `Vary: Origin` and the exposed headers to every answer, Origin or not, and a
+ * copy of that here would drift from the plugin.
  *
  * Nothing of that has been done when it hands over, and Fastify does it all
  * from the start. Once the user check has run, it is not run again: a refusal
@@ -41,7 +45,6 @@ export interface FastPathOptions {
   requestIds: ReturnType<typeof requestIds>;
   trusted: ProxyTrust | null;
   closing(): boolean;
-  cors: boolean;
   /** The access log's line writer when the log is on, else null (read per request: set after the server is built). */
   accessLog(): AccessLine | null;
   /** The metrics' request observer when /metrics is on, else null. */
@@ -101,7 +104,6 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     if (req.url !== ROUTE || req.method !== 'GET' || o.closing()) return false;
     const h = req.headers;
     if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
-    if (o.cors && h.origin !== undefined) return false;
     const creds = credentialsOf(h);
     if (creds.bearer === undefined && (creds.username !== undefined || creds.licenseCode !== undefined) && s.limits.enabled) return false;
     const forwarded = h['x-forwarded-for'];

@@ -83,8 +83,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   let accessLine: AccessLine | null = null;
   let observe: Observe | null = null;
   const ids = requestIds();
-  const fast = opts.fastPath === false ? null : fastAppContext({
-    services: opts.services, requestIds: ids, trusted, closing: () => closing, cors: opts.corsOrigins != null,
+  // None with CORS on: the plugin's headers go on every client answer (fast-path.ts).
+  const fast = opts.fastPath === false || opts.corsOrigins ? null : fastAppContext({
+    services: opts.services, requestIds: ids, trusted, closing: () => closing,
     accessLog: () => accessLine, metrics: () => observe,
   });
   const app: FastifyInstance = Fastify({
