@@ -23,7 +23,22 @@ import { setUpKeys } from './signing-fixtures.js';
 
 type Outcome = 'answered' | 'refused' | 'pending' | 'passed';
 
-const seen = vi.hoisted(() => ({ outcomes: [] as string[] }));
+const seen = vi.hoisted(() => ({ outcomes: [] as string[], throwInClientAddress: 0 }));
+
+// clientAddress is called by both paths; a test makes its next call (the fast path's) throw, as a bug there would.
+vi.mock('../src/domain/ip.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/domain/ip.js')>();
+  return {
+    ...real,
+    clientAddress: (...args: Parameters<typeof real.clientAddress>) => {
+      if (seen.throwInClientAddress > 0) {
+        seen.throwInClientAddress--;
+        throw new Error('a bug in the fast path');
+      }
+      return real.clientAddress(...args);
+    },
+  };
+});
 
 vi.mock('../src/http/fast-path.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../src/http/fast-path.js')>();
@@ -845,5 +860,31 @@ describe('8. closing', () => {
     expect(headerOf(res, 'retry-after')).toBe('2');
     expect(headerOf(res, 'connection')).toBe('close');
     for (const [name, value] of [['x-content-type-options', 'nosniff'], ['x-frame-options', 'DENY'], ['referrer-policy', 'no-referrer']]) expect(headerOf(res, name!)).toBe(value);
+  });
+});
+
+describe('9. a throw inside the fast path', () => {
+  let p: Pair | undefined;
+  afterEach(async () => {
+    seen.throwInClientAddress = 0;
+    await p?.close();
+    p = undefined;
+  });
+
+  it('does not escape the request listener (which would end the process): Fastify answers the request from the start', async () => {
+    p = await pair();
+    const app = await p.h.createApp();
+    await p.h.activeUser(app, 'sasha');
+    const token = await p.h.login(app, 'sasha');
+    const bytes = request([...appHeaders(app), bearer(token)]);
+    const slow = await exchange(p.slow, bytes);
+    seen.throwInClientAddress = 1;
+    const fast = await exchange(p.fast, bytes);
+    expect(seen.throwInClientAddress).toBe(0); // the fast path did meet the throw
+    expect(statusOf(fast)).toBe(200);
+    expect(comparable(fast)).toEqual(comparable(slow));
+    // The server is still up and the fast path still answers.
+    const outcomes = await outcomesOf(async () => expect(statusOf(await exchange(p!.fast, bytes))).toBe(200));
+    expect(outcomes).toEqual(['answered']);
   });
 });

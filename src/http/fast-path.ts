@@ -153,6 +153,34 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
   };
 }
 
+/**
+ * The server's request listener: the fast path, then Fastify. A throw from the
+ * fast path (a bug: none is expected) must not escape a 'request' listener,
+ * which would end the process: before an answer began, Fastify answers the
+ * request from the start; after, the connection is ended. Logged either way.
+ */
+export function firstFast(
+  fast: (req: IncomingMessage, res: ServerResponse) => boolean,
+  fastify: (req: IncomingMessage, res: ServerResponse) => void,
+  log: () => { error(obj: object, msg: string): void },
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    let answered: boolean;
+    try {
+      answered = fast(req, res);
+    } catch (err) {
+      log().error({ cause: err instanceof Error ? err.message : String(err) }, 'GET /app_context fast path failed');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      (req as Marked)[kHandOver] = undefined;
+      answered = false;
+    }
+    if (!answered) fastify(req, res);
+  };
+}
+
 function noop(): void {}
 
 function first(value: string | string[] | undefined): string | undefined {

@@ -9,7 +9,7 @@ import type { Services } from '../domain/services.js';
 import { clientAddress, forwardedAddress, proxyTrust } from '../domain/ip.js';
 import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
 import { registerAccessLog } from './access-log.js';
-import { fastAppContext, requestIds, type AccessLine, type Observe } from './fast-path.js';
+import { fastAppContext, firstFast, requestIds, type AccessLine, type Observe } from './fast-path.js';
 import { clientCors } from './cors.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -91,9 +91,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const app: FastifyInstance = Fastify({
     // Fastify's own server, with GET /app_context's common case answered first (fast-path.ts).
     serverFactory: (handler) => {
-      const server = createServer(timeouts.http, fast === null ? handler : (req, res) => {
-        if (!fast(req, res)) handler(req, res);
-      });
+      const server = createServer(timeouts.http, fast === null ? handler : firstFast(fast, handler, () => app.log));
       // What Fastify does to the server it makes itself (lib/server.js), which it skips for a factory's.
       server.keepAliveTimeout = timeouts.keepAliveTimeout;
       server.requestTimeout = timeouts.requestTimeout;
