@@ -1,7 +1,7 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { authenticateAppCached, type RequestContext } from '../domain/access.js';
-import { appContextJson } from '../domain/app-context.js';
+import { appContextAnswer, type AppContextAnswer } from '../domain/app-context.js';
 import { clientAddress, type ProxyTrust } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
@@ -16,7 +16,7 @@ import { trackRawResponse } from './connections.js';
  * It is the request desktop clients make most, and on it Fastify's request,
  * reply and hook runner cost as much as Tollgate's whole access check. The
  * fast path runs the same code as the route (authenticateAppCached, then
- * appContextJson: one implementation of the checks and the answer) and
+ * appContextAnswer: one implementation of the checks and the answer) and
  * writes the same bytes the route would: the three security headers, the
  * content type and length, in the same order.
  *
@@ -69,7 +69,7 @@ export interface AccessFields {
 export interface HandOver {
   ctx: RequestContext;
   error?: unknown;
-  pending?: Promise<string>;
+  pending?: Promise<AppContextAnswer>;
 }
 
 const kHandOver = Symbol('tollgate.fastPath');
@@ -102,9 +102,16 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
   const s = o.services;
   return (req, res) => {
     if (req.url !== ROUTE || req.method !== 'GET' || o.closing()) return false;
-    const h = req.headers;
+    const h = req.headers; // built by Node for every request already (it reads Host and Expect)
     if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
-    const creds = credentialsOf(h);
+    const authorization = first(h.authorization);
+    const creds: UserCredentials = {
+      bearer: authorization === undefined ? undefined : bearerOf(authorization),
+      licenseCode: utf8Of(first(h['x-api-license-code'])),
+      username: utf8Of(first(h['x-api-username'])),
+      password: utf8Of(first(h['x-api-password'])),
+      hardwareId: utf8Of(first(h['x-hardware-id'])),
+    };
     if (creds.bearer === undefined && (creds.username !== undefined || creds.licenseCode !== undefined) && s.limits.enabled) return false;
     const forwarded = h['x-forwarded-for'];
     const ip = clientAddress(req.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, o.trusted);
@@ -122,42 +129,58 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     if (app === undefined || app.signaturesRequired) return false;
 
     const ctx: RequestContext = { app, ip, now, reqId: o.requestIds.next() };
-    let json: string | Promise<string>;
+    let answer: AppContextAnswer | Promise<AppContextAnswer>;
     try {
-      json = run(appContextJson(s, ctx, creds));
+      answer = run(appContextAnswer(s, ctx, creds));
     } catch (error) {
       (req as Marked)[kHandOver] = { ctx, error };
       return false;
     }
-    if (typeof json !== 'string') {
-      json.catch(noop); // the route takes it over within this tick; until then a rejection is not unhandled
-      (req as Marked)[kHandOver] = { ctx, pending: json };
+    if (answer instanceof Promise) {
+      answer.catch(noop); // the route takes it over within this tick; until then a rejection is not unhandled
+      (req as Marked)[kHandOver] = { ctx, pending: answer };
       return false;
     }
 
     trackRawResponse(req.socket, res);
+    // As Fastify's onResponse: once the last byte is handed to the socket (a slow reader's answer takes its time).
+    if (log !== null || metrics !== null) whenSent(res, start, log, metrics, ctx, app.id);
     res.writeHead(200, [
       'x-content-type-options', 'nosniff',
       'x-frame-options', 'DENY',
       'referrer-policy', 'no-referrer',
       'content-type', JSON_UTF8,
-      'content-length', String(Buffer.byteLength(json)),
+      'content-length', String(answer.bytes),
     ]);
-    res.end(json);
-    if (log !== null || metrics !== null) {
-      const ms = performance.now() - start;
-      log?.({ reqId: ctx.reqId!, method: 'GET', route: ROUTE, status: 200, ms: Math.round(ms * 10) / 10, ip, appId: app.id, code: undefined });
-      metrics?.('GET', ROUTE, 200, ms / 1000);
-    }
+    // All ASCII (as long in bytes as in characters): latin1 writes the same bytes without UTF-8 encoding.
+    res.end(answer.json, answer.bytes === answer.json.length ? 'latin1' : 'utf8');
     return true;
   };
+}
+
+/** The access line and the metrics sample of a fast-path answer, on 'finish' (or 'error') as Fastify writes its own. */
+function whenSent(res: ServerResponse, start: number, log: AccessLine | null, metrics: Observe | null, ctx: RequestContext, appId: string): void {
+  const sent = () => {
+    res.removeListener('finish', sent);
+    res.removeListener('error', sent);
+    const ms = performance.now() - start;
+    try {
+      log?.({ reqId: ctx.reqId!, method: 'GET', route: ROUTE, status: 200, ms: Math.round(ms * 10) / 10, ip: ctx.ip, appId, code: undefined });
+      metrics?.('GET', ROUTE, 200, ms / 1000);
+    } catch {
+      // Bookkeeping never fails an answer that was sent (a throw in an event listener would end the process).
+    }
+  };
+  res.on('finish', sent);
+  res.on('error', sent);
 }
 
 /**
  * The server's request listener: the fast path, then Fastify. A throw from the
  * fast path (a bug: none is expected) must not escape a 'request' listener,
  * which would end the process: before an answer began, Fastify answers the
- * request from the start; after, the connection is ended. Logged either way.
+ * request from the start; after a whole answer the connection goes on; in
+ * between it is ended. Logged each time.
  */
 export function firstFast(
   fast: (req: IncomingMessage, res: ServerResponse) => boolean,
@@ -170,8 +193,9 @@ export function firstFast(
       answered = fast(req, res);
     } catch (err) {
       log().error({ cause: err instanceof Error ? err.message : String(err) }, 'GET /app_context fast path failed');
+      if (res.writableEnded) return; // answered whole: the connection goes on
       if (res.headersSent) {
-        res.destroy();
+        res.destroy(); // an answer begun and not finished cannot be completed
         return;
       }
       (req as Marked)[kHandOver] = undefined;
@@ -185,15 +209,4 @@ function noop(): void {}
 
 function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function credentialsOf(h: IncomingHttpHeaders): UserCredentials {
-  const authorization = first(h.authorization);
-  return {
-    bearer: authorization === undefined ? undefined : bearerOf(authorization),
-    licenseCode: utf8Of(first(h['x-api-license-code'])),
-    username: utf8Of(first(h['x-api-username'])),
-    password: utf8Of(first(h['x-api-password'])),
-    hardwareId: utf8Of(first(h['x-hardware-id'])),
-  };
 }
