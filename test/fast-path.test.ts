@@ -888,3 +888,37 @@ describe('9. a throw inside the fast path', () => {
     expect(outcomes).toEqual(['answered']);
   });
 });
+
+describe('10. the answer’s length and encoding', () => {
+  let p: Pair | undefined;
+  afterEach(async () => {
+    await p?.close();
+    p = undefined;
+  });
+
+  const utf8Body = (r: Raw) => JSON.parse(r.body.toString('utf8')) as { application: { variables: { name: string; value: string }[] }; user: { username: string } | null };
+
+  it('all ASCII, non-ASCII in the application, in the user, in both: the same bytes as Fastify, Content-Length their count', async () => {
+    p = await pair();
+    const app = await p.h.createApp({ anonymous_access_allowed: true });
+    await p.h.activeUser(app, 'ascii');
+    await p.h.activeUser(app, 'zoë-jürgen');
+    const ascii = await p.h.login(app, 'ascii');
+    const accented = await p.h.login(app, 'zoë-jürgen');
+    const check = async (token: string | null, expectAscii: boolean) => {
+      const r = await both(p!, request([...appHeaders(app), ...(token ? [bearer(token)] : [])]));
+      expect(r.outcomes).toEqual(['answered', 'answered']);
+      expect(Number(headerOf(r.fast, 'content-length'))).toBe(r.fast.body.length);
+      expect(r.fast.body.every((b) => b < 0x80)).toBe(expectAscii);
+      return utf8Body(r.fast);
+    };
+    expect((await check(ascii, true)).user?.username).toBe('ascii');
+    expect((await check(null, true)).user).toBeNull();
+    expect((await check(accented, false)).user?.username).toBe('zoë-jürgen');
+    // Non-ASCII in the application part: every answer of the app, anonymous included.
+    expect((await p.h.admin('PUT', `/apps/${app.id}/variables/motd`, { value: 'héllo 🌍 — 世界' })).statusCode).toBe(200);
+    expect((await check(ascii, false)).application.variables).toContainEqual({ name: 'motd', value: 'héllo 🌍 — 世界' });
+    expect((await check(null, false)).application.variables).toContainEqual({ name: 'motd', value: 'héllo 🌍 — 世界' });
+    expect((await check(accented, false)).user?.username).toBe('zoë-jürgen');
+  });
+});

@@ -6,34 +6,57 @@ import { cached, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
 
+/** GET /app_context's answer, and its length in UTF-8 bytes (equal to json.length when it is all ASCII). */
+export interface AppContextAnswer {
+  json: string;
+  bytes: number;
+}
+
 /**
  * GET /app_context, as a ready JSON string: the application part is
  * serialised once per change (cached), the user once per cached user record,
- * and only the server time per call. Synchronous while everything it reads
- * is cached (see steps.ts).
+ * and only the server time per call. The length comes from the parts' lengths,
+ * kept with them, so the answer is not measured again. Synchronous while
+ * everything it reads is cached (see steps.ts).
  */
-export function* appContextJson(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<string> {
+export function* appContextAnswer(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<AppContextAnswer> {
   const user = yield* authenticateUser(s, ctx, creds);
   const application = yield* cached(s.caches.applications, ctx.app.id);
-  const userJson = user ? userJsonOf(user, ctx.now) : 'null';
-  return `{"application":${application.json},"user":${userJson},"server_time":"${serverTime(ctx.now)}"}`;
+  const part = user ? userJsonOf(user, ctx.now) : NO_USER;
+  const time = serverTime(ctx.now); // ASCII
+  return {
+    json: `{"application":${application.json},"user":${part.json},"server_time":"${time}"}`,
+    bytes: FRAME_BYTES + application.jsonBytes + part.bytes + time.length,
+  };
 }
 
-/** A cached user record is immutable (a change replaces it), so its two possible serialisations can be kept with it. */
-const serialised = new WeakMap<UserRecord, { active: string; inactive: string }>();
+/** The bytes of `{"application":`, `,"user":`, `,"server_time":"` and `"}`. */
+const FRAME_BYTES = 15 + 8 + 16 + 2;
 
-function userJsonOf(user: UserRecord, now: number): string {
+interface Part {
+  json: string;
+  bytes: number;
+}
+
+const NO_USER: Part = { json: 'null', bytes: 4 };
+
+/** A cached user record is immutable (a change replaces it), so its two possible serialisations can be kept with it. */
+const serialised = new WeakMap<UserRecord, { active: Part; inactive: Part }>();
+
+function userJsonOf(user: UserRecord, now: number): Part {
   let both = serialised.get(user);
   if (!both) {
     const view = viewUser(user, now);
     both = {
-      active: JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } }),
-      inactive: JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } }),
+      active: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } })),
+      inactive: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } })),
     };
     serialised.set(user, both);
   }
   return isActive(user, now) ? both.active : both.inactive;
 }
+
+const part = (json: string): Part => ({ json, bytes: Buffer.byteLength(json) });
 
 let lastMs = Number.NaN;
 let lastIso = '';

@@ -9,6 +9,8 @@ export interface ApplicationView {
   files: { id: string; name: string; mime_type: string; is_encrypted: boolean }[];
   /** The same object serialised once, reused by every /app_context answer until it changes. */
   json: string;
+  /** Its length in UTF-8 bytes (an answer's length is known without measuring it again). */
+  jsonBytes: number;
 }
 
 export function applicationCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<ApplicationView> {
@@ -21,7 +23,8 @@ export function applicationCache(store: Store, clock: () => number, ttlMs?: numb
         variables: variables.map((v) => ({ name: v.name, value: v.value })),
         files: files.map((f) => ({ id: f.id, name: f.name, mime_type: f.mimeType, is_encrypted: f.isEncrypted })),
       };
-      return { value: { ...view, json: JSON.stringify(view) }, validUntil: Infinity };
+      const json = JSON.stringify(view);
+      return { value: { ...view, json, jsonBytes: Buffer.byteLength(json) }, validUntil: Infinity };
     },
     clock,
     { ttlMs },

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { appContextJson } from '../../../domain/app-context.js';
+import { appContextAnswer } from '../../../domain/app-context.js';
 import type { Services } from '../../../domain/services.js';
 import { run } from '../../../domain/steps.js';
 import { userCredentials } from '../../client-plugin.js';
@@ -26,15 +26,15 @@ export function contextRoutes(app: FastifyInstance, s: Services): void {
       // What the fast path (src/http/fast-path.ts) handed over: the check ran there, refused or is waiting.
       const handed = handedOver(request.raw);
       if (handed !== undefined && handed.pending === undefined) throw handed.error;
-      const json = handed?.pending ?? run(appContextJson(s, request.ctx, userCredentials(request)));
-      if (typeof json === 'string') {
-        void reply.type(JSON_UTF8).send(json);
-        return undefined;
+      const answer = handed?.pending ?? run(appContextAnswer(s, request.ctx, userCredentials(request)));
+      if (answer instanceof Promise) {
+        return answer.then(({ json }) => {
+          void reply.type(JSON_UTF8);
+          return json;
+        });
       }
-      return json.then((body) => {
-        void reply.type(JSON_UTF8);
-        return body;
-      });
+      void reply.type(JSON_UTF8).send(answer.json);
+      return undefined;
     },
   });
 }
