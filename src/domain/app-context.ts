@@ -2,7 +2,7 @@ import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { isActive, iso } from './membership.js';
 import type { Services } from './services.js';
-import { cached, type Steps } from './steps.js';
+import { wait, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
 
@@ -21,7 +21,8 @@ export interface AppContextAnswer {
  */
 export function* appContextAnswer(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<AppContextAnswer> {
   const user = yield* authenticateUser(s, ctx, creds);
-  const application = yield* cached(s.caches.applications, ctx.app.id);
+  let application = s.caches.applications.peek(ctx.app.id);
+  if (application === undefined) application = yield* wait(s.caches.applications.get(ctx.app.id));
   const part = user ? userJsonOf(user, ctx.now) : NO_USER;
   const time = serverTime(ctx.now); // ASCII
   return {

@@ -6,7 +6,7 @@ import {
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import type { Services } from './services.js';
-import { cached, run, wait, type Steps } from './steps.js';
+import { run, wait, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { write } from './unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
@@ -92,7 +92,9 @@ export function* userByCode(s: Services, ctx: RequestContext, code: string): Ste
 }
 
 function* codeOwner(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
-  const userId = yield* cached(s.caches.userIdsByCode, `${ctx.app.id}\0${code}`);
+  const key = `${ctx.app.id}\0${code}`;
+  const hit = s.caches.userIdsByCode.peek(key);
+  const userId = hit !== undefined ? hit : yield* wait(s.caches.userIdsByCode.get(key));
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;

@@ -1,5 +1,3 @@
-import type { InvalidatingCache } from './cache.js';
-
 /**
  * Work that nearly always finishes at once (everything it reads is cached) but
  * sometimes has to wait for a load, a query or a password hash.
@@ -10,22 +8,19 @@ import type { InvalidatingCache } from './cache.js';
  * Measured on GET /app_context (Bearer, every lookup a cache hit): the same
  * checks as a chain of async functions cost about a quarter of the route's
  * throughput in promises and microtasks.
+ *
+ * A cached value is read as `cache.peek(key)`, and only on a miss
+ * `yield* wait(cache.get(key))`, written out where it is read: a helper
+ * generator would cost a generator object and a delegation per lookup, four
+ * to six lookups per hot request. Freshness is judged by the clock at the
+ * lookup, not by the request's start (a slow body must not stretch how long a
+ * cached value may be served).
  */
 export type Steps<T> = Generator<Promise<unknown>, T, unknown>;
 
 /** Waits for a promise inside steps. */
 export function* wait<T>(promise: Promise<T>): Steps<T> {
   return (yield promise) as T;
-}
-
-/**
- * A cached value: at once on a hit, loaded (and kept) on a miss. Freshness is
- * judged by the clock now, not by the request's start: a slow request body
- * must not stretch how long a cached value may be served.
- */
-export function* cached<T>(cache: InvalidatingCache<T>, key: string): Steps<T> {
-  const hit = cache.peek(key);
-  return hit !== undefined ? hit : yield* wait(cache.get(key));
 }
 
 /**

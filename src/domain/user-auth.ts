@@ -5,7 +5,7 @@ import {
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
 import type { Services } from './services.js';
-import { cached, wait, type Steps } from './steps.js';
+import { wait, type Steps } from './steps.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
@@ -23,7 +23,9 @@ export interface UserCredentials {
  */
 function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Steps<UserRecord> {
   const nameKey = usernameKey(username);
-  const userId = yield* cached(s.caches.userIdsByName, `${ctx.app.id}\0${nameKey}`);
+  const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
+  const hit = s.caches.userIdsByName.peek(nameCacheKey);
+  const userId = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(nameCacheKey));
   const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
@@ -69,17 +71,19 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   const method = creds.bearer !== undefined ? 'token' : creds.licenseCode !== undefined ? 'code' : creds.username !== undefined || creds.password !== undefined ? 'password' : 'none';
   const device = ctx.app.deviceAuthEnabled;
 
-  // 3. Shape.
-  const check = new Checker();
-  if (creds.hardwareId !== undefined) check.text('header.x-hardware-id', creds.hardwareId, HARDWARE_ID);
-  if (method === 'code') check.text('header.x-api-license-code', creds.licenseCode, LICENSE_CODE);
-  if (method === 'password') {
-    check.required('header.x-api-username', creds.username);
-    check.text('header.x-api-username', creds.username, USERNAME);
-    check.required('header.x-api-password', creds.password);
-    check.password('header.x-api-password', creds.password, null);
+  // 3. Shape (a Bearer request without a hardware ID has none to check).
+  if (creds.hardwareId !== undefined || method === 'code' || method === 'password') {
+    const check = new Checker();
+    if (creds.hardwareId !== undefined) check.text('header.x-hardware-id', creds.hardwareId, HARDWARE_ID);
+    if (method === 'code') check.text('header.x-api-license-code', creds.licenseCode, LICENSE_CODE);
+    if (method === 'password') {
+      check.required('header.x-api-username', creds.username);
+      check.text('header.x-api-username', creds.username, USERNAME);
+      check.required('header.x-api-password', creds.password);
+      check.password('header.x-api-password', creds.password, null);
+    }
+    check.throwIfAny();
   }
-  check.throwIfAny();
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
