@@ -13,12 +13,10 @@
  * so a case meant for the fast path cannot silently be answered by Fastify.
  */
 import { connect, type Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../src/config/index.js';
-import { buildServer } from '../src/http/server.js';
-import { ADMIN_TOKEN, PASSWORD, harness, type Harness, type TestApp } from './helpers.js';
-import { captureLog, fields, until, type LogCapture, type LogLine } from './log-capture.js';
+import { PASSWORD, harness, type Harness } from './helpers.js';
+import { captureLog, fields, until, type LogLine } from './log-capture.js';
+import { appHeaders, bearer, pair, request, type Pair } from './fast-path-pair.js';
 import { setUpKeys } from './signing-fixtures.js';
 
 type Outcome = 'answered' | 'refused' | 'pending' | 'passed';
@@ -169,19 +167,6 @@ async function exchange(port: number, bytes: Buffer | string, head = false): Pro
   }
 }
 
-type HeaderValue = string | Buffer;
-
-/** A request as bytes: the request line, then the headers exactly in this order (Buffers are sent as they are). */
-function request(headers: [string, HeaderValue][], opts: { method?: string; target?: string; host?: boolean; version?: string } = {}): Buffer {
-  const parts: Buffer[] = [Buffer.from(`${opts.method ?? 'GET'} ${opts.target ?? '/app_context'} ${opts.version ?? 'HTTP/1.1'}\r\n`, 'latin1')];
-  if (opts.host !== false) parts.push(Buffer.from('Host: tollgate.test\r\n', 'latin1'));
-  for (const [name, value] of headers) parts.push(Buffer.from(`${name}: `, 'latin1'), typeof value === 'string' ? Buffer.from(value, 'latin1') : value, Buffer.from('\r\n'));
-  parts.push(Buffer.from('\r\n'));
-  return Buffer.concat(parts);
-}
-
-const appHeaders = (app: TestApp): [string, string][] => [['X-Api-Key', app.apiKey], ['X-Api-Secret', app.apiSecret]];
-const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
 
 const SIGNATURE_HEADERS = new Set(['tollgate-signature']);
 
@@ -196,47 +181,6 @@ function comparable(r: Raw): { statusLine: string; headers: [string, string][]; 
 
 // ---------------------------------------------------------------------------------------------------------------
 // Two servers over the same services: the harness's (fast path on) and one built as src/wiring.ts builds it, fast path off.
-
-interface Pair {
-  h: Harness;
-  /** The fast path's server. */
-  fast: number;
-  /** Fastify alone. */
-  slow: number;
-  other: FastifyInstance;
-  close(): Promise<void>;
-}
-
-async function pair(env: Record<string, string> = {}, logs?: { fast: LogCapture; slow: LogCapture }): Promise<Pair> {
-  const h = await harness({ env, ...(logs && { logStream: logs.fast.stream }) });
-  // The config the harness loaded (its DATABASE_URL is the only difference, and buildServer does not read it).
-  const config = loadConfig({ DATABASE_URL: 'sqlite:./unused.db', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...env });
-  const other = await buildServer({
-    services: h.tollgate.services,
-    adminToken: config.adminToken,
-    trustProxy: config.trustProxy,
-    maxUploadBytes: config.maxUploadBytes,
-    metricsToken: config.metricsToken,
-    corsOrigins: config.corsOrigins,
-    accessLog: config.accessLog,
-    timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
-    dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
-    ...(logs && { logStream: logs.slow.stream }),
-    reuseCompiledSchemas: true,
-    fastPath: false,
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
-  });
-  await other.ready();
-  const fast = Number(new URL(await h.tollgate.server.listen({ port: 0, host: '127.0.0.1' })).port);
-  const slow = Number(new URL(await other.listen({ port: 0, host: '127.0.0.1' })).port);
-  return {
-    h, fast, slow, other,
-    async close() {
-      await other.close();
-      await h.close();
-    },
-  };
-}
 
 /**
  * `bytes` to Fastify alone, then twice to the fast path's server (the first may load a cache; the second

@@ -1,0 +1,63 @@
+/**
+ * Shared by test/fast-path.test.ts and test/fast-path-attacks.test.ts: requests as raw bytes, and two servers over
+ * the same services, the harness's (GET /app_context's fast path on) and one built as src/wiring.ts builds it with
+ * the fast path off, both listening on 127.0.0.1.
+ */
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../src/config/index.js';
+import { buildServer } from '../src/http/server.js';
+import { ADMIN_TOKEN, harness, type Harness, type TestApp } from './helpers.js';
+import type { LogCapture } from './log-capture.js';
+
+export type HeaderValue = string | Buffer;
+
+/** A request as bytes: the request line, then the headers exactly in this order (Buffers are sent as they are), then any body. */
+export function request(headers: [string, HeaderValue][], opts: { method?: string; target?: string; host?: boolean; version?: string; body?: Buffer | string } = {}): Buffer {
+  const parts: Buffer[] = [Buffer.from(`${opts.method ?? 'GET'} ${opts.target ?? '/app_context'} ${opts.version ?? 'HTTP/1.1'}\r\n`, 'latin1')];
+  if (opts.host !== false) parts.push(Buffer.from('Host: tollgate.test\r\n', 'latin1'));
+  for (const [name, value] of headers) parts.push(Buffer.from(`${name}: `, 'latin1'), typeof value === 'string' ? Buffer.from(value, 'latin1') : value, Buffer.from('\r\n'));
+  parts.push(Buffer.from('\r\n'));
+  if (opts.body !== undefined) parts.push(typeof opts.body === 'string' ? Buffer.from(opts.body, 'latin1') : opts.body);
+  return Buffer.concat(parts);
+}
+
+export const appHeaders = (app: TestApp): [string, string][] => [['X-Api-Key', app.apiKey], ['X-Api-Secret', app.apiSecret]];
+export const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
+
+export interface Pair {
+  h: Harness;
+  fast: number;
+  slow: number;
+  other: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function pair(env: Record<string, string> = {}, logs?: { fast: LogCapture; slow: LogCapture }): Promise<Pair> {
+  const h = await harness({ env, ...(logs && { logStream: logs.fast.stream }) });
+  const config = loadConfig({ DATABASE_URL: 'sqlite:./unused.db', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...env });
+  const other = await buildServer({
+    services: h.tollgate.services,
+    adminToken: config.adminToken,
+    trustProxy: config.trustProxy,
+    maxUploadBytes: config.maxUploadBytes,
+    metricsToken: config.metricsToken,
+    corsOrigins: config.corsOrigins,
+    accessLog: config.accessLog,
+    timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
+    dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
+    ...(logs && { logStream: logs.slow.stream }),
+    reuseCompiledSchemas: true,
+    fastPath: false,
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+  });
+  await other.ready();
+  const fast = Number(new URL(await h.tollgate.server.listen({ port: 0, host: '127.0.0.1' })).port);
+  const slow = Number(new URL(await other.listen({ port: 0, host: '127.0.0.1' })).port);
+  return {
+    h, fast, slow, other,
+    async close() {
+      await other.close();
+      await h.close();
+    },
+  };
+}
