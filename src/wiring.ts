@@ -34,6 +34,20 @@ export interface Tollgate {
 }
 
 /** The one place that builds the store, the services and the server from a config. */
+/** The server options that come from the configuration alone (tests build a second server from them). */
+export function serverSettings(config: Readonly<Config>) {
+  return {
+    adminToken: config.adminToken,
+    trustProxy: config.trustProxy,
+    maxUploadBytes: config.maxUploadBytes,
+    metricsToken: config.metricsToken,
+    corsOrigins: config.corsOrigins,
+    accessLog: config.accessLog,
+    timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
+    dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
+  };
+}
+
 export async function createTollgate(config: Readonly<Config>, overrides: Overrides = {}): Promise<Tollgate> {
   const db = await openDb(config.databaseUrl, config);
   const counters = config.rateLimit ? rateLimitCounters(config, db) : null;
@@ -54,14 +68,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
       services,
-      adminToken: config.adminToken,
-      trustProxy: config.trustProxy,
-      maxUploadBytes: config.maxUploadBytes,
-      metricsToken: config.metricsToken,
-      corsOrigins: config.corsOrigins,
-      accessLog: config.accessLog,
-      timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
-      dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
+      ...serverSettings(config),
       ...(output && { logStream: output.stream }),
       ...(overrides.reuseCompiledSchemas && { reuseCompiledSchemas: true }),
       ...(overrides.fastPath === false && { fastPath: false }),

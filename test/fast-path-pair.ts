@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config/index.js';
 import { buildServer } from '../src/http/server.js';
+import { serverSettings } from '../src/wiring.js';
 import { ADMIN_TOKEN, harness, type Harness, type TestApp } from './helpers.js';
 import type { LogCapture } from './log-capture.js';
 
@@ -37,14 +38,7 @@ export async function pair(env: Record<string, string> = {}, logs?: { fast: LogC
   const config = loadConfig({ DATABASE_URL: 'sqlite:./unused.db', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', ...env });
   const other = await buildServer({
     services: h.tollgate.services,
-    adminToken: config.adminToken,
-    trustProxy: config.trustProxy,
-    maxUploadBytes: config.maxUploadBytes,
-    metricsToken: config.metricsToken,
-    corsOrigins: config.corsOrigins,
-    accessLog: config.accessLog,
-    timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
-    dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
+    ...serverSettings(config),
     ...(logs && { logStream: logs.slow.stream }),
     reuseCompiledSchemas: true,
     fastPath: false,

@@ -31,8 +31,8 @@ export function* appContextAnswer(s: Services, ctx: RequestContext, creds: UserC
   };
 }
 
-/** The bytes of `{"application":`, `,"user":`, `,"server_time":"` and `"}`. */
-const FRAME_BYTES = 15 + 8 + 16 + 2;
+/** The bytes around the parts: `{"application":`, `,"user":`, `,"server_time":"` and `"}`. */
+const FRAME_BYTES = '{"application":,"user":,"server_time":""}'.length;
 
 interface Part {
   json: string;

@@ -210,8 +210,9 @@ const validPort = (port: string | undefined): boolean => port === undefined || N
  * nothing). Null when a hop that must be read is not an address: the request
  * is refused rather than charged to a made-up or borrowed address.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | undefined, trusted: ProxyTrust | null): string | null {
+export function clientAddress(socketAddress: string | undefined, forwardedHeader: string | string[] | undefined, trusted: ProxyTrust | null): string | null {
   if (socketAddress === undefined) return null;
+  const forwardedFor = Array.isArray(forwardedHeader) ? forwardedHeader.join(',') : forwardedHeader;
   let address = normaliseIp(socketAddress);
   if (trusted === null || forwardedFor === undefined || !trusted(address)) return address;
   const hops = forwardedFor.split(',');

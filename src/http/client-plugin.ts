@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
 import type { Identity, LimitedAction } from '../domain/limits.js';
@@ -104,22 +105,29 @@ function identityOf(action: LimitedAction, request: FastifyRequest): Identity | 
       const credentials = (body.credentials && typeof body.credentials === 'object' ? body.credentials : {}) as Record<string, unknown>;
       return { username: credentials.username, code: credentials.code };
     }
-    case 'legacy_auth': {
-      if (header(request, 'authorization') !== undefined) return null;
-      const username = utf8Header(request, 'x-api-username');
-      const code = utf8Header(request, 'x-api-license-code');
-      return username === undefined && code === undefined ? null : { username, code };
-    }
+    case 'legacy_auth':
+      return legacyIdentity(request);
   }
 }
 
-export function header(request: FastifyRequest, name: string): string | undefined {
+/** Who a request with legacy credential headers names (step 2 counts it); null for a Bearer token or none. */
+export function legacyIdentity(request: WithHeaders): Identity | null {
+  if (header(request, 'authorization') !== undefined) return null;
+  const username = utf8Header(request, 'x-api-username');
+  const code = utf8Header(request, 'x-api-license-code');
+  return username === undefined && code === undefined ? null : { username, code };
+}
+
+/** Fastify's request or Node's (the fast path reads the same headers the same way). */
+type WithHeaders = Pick<IncomingMessage, 'headers'>;
+
+export function header(request: WithHeaders, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
 /** SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. */
-export function userCredentials(request: FastifyRequest): UserCredentials {
+export function userCredentials(request: WithHeaders): UserCredentials {
   const authorization = header(request, 'authorization');
   return {
     bearer: authorization === undefined ? undefined : bearerOf(authorization),
@@ -131,16 +139,16 @@ export function userCredentials(request: FastifyRequest): UserCredentials {
 }
 
 /** The token of `Bearer <token>`; any other Authorization value is the empty token (a credential that fails). */
-export function bearerOf(authorization: string): string {
+function bearerOf(authorization: string): string {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return match ? match[1]! : '';
 }
 
-function utf8Header(request: FastifyRequest, name: string): string | undefined {
+function utf8Header(request: WithHeaders, name: string): string | undefined {
   return utf8Of(header(request, name));
 }
 
 /** Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. */
-export function utf8Of(value: string | undefined): string | undefined {
+function utf8Of(value: string | undefined): string | undefined {
   return value === undefined || /^[\x00-\x7f]*$/.test(value) ? value : Buffer.from(value, 'latin1').toString('utf8');
 }

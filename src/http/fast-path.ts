@@ -5,8 +5,7 @@ import { appContextAnswer, type AppContextAnswer } from '../domain/app-context.j
 import { clientAddress, type ProxyTrust } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
-import type { UserCredentials } from '../domain/user-auth.js';
-import { bearerOf, utf8Of } from './client-plugin.js';
+import { header, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
 
 /**
@@ -104,17 +103,9 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     if (req.url !== ROUTE || req.method !== 'GET' || o.closing()) return false;
     const h = req.headers; // built by Node for every request already (it reads Host and Expect)
     if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
-    const authorization = first(h.authorization);
-    const creds: UserCredentials = {
-      bearer: authorization === undefined ? undefined : bearerOf(authorization),
-      licenseCode: utf8Of(first(h['x-api-license-code'])),
-      username: utf8Of(first(h['x-api-username'])),
-      password: utf8Of(first(h['x-api-password'])),
-      hardwareId: utf8Of(first(h['x-hardware-id'])),
-    };
-    if (creds.bearer === undefined && (creds.username !== undefined || creds.licenseCode !== undefined) && s.limits.enabled) return false;
-    const forwarded = h['x-forwarded-for'];
-    const ip = clientAddress(req.socket.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, o.trusted);
+    if (s.limits.enabled && legacyIdentity(req) !== null) return false;
+    const creds = userCredentials(req);
+    const ip = clientAddress(req.socket.remoteAddress, h['x-forwarded-for'], o.trusted);
     if (ip === null) return false;
     const log = o.accessLog();
     const metrics = o.metrics();
@@ -122,7 +113,7 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const now = s.clock();
     let app;
     try {
-      app = authenticateAppCached(s, first(h['x-api-key']), first(h['x-api-secret']), now);
+      app = authenticateAppCached(s, header(req, 'x-api-key'), header(req, 'x-api-secret'), now);
     } catch {
       return false; // refused: nothing was counted or logged, Fastify's hook refuses it again in its own order
     }
@@ -207,6 +198,3 @@ export function firstFast(
 
 function noop(): void {}
 
-function first(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}

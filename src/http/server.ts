@@ -121,8 +121,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   guardConnections(app.server);
   app.decorate('clientAddress', (request: FastifyRequest) => {
-    const forwarded = request.headers['x-forwarded-for'];
-    return clientAddress(request.raw.socket?.remoteAddress, Array.isArray(forwarded) ? forwarded.join(',') : forwarded, trusted);
+    return clientAddress(request.raw.socket?.remoteAddress, request.headers['x-forwarded-for'], trusted);
   });
   app.addHook('preClose', (done) => {
     closing = true;
