@@ -851,7 +851,10 @@ describe('10. the answer’s length and encoding', () => {
     const accented = await p.h.login(app, 'zoë-jürgen');
     const check = async (token: string | null, expectAscii: boolean) => {
       const r = await both(p!, request([...appHeaders(app), ...(token ? [bearer(token)] : [])]));
-      expect(r.outcomes).toEqual(['answered', 'answered']);
+      // The first may find the application's cache emptied: on PostgreSQL by a change notice that arrives
+      // late from the write before it. The second meets a warm cache.
+      expect(['answered', 'pending']).toContain(r.outcomes[0]);
+      expect(r.outcomes[1]).toBe('answered');
       expect(Number(headerOf(r.fast, 'content-length'))).toBe(r.fast.body.length);
       expect(r.fast.body.every((b) => b < 0x80)).toBe(expectAscii);
       return utf8Body(r.fast);
