@@ -5,7 +5,7 @@ import { appContextAnswer, type AppContextAnswer } from '../domain/app-context.j
 import { clientAddress, type ProxyTrust } from '../domain/ip.js';
 import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
-import { header, legacyIdentity, userCredentials } from './client-plugin.js';
+import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
 
 /**
@@ -113,7 +113,7 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const now = s.clock();
     let app;
     try {
-      app = authenticateAppCached(s, header(req, 'x-api-key'), header(req, 'x-api-secret'), now);
+      app = authenticateAppCached(s, apiKeyOf(req), apiSecretOf(req), now);
     } catch {
       return false; // refused: nothing was counted or logged, Fastify's hook refuses it again in its own order
     }
