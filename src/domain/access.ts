@@ -6,7 +6,7 @@ import { events } from './events.js';
 import { isActive } from './membership.js';
 import type { Services } from './services.js';
 import { wait, type Steps } from './steps.js';
-import { constantTimeEqual, digest, digestMatches } from './tokens.js';
+import { constantTimeEqual, digest, digestMatches, sessionTokenShaped } from './tokens.js';
 import { write } from './unit-of-work.js';
 
 /** Who is calling: the authenticated application, the client IP and the time of the request. */
@@ -119,10 +119,14 @@ export function checkMembership(user: UserRecord, now: number): void {
   if (!isActive(user, now)) throw new DomainError('membership_inactive');
 }
 
-/** Resolves a presented session token to its session (any app, any expiry); the caller judges it. */
-export function* findSession(s: Services, token: string): Steps<SessionRecord | undefined> {
-  if (!token.startsWith('tg_sess_') || token.length > 128) return undefined;
-  const key = digest(token);
+/**
+ * Resolves a presented session token to its session (any app, any expiry); the caller judges it.
+ * `tokenDigest`, when the caller has it already, is the token's digest (the HTTP layer keeps the last one
+ * of each connection: src/http/session-digest.ts).
+ */
+export function* findSession(s: Services, token: string, tokenDigest?: string): Steps<SessionRecord | undefined> {
+  if (!sessionTokenShaped(token)) return undefined;
+  const key = tokenDigest ?? digest(token);
   const hit = s.caches.sessions.peek(key);
   return (hit !== undefined ? hit : yield* wait(s.caches.sessions.get(key))) ?? undefined;
 }

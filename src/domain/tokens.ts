@@ -15,6 +15,11 @@ export function newToken(kind: TokenKind, random: RandomSource): string {
   return PREFIX[kind] + random(kind === 'key' ? 16 : 32).toString('base64url');
 }
 
+/** A presented session token worth looking up: the session prefix, and no longer than any token issued. */
+export function sessionTokenShaped(token: string): boolean {
+  return token.startsWith(PREFIX.session) && token.length <= 128;
+}
+
 /** Secrets are stored only as this digest; a database leak yields nothing usable. */
 export function digest(token: string): string {
   return hash('sha256', token, 'hex'); // one-shot: a third of createHash's cost, twice per request on the hot path

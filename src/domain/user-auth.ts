@@ -11,6 +11,8 @@ import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './val
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
 export interface UserCredentials {
   bearer?: string | undefined;
+  /** The bearer token's digest, when the HTTP layer knows it already (a keep-alive connection's same token). */
+  bearerDigest?: string | undefined;
   licenseCode?: string | undefined;
   username?: string | undefined;
   password?: string | undefined;
@@ -87,7 +89,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
-  const session = method === 'token' ? yield* findSession(s, creds.bearer!) : undefined;
+  const session = method === 'token' ? yield* findSession(s, creds.bearer!, creds.bearerDigest) : undefined;
   const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
 
   // 4. IP ban, hardware-ID ban (sent, or recorded in the token).

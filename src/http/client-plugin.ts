@@ -130,8 +130,8 @@ export function header(request: WithHeaders, name: string): string | undefined {
 /*
  * The readers of GET /app_context's headers below name each header literally (`h['x-api-key']`) instead of
  * calling `header(request, name)`: one lookup site shared by every name is megamorphic to V8, and a lookup
- * of an absent header there takes its slow path. Measured with bench/instructions.mjs: reading the
- * credentials through `header` cost 3,000 instructions per request, by literal names 300.
+ * of an absent header there takes its slow path. Measured with bench/instructions.mjs: 0.8k fewer
+ * instructions per Bearer request by literal names.
  */
 
 /** SPEC 5.1: the application's key and secret. */

@@ -7,6 +7,7 @@ import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
 import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
+import { withSessionDigest } from './session-digest.js';
 
 /**
  * GET /app_context answered before Fastify sees it, when nothing about the
@@ -122,7 +123,7 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const ctx: RequestContext = { app, ip, now, reqId: o.requestIds.next() };
     let answer: AppContextAnswer | Promise<AppContextAnswer>;
     try {
-      answer = run(appContextAnswer(s, ctx, creds));
+      answer = run(appContextAnswer(s, ctx, withSessionDigest(creds, req.socket)));
     } catch (error) {
       (req as Marked)[kHandOver] = { ctx, error };
       return false;
