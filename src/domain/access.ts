@@ -4,7 +4,7 @@ import type { BanSet } from './bans.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
-import type { Services } from './services.js';
+import { usersKey, type Services } from './services.js';
 import { wait, type Steps } from './steps.js';
 import { constantTimeEqual, digest, digestMatches, sessionTokenShaped } from './tokens.js';
 import { write } from './unit-of-work.js';
@@ -131,9 +131,8 @@ export function* findSession(s: Services, token: string, tokenDigest?: string): 
   return (hit !== undefined ? hit : yield* wait(s.caches.sessions.get(key))) ?? undefined;
 }
 
-/** A user of this app by id, through the cache the hot paths share. */
-export function* cachedUser(s: Services, ctx: RequestContext, userId: string): Steps<UserRecord | undefined> {
-  const key = userCacheKey(ctx.app.id, userId);
+/** A user through the cache the hot paths share, by its key there (services.ts, UserRef). */
+export function* cachedUser(s: Services, key: string): Steps<UserRecord | undefined> {
   const hit = s.caches.users.peek(key);
   return (hit !== undefined ? hit : yield* wait(s.caches.users.get(key))) ?? undefined;
 }
@@ -145,15 +144,12 @@ export function* cachedUser(s: Services, ctx: RequestContext, userId: string): S
  */
 export function* sessionUser(s: Services, session: SessionRecord): Steps<UserRecord | undefined> {
   let key = userKeys.get(session);
-  if (key === undefined) userKeys.set(session, (key = userCacheKey(session.appId, session.userId)));
+  if (key === undefined) userKeys.set(session, (key = usersKey(session.appId, session.userId)));
   const hit = s.caches.users.peek(key);
   return (hit !== undefined ? hit : yield* wait(s.caches.users.get(key))) ?? undefined;
 }
 
 const userKeys = new WeakMap<SessionRecord, string>();
-
-/** The users cache's key (services.ts splits it back at the NUL). */
-const userCacheKey = (appId: string, userId: string): string => `${appId}\0${userId}`;
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */
 export function judgeSession(ctx: RequestContext, session: SessionRecord | undefined): SessionRecord {

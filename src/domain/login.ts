@@ -5,7 +5,7 @@ import {
 } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
-import type { Services } from './services.js';
+import type { Services, UserRef } from './services.js';
 import { run, wait, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { write } from './unit-of-work.js';
@@ -87,15 +87,19 @@ async function logIn(s: Services, ctx: RequestContext, input: LoginInput): Promi
  * nothing for it. Any other code is looked up holding a place.
  */
 export function* userByCode(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
-  if (s.caches.userIdsByCode.peek(`${ctx.app.id}\0${code}`)) return yield* codeOwner(s, ctx, code);
-  return yield* wait(s.limits.attempt(ctx, { code }, () => run(codeOwner(s, ctx, code))));
+  const key = `${ctx.app.id}\0${code}`;
+  const known = s.caches.userIdsByCode.peek(key);
+  if (known) return yield* owner(s, known);
+  return yield* wait(s.limits.attempt(ctx, { code }, () => run(codeOwner(s, key))));
 }
 
-function* codeOwner(s: Services, ctx: RequestContext, code: string): Steps<UserRecord> {
-  const key = `${ctx.app.id}\0${code}`;
+function* codeOwner(s: Services, key: string): Steps<UserRecord> {
   const hit = s.caches.userIdsByCode.peek(key);
-  const userId = hit !== undefined ? hit : yield* wait(s.caches.userIdsByCode.get(key));
-  const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
+  return yield* owner(s, hit !== undefined ? hit : yield* wait(s.caches.userIdsByCode.get(key)));
+}
+
+function* owner(s: Services, ref: UserRef | null): Steps<UserRecord> {
+  const user = ref ? yield* cachedUser(s, ref.usersKey) : undefined;
   if (!user) throw new DomainError('invalid_credentials');
   return user;
 }

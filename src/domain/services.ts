@@ -66,13 +66,27 @@ export interface Caches {
   sessions: InvalidatingCache<SessionRecord | null>;
   /** `appId \0 user id` → the user, tagged with the user id. */
   users: InvalidatingCache<UserRecord | null>;
-  /** `appId \0 username key` → user id, tagged with the user (a deleted user's name can be taken again). */
-  userIdsByName: InvalidatingCache<string | null>;
-  /** `appId \0 license code` → id of the user created from it (immutable once used; tagged with the user). */
-  userIdsByCode: InvalidatingCache<string | null>;
+  /** `appId \0 username key` → the user's reference, tagged with the user (a deleted user's name can be taken again). */
+  userIdsByName: InvalidatingCache<UserRef | null>;
+  /** `appId \0 license code` → the reference of the user created from it (immutable once used; tagged with the user). */
+  userIdsByCode: InvalidatingCache<UserRef | null>;
   /** Drops what a write made stale, here at once and on every other node through the bus. */
   changed(change: Change): Promise<void>;
 }
+
+/**
+ * A user found by name or code: its id, and its key in the users cache, made once when the lookup is cached
+ * (a key built per request costs its concatenation and its hashing on every hot request).
+ */
+export interface UserRef {
+  id: string;
+  usersKey: string;
+}
+
+/** The users cache's key of a user (its loader splits it back at the NUL). */
+export const usersKey = (appId: string, userId: string): string => `${appId}\0${userId}`;
+
+const refOf = (appId: string, userId: string): UserRef => ({ id: userId, usersKey: usersKey(appId, userId) });
 
 export interface ServiceOptions {
   store: Store;
@@ -109,16 +123,16 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     const user = (await store.users.findById(appId, id)) ?? null;
     return { value: user, validUntil: user ? Infinity : NOT_KEPT, tag: id };
   }, clock, options);
-  const userIdsByName = new InvalidatingCache<string | null>(async (key) => {
+  const userIdsByName = new InvalidatingCache<UserRef | null>(async (key) => {
     const [appId, nameKey] = key.split('\0') as [string, string];
     const user = await store.users.findByUsernameKey(appId, nameKey);
-    return user ? { value: user.id, validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
+    return user ? { value: refOf(appId, user.id), validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
   }, clock, options);
-  const userIdsByCode = new InvalidatingCache<string | null>(async (key) => {
+  const userIdsByCode = new InvalidatingCache<UserRef | null>(async (key) => {
     const [appId, code] = key.split('\0') as [string, string];
     const license = await store.licenses.findByCode(appId, code);
     const user = license && (await store.users.findBySignupLicense(appId, license.id));
-    return user ? { value: user.id, validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
+    return user ? { value: refOf(appId, user.id), validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
   }, clock, options);
   const userCaches = [sessions, users, userIdsByName, userIdsByCode];
 

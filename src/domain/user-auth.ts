@@ -27,8 +27,8 @@ function* userByCachedPassword(s: Services, ctx: RequestContext, username: strin
   const nameKey = usernameKey(username);
   const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
   const hit = s.caches.userIdsByName.peek(nameCacheKey);
-  const userId = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(nameCacheKey));
-  const user = userId ? yield* cachedUser(s, ctx, userId) : undefined;
+  const ref = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(nameCacheKey));
+  const user = ref ? yield* cachedUser(s, ref.usersKey) : undefined;
   const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
   return yield* wait(verifyOnce(s, ctx, key, username, user, password));
