@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
+import type { ConnectionMemo } from './connection-memo.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
@@ -120,13 +121,20 @@ export function checkMembership(user: UserRecord, now: number): void {
 }
 
 /**
- * Resolves a presented session token to its session (any app, any expiry); the caller judges it.
- * `tokenDigest`, when the caller has it already, is the token's digest (the HTTP layer keeps the last one
- * of each connection: src/http/session-digest.ts).
+ * Resolves a presented session token to its session (any app, any expiry); the caller judges it. With the
+ * connection's memo, a token the connection presented last is not hashed again (connection-memo.ts).
  */
-export function* findSession(s: Services, token: string, tokenDigest?: string): Steps<SessionRecord | undefined> {
+export function* findSession(s: Services, token: string, memo?: ConnectionMemo): Steps<SessionRecord | undefined> {
   if (!sessionTokenShaped(token)) return undefined;
-  const key = tokenDigest ?? digest(token);
+  let key: string;
+  if (memo !== undefined && memo.token === token) key = memo.tokenDigest!;
+  else {
+    key = digest(token);
+    if (memo !== undefined) {
+      memo.token = token;
+      memo.tokenDigest = key;
+    }
+  }
   const hit = s.caches.sessions.peek(key);
   return (hit !== undefined ? hit : yield* wait(s.caches.sessions.get(key))) ?? undefined;
 }

@@ -2,6 +2,7 @@ import type { UserRecord } from '../store/records.js';
 import {
   cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, sessionUser, verifyPassword, type RequestContext,
 } from './access.js';
+import type { ConnectionMemo, PasswordKeys } from './connection-memo.js';
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
 import type { Services } from './services.js';
@@ -11,8 +12,8 @@ import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './val
 /** The user-authentication headers of SPEC 5.2, as the HTTP layer read them. */
 export interface UserCredentials {
   bearer?: string | undefined;
-  /** The bearer token's digest, when the HTTP layer knows it already (a keep-alive connection's same token). */
-  bearerDigest?: string | undefined;
+  /** The connection's memo, where the route reads one (connection-memo.ts). */
+  memo?: ConnectionMemo | undefined;
   licenseCode?: string | undefined;
   username?: string | undefined;
   password?: string | undefined;
@@ -23,15 +24,23 @@ export interface UserCredentials {
  * Legacy headers repeat the password on every request: verify it with argon2
  * once, then trust the cached verification while the stored hash is unchanged.
  */
-function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string): Steps<UserRecord> {
-  const nameKey = usernameKey(username);
-  const nameCacheKey = `${ctx.app.id}\0${nameKey}`;
+function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string, memo?: ConnectionMemo): Steps<UserRecord> {
+  const { nameCacheKey, credentialKey: key } = passwordKeys(s, ctx.app.id, username, password, memo);
   const hit = s.caches.userIdsByName.peek(nameCacheKey);
   const ref = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(nameCacheKey));
   const user = ref ? yield* cachedUser(s, ref.usersKey) : undefined;
-  const key = s.credentials.key(ctx.app.id, nameKey, password);
   if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
   return yield* wait(verifyOnce(s, ctx, key, username, user, password));
+}
+
+/** The keys of a username and password presented to an app; those the connection presented last are not derived again. */
+function passwordKeys(s: Services, appId: string, username: string, password: string, memo: ConnectionMemo | undefined): PasswordKeys {
+  const kept = memo?.password;
+  if (kept !== undefined && kept.appId === appId && kept.username === username && kept.password === password) return kept;
+  const nameKey = usernameKey(username);
+  const keys: PasswordKeys = { appId, username, password, nameCacheKey: `${appId}\0${nameKey}`, credentialKey: s.credentials.key(appId, nameKey, password) };
+  if (memo !== undefined) memo.password = keys;
+  return keys;
 }
 
 /** Verifications in flight, by credential key (per Services: one per node). */
@@ -89,7 +98,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
-  const session = method === 'token' ? yield* findSession(s, creds.bearer!, creds.bearerDigest) : undefined;
+  const session = method === 'token' ? yield* findSession(s, creds.bearer!, creds.memo) : undefined;
   const sessionOfApp = session && session.appId === ctx.app.id ? session : undefined;
 
   // 4. IP ban, hardware-ID ban (sent, or recorded in the token).
@@ -108,7 +117,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   } else if (method === 'code') {
     user = yield* userByCode(s, ctx, creds.licenseCode!);
   } else {
-    user = yield* userByCachedPassword(s, ctx, creds.username!, creds.password!);
+    user = yield* userByCachedPassword(s, ctx, creds.username!, creds.password!, creds.memo);
   }
 
   // 6. User and license bans.

@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
 import type { Identity, LimitedAction } from '../domain/limits.js';
 import type { RouteErrorConfig } from './errors.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
+import type { ConnectionMemo } from '../domain/connection-memo.js';
 import type { UserCredentials } from '../domain/user-auth.js';
 import { handedOver } from './fast-path.js';
 import { noteRequestBody, readNonce } from './signing.js';
@@ -143,8 +145,11 @@ export function apiSecretOf(request: WithHeaders): string | undefined {
   return first(request.headers['x-api-secret']);
 }
 
-/** SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. */
-export function userCredentials(request: WithHeaders): UserCredentials {
+/**
+ * SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. With
+ * `socket`, the credentials carry that connection's memo (connectionMemo): the routes clients repeat.
+ */
+export function userCredentials(request: WithHeaders, socket?: Socket | null): UserCredentials {
   const h = request.headers;
   const authorization = first(h.authorization);
   return {
@@ -153,7 +158,17 @@ export function userCredentials(request: WithHeaders): UserCredentials {
     username: utf8Of(first(h['x-api-username'])),
     password: utf8Of(first(h['x-api-password'])),
     hardwareId: utf8Of(first(h['x-hardware-id'])),
+    memo: socket === undefined ? undefined : connectionMemo(socket),
   };
+}
+
+const kMemo = Symbol('tollgate.connectionMemo');
+
+/** The socket's memo of what its requests presented (src/domain/connection-memo.ts), made on first use. */
+export function connectionMemo(socket: Socket | null | undefined): ConnectionMemo | undefined {
+  if (socket == null) return undefined;
+  const holder = socket as Socket & { [kMemo]?: ConnectionMemo };
+  return (holder[kMemo] ??= { token: undefined, tokenDigest: undefined, password: undefined });
 }
 
 function first(value: string | string[] | undefined): string | undefined {

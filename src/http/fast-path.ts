@@ -7,7 +7,6 @@ import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
 import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
-import { withSessionDigest } from './session-digest.js';
 
 /**
  * GET /app_context answered before Fastify sees it, when nothing about the
@@ -105,7 +104,7 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const h = req.headers; // built by Node for every request already (it reads Host and Expect)
     if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
     if (s.limits.enabled && legacyIdentity(req) !== null) return false;
-    const creds = userCredentials(req);
+    const creds = userCredentials(req, req.socket);
     const ip = clientAddress(req.socket.remoteAddress, h['x-forwarded-for'], o.trusted);
     if (ip === null) return false;
     const log = o.accessLog();
@@ -123,7 +122,7 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const ctx: RequestContext = { app, ip, now, reqId: o.requestIds.next() };
     let answer: AppContextAnswer | Promise<AppContextAnswer>;
     try {
-      answer = run(appContextAnswer(s, ctx, withSessionDigest(creds, req.socket)));
+      answer = run(appContextAnswer(s, ctx, creds));
     } catch (error) {
       (req as Marked)[kHandOver] = { ctx, error };
       return false;

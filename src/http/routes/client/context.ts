@@ -4,7 +4,6 @@ import type { Services } from '../../../domain/services.js';
 import { run } from '../../../domain/steps.js';
 import { userCredentials } from '../../client-plugin.js';
 import { handedOver } from '../../fast-path.js';
-import { withSessionDigest } from '../../session-digest.js';
 import { errors, ref, userAuthHeaders, userSecurity } from '../../schemas.js';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';
@@ -27,7 +26,7 @@ export function contextRoutes(app: FastifyInstance, s: Services): void {
       // What the fast path (src/http/fast-path.ts) handed over: the check ran there, refused or is waiting.
       const handed = handedOver(request.raw);
       if (handed !== undefined && handed.pending === undefined) throw handed.error;
-      const answer = handed?.pending ?? run(appContextAnswer(s, request.ctx, withSessionDigest(userCredentials(request), request.raw.socket)));
+      const answer = handed?.pending ?? run(appContextAnswer(s, request.ctx, userCredentials(request, request.raw.socket)));
       if (answer instanceof Promise) {
         return answer.then(({ json }) => {
           void reply.type(JSON_UTF8);

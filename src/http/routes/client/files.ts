@@ -38,7 +38,7 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
       documentedResponseHeaders: { 200: downloadHeaders, 206: [...downloadHeaders, 'ContentRange'], 416: ['ContentRange', 'ContentDisposition', 'ETag', 'AcceptRanges'] },
     },
     handler: async (request, reply) => {
-      const file = await fileForDownload(s, request.ctx, userCredentials(request), request.params.file_id);
+      const file = await fileForDownload(s, request.ctx, userCredentials(request, request.raw.socket), request.params.file_id);
       const etag = `"${file.sha256}"`;
       noteDownload(request, file.sha256); // a signed 200/206 covers the whole file's hash and the Content-Range, not the stream
       const ifRange = header(request, 'if-range');
