@@ -109,7 +109,7 @@ describe('what a connection presented last', () => {
     expect(outcome(await as('ana', 'a new password 2'))).toEqual([200, 'ana']);
   });
 
-  it('derives a session digest and password keys once per value a connection presents in a row', async () => {
+  it('derives a session digest and password keys once per value a connection presents in a row; a wrong password is never kept', async () => {
     p = await pair();
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'ana');
@@ -126,6 +126,14 @@ describe('what a connection presented last', () => {
     expect(keys, 'one credential key for five requests').toHaveBeenCalledTimes(1);
     expect((await bearer()).status).toBe(200);
     expect(digests.count, 'kept apart: the token is still known').toBe(1);
+    // A wrong password is never kept (derived again each time) and clears what was kept.
+    keys.mockClear();
+    const wrong = () => get(agent, p!.fast, { ...Object.fromEntries(appHeaders(app)), 'x-api-username': 'ana', 'x-api-password': `${PASSWORD}x` });
+    expect((await wrong()).status).toBe(401);
+    expect((await wrong()).status).toBe(401);
+    expect((await legacy()).status).toBe(200);
+    expect((await legacy()).status).toBe(200);
+    expect(keys, 'wrong, wrong, right (kept), right').toHaveBeenCalledTimes(3);
     // A second connection derives its own.
     expect((await get(oneConnection(), p.fast, { ...Object.fromEntries(appHeaders(app)), authorization: `Bearer ${token}` })).status).toBe(200);
     expect(digests.count).toBe(2);

@@ -19,16 +19,15 @@
  * What is presented is compared with what is kept by `===`, not in constant
  * time. Behind a proxy that carries many clients over one upstream connection
  * the kept value may be another client's, but a value that differs replaces
- * it: a request can be compared with another client's secret at most once,
- * right after that client's own request, and learns from that one comparison
- * of 50-odd bytes a few nanoseconds of difference at most
- * (docs/decisions.md, "The hot path").
+ * (a password: clears) it, so a request is compared with at most the one
+ * request before it on that connection, and one comparison of 50-odd bytes
+ * differs by well under a nanosecond (docs/decisions.md, "The hot path").
  */
 export interface ConnectionMemo {
   /** The last session token, and its digest. */
   token?: string;
   tokenDigest?: string;
-  /** The last legacy username and password, the app they were presented to, and the keys derived from them. */
+  /** The last legacy username and password that verified, the app they were presented to, and the keys derived from them. */
   password?: PasswordKeys;
 }
 

@@ -25,22 +25,27 @@ export interface UserCredentials {
  * once, then trust the cached verification while the stored hash is unchanged.
  */
 function* userByCachedPassword(s: Services, ctx: RequestContext, username: string, password: string, memo?: ConnectionMemo): Steps<UserRecord> {
-  const { nameCacheKey, credentialKey: key } = passwordKeys(s, ctx.app.id, username, password, memo);
-  const hit = s.caches.userIdsByName.peek(nameCacheKey);
-  const ref = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(nameCacheKey));
+  const keys = passwordKeys(s, ctx.app.id, username, password, memo);
+  const hit = s.caches.userIdsByName.peek(keys.nameCacheKey);
+  const ref = hit !== undefined ? hit : yield* wait(s.caches.userIdsByName.get(keys.nameCacheKey));
   const user = ref ? yield* cachedUser(s, ref.usersKey) : undefined;
-  if (user?.passwordHash && s.credentials.verified(key, user.id, user.passwordHash)) return user;
-  return yield* wait(verifyOnce(s, ctx, key, username, user, password));
+  let verified: UserRecord;
+  if (user?.passwordHash && s.credentials.verified(keys.credentialKey, user.id, user.passwordHash)) verified = user;
+  else verified = yield* wait(verifyOnce(s, ctx, keys.credentialKey, username, user, password));
+  if (memo !== undefined) memo.password = keys; // kept once verified: a wrong password is never kept
+  return verified;
 }
 
-/** The keys of a username and password presented to an app; those the connection presented last are not derived again. */
+/**
+ * The keys of a username and password presented to an app; those the connection presented last (and that
+ * verified) are not derived again. Anything else clears what was kept until this one verifies.
+ */
 function passwordKeys(s: Services, appId: string, username: string, password: string, memo: ConnectionMemo | undefined): PasswordKeys {
   const kept = memo?.password;
   if (kept !== undefined && kept.appId === appId && kept.username === username && kept.password === password) return kept;
+  if (memo !== undefined) memo.password = undefined;
   const nameKey = usernameKey(username);
-  const keys: PasswordKeys = { appId, username, password, nameCacheKey: `${appId}\0${nameKey}`, credentialKey: s.credentials.key(appId, nameKey, password) };
-  if (memo !== undefined) memo.password = keys;
-  return keys;
+  return { appId, username, password, nameCacheKey: `${appId}\0${nameKey}`, credentialKey: s.credentials.key(appId, nameKey, password) };
 }
 
 /** Verifications in flight, by credential key (per Services: one per node). */
