@@ -33,7 +33,6 @@ export interface Tollgate {
   close(): Promise<void>;
 }
 
-/** The one place that builds the store, the services and the server from a config. */
 /** The server options that come from the configuration alone (tests build a second server from them). */
 export function serverSettings(config: Readonly<Config>) {
   return {
@@ -48,6 +47,7 @@ export function serverSettings(config: Readonly<Config>) {
   };
 }
 
+/** The one place that builds the store, the services and the server from a config. */
 export async function createTollgate(config: Readonly<Config>, overrides: Overrides = {}): Promise<Tollgate> {
   const db = await openDb(config.databaseUrl, config);
   const counters = config.rateLimit ? rateLimitCounters(config, db) : null;
