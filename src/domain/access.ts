@@ -146,15 +146,13 @@ export function* cachedUser(s: Services, key: string): Steps<UserRecord | undefi
 }
 
 /**
- * The user of a session, through the users cache. The cache key of each cached session record's user is kept
- * with the record (immutable: a change replaces it), so the key string and its hash are made once, not per
- * request.
+ * The users cache's key of a session's user. It is kept with the cached session record (immutable: a change
+ * replaces it), so the key string and its hash are made once, not per request.
  */
-export function* sessionUser(s: Services, session: SessionRecord): Steps<UserRecord | undefined> {
+export function sessionUsersKey(session: SessionRecord): string {
   let key = userKeys.get(session);
   if (key === undefined) userKeys.set(session, (key = usersKey(session.appId, session.userId)));
-  const hit = s.caches.users.peek(key);
-  return (hit !== undefined ? hit : yield* wait(s.caches.users.get(key))) ?? undefined;
+  return key;
 }
 
 const userKeys = new WeakMap<SessionRecord, string>();

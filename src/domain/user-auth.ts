@@ -1,6 +1,6 @@
 import type { UserRecord } from '../store/records.js';
 import {
-  cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, sessionUser, verifyPassword, type RequestContext,
+  cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, sessionUsersKey, verifyPassword, type RequestContext,
 } from './access.js';
 import type { ConnectionMemo, PasswordKeys } from './connection-memo.js';
 import { DomainError } from './errors.js';
@@ -117,7 +117,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   let user: UserRecord | undefined;
   if (method === 'token') {
     const live = judgeSession(ctx, session);
-    user = yield* sessionUser(s, live); // live.appId is ctx.app.id
+    user = yield* cachedUser(s, sessionUsersKey(live)); // live.appId is ctx.app.id
     if (!user) throw new DomainError('invalid_credentials');
   } else if (method === 'code') {
     user = yield* userByCode(s, ctx, creds.licenseCode!);
