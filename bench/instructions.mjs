@@ -30,16 +30,16 @@
 // Defaults: 3,000 measured requests after 15,000 warm-up requests per row; under valgrind everything is
 // ~50-100x slower: a run of all five rows takes 3-6 minutes on 2 CPUs (--warmup lower to shorten it).
 // Needs valgrind (callgrind, callgrind_control) and a built dist/ (npx tsc -p tsconfig.build.json).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './lib/proc.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ALL_ROWS = ['bare', 'fastify', 'bearer', 'license_code', 'password'];
@@ -49,6 +49,8 @@ const METHOD_WARMUP = 15_000;
 const DEFAULT_WARMUP = METHOD_WARMUP;
 /** The pause before the warm-up's last requests (see measure). */
 const PAUSE_MS = 3000;
+/** How long a server under callgrind gets to write its final dump after SIGTERM before SIGKILL. */
+const CALLGRIND_GRACE_MS = 60_000;
 
 const { values: opt } = parseArgs({
   options: {
@@ -109,27 +111,20 @@ function positiveInt(name, value, zeroOk = false) {
 
 // ---------------------------------------------------------------- children (always cleaned up)
 
-const children = new Set();
 let work = null;
 
+/** Kills what this process started; a killed valgrind leaves its vgdb pipes (<tmp>/vgdb-pipe-…-<pid>-by-…): removed too. */
 function killAll() {
-  for (const child of children) {
-    try {
-      process.kill(child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-    // A killed valgrind leaves its vgdb pipes (<tmp>/vgdb-pipe-…-<pid>-by-…): remove this child's.
-    const dir = process.env.TMPDIR || '/tmp';
+  const dir = process.env.TMPDIR || '/tmp';
+  for (const pid of killAllChildren()) {
     try {
       for (const f of readdirSync(dir)) {
-        if (f.startsWith('vgdb-pipe-') && f.includes(`-${child.pid}-by-`)) rmSync(join(dir, f), { force: true });
+        if (f.startsWith('vgdb-pipe-') && f.includes(`-${pid}-by-`)) rmSync(join(dir, f), { force: true });
       }
     } catch {
       // nothing to remove
     }
   }
-  children.clear();
 }
 process.once('exit', () => {
   killAll();
@@ -150,76 +145,16 @@ process.on('unhandledRejection', (err) => {
   process.exit(1);
 });
 
-/** A TCP port that was free a moment ago. */
-function freePort() {
-  return new Promise((ok, ko) => {
-    const srv = createServer();
-    srv.on('error', ko);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => ok(port));
-    });
-  });
-}
-
-/** Only what a child needs (no USER, LOGNAME or HOST: see callgrindControl). */
-function childEnv(extra) {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
-  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
-  return { ...env, ...extra };
-}
-
-function tail(file, lines = 25) {
-  try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-/** Spawns `cmd args` with output to `logFile`; resolves once GET `readyPath` answers 2xx. */
-async function startServer({ name, cmd, args, env, port, readyPath, timeoutMs }) {
-  const logFile = join(work, `${name}.log`);
-  const fd = openSync(logFile, 'a');
-  let child;
-  try {
-    child = spawn(cmd, args, { cwd: work, env, stdio: ['ignore', fd, fd] });
-  } finally {
-    closeSync(fd);
-  }
-  children.add(child);
-  let exited = null;
-  child.once('exit', (code, signal) => {
-    exited = { code, signal };
-    children.delete(child);
-  });
-  child.once('error', (err) => {
-    exited = { error: err.message };
-    children.delete(child);
-  });
+/**
+ * Starts a server (`node <args>`, behind `prefix`: valgrind) with its output in <work>/<name>.log; resolves once GET
+ * `readyPath` answers 2xx.
+ */
+async function startServer({ name, args, prefix, env, port, readyPath, timeoutMs }) {
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited) throw new Error(`${name} exited during start (${JSON.stringify(exited)}); log:\n${tail(logFile)}`);
-    const ok = await fetch(base + readyPath, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      await stopServer(child, 1000);
-      throw new Error(`${name} not ready after ${timeoutMs / 1000} s; log:\n${tail(logFile)}`);
-    }
-    await sleep(250);
-  }
+  const logFile = join(work, `${name}.log`);
+  const ready = () => fetch(base + readyPath, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok);
+  const child = await startChild({ name, args, prefix, env, cwd: work, logFile, ready, timeoutMs });
   return { child, base, port, logFile };
-}
-
-/** SIGTERM (graceful: callgrind writes its final dump), SIGKILL after graceMs. */
-async function stopServer(child, graceMs = 60_000) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const done = new Promise((ok) => child.once('exit', ok));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await done;
-  clearTimeout(timer);
 }
 
 // ---------------------------------------------------------------- load
@@ -270,7 +205,7 @@ async function load(agent, base, path, headers, count, connections = CONNECTIONS
  * output is checked for "OK".
  */
 function callgrindControl(args) {
-  const r = spawnSync('callgrind_control', args, { encoding: 'utf8', timeout: 120_000, env: childEnv({}) });
+  const r = spawnSync('callgrind_control', args, { encoding: 'utf8', timeout: 120_000, env: cleanEnv({}) });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.error || r.status !== 0 || !/\bOK\./.test(out) || /error/i.test(out)) {
     throw new Error(`callgrind_control ${args.join(' ')} failed: ${r.error?.message ?? out.trim()}`);
@@ -454,7 +389,7 @@ async function seed(base, adminToken) {
 }
 
 function tollgateEnv(port, adminToken, dir = work) {
-  return childEnv({
+  return cleanEnv({
     PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 't.db')}`, TOLLGATE_ADMIN_TOKEN: adminToken,
     RATE_LIMIT: 'off', ACCESS_LOG: 'off', LOG_LEVEL: 'info',
   });
@@ -520,11 +455,11 @@ async function main() {
   let seeded;
   {
     const port = await freePort();
-    const server = await startServer({ name: 'tollgate-seed', cmd: process.execPath, args: [mainJs, 'serve'], env: tollgateEnv(port, adminToken), port, readyPath: '/readyz', timeoutMs: 60_000 });
+    const server = await startServer({ name: 'tollgate-seed', args: [mainJs, 'serve'], env: tollgateEnv(port, adminToken), port, readyPath: '/readyz', timeoutMs: 60_000 });
     try {
       seeded = await seed(server.base, adminToken);
     } finally {
-      await stopServer(server.child, 15_000);
+      await stopChild(server.child);
     }
   }
   const jsonBytes = seeded.sizes.bearer;
@@ -533,9 +468,7 @@ async function main() {
     notes.push(`/app_context sizes differ by credential: Bearer ${jsonBytes}, license code ${seeded.sizes.license_code}, password ${seeded.sizes.password} bytes (the ceilings answer ${jsonBytes})`);
   }
 
-  const valgrind = () => [
-    '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(work, 'cg.%p')}`, process.execPath,
-  ];
+  const valgrind = () => ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(work, 'cg.%p')}`];
   const results = {};
 
   // 2. Every row in a server process of its own under valgrind (a Tollgate server measured for one credential
@@ -545,8 +478,8 @@ async function main() {
     const port = await freePort();
     say(`${row}: starting the ceiling server (${framework}) under callgrind`);
     const server = await startServer({
-      name: `ceiling-${row}`, cmd: 'valgrind', args: [...valgrind(), ceilingJs, '--port', String(port), '--json-bytes', String(jsonBytes), '--framework', framework],
-      env: childEnv({}), port, readyPath: '/healthz', timeoutMs: 240_000,
+      name: `ceiling-${row}`, prefix: valgrind(), args: [ceilingJs, '--port', String(port), '--json-bytes', String(jsonBytes), '--framework', framework],
+      env: cleanEnv({}), port, readyPath: '/healthz', timeoutMs: 240_000,
     });
     // the answer's size, checked once (outside the measurement)
     const probe = await call(server.base, 'GET', '/json');
@@ -561,7 +494,7 @@ async function main() {
     const port = await freePort();
     say(`${row}: starting dist/cli/main.js serve under callgrind (SQLite, a copy of the seeded store)`);
     const server = await startServer({
-      name: `tollgate-${row}`, cmd: 'valgrind', args: [...valgrind(), mainJs, 'serve'], env: tollgateEnv(port, adminToken, dir), port, readyPath: '/readyz', timeoutMs: 300_000,
+      name: `tollgate-${row}`, prefix: valgrind(), args: [mainJs, 'serve'], env: tollgateEnv(port, adminToken, dir), port, readyPath: '/readyz', timeoutMs: 300_000,
     });
     if (distStamp() !== distBefore) distChangedBeforeReady = true;
     return server;
@@ -578,7 +511,7 @@ async function main() {
     try {
       results[row] = await measure(server, row, path, headers);
     } finally {
-      await stopServer(server.child);
+      await stopChild(server.child, CALLGRIND_GRACE_MS);
     }
   };
   // Two lanes side by side (valgrind runs a process's threads one at a time: one CPU each), balanced by

@@ -55,6 +55,11 @@ export async function startChild({ name, args, env, cwd, logFile, ready, prefix,
     exited = { code, signal };
     children.delete(child);
   });
+  child.once('error', (err) => {
+    // the prefix's command or node could not be started (ENOENT…): reported below, never an uncaught 'error'
+    exited = { error: err.message };
+    children.delete(child);
+  });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (exited) throw new Error(`${name} exited during start (${JSON.stringify(exited)}); log:\n${tail(logFile)}`);
@@ -78,15 +83,19 @@ export async function stopChild(child, graceMs = 15_000) {
   clearTimeout(timer);
 }
 
-/** Last resort (a crash or Ctrl-C of the harness): kill the children this process started, by pid. */
+/** Last resort (a crash or Ctrl-C of the harness): kill the children this process started; returns their pids. */
 export function killAllChildren() {
+  const pids = [];
   for (const child of children) {
+    pids.push(child.pid);
     try {
       child.kill('SIGKILL');
     } catch {
       // already gone
     }
   }
+  children.clear();
+  return pids;
 }
 
 /** Runs `node <args>` (behind `prefix`) to completion, bounded by `timeoutMs`; resolves to its stdout. */
