@@ -16,40 +16,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { PASSWORD, type TestApp } from './helpers.js';
 import { captureLog, until, type LogCapture } from './log-capture.js';
 import { appHeaders, bearer, pair, request, type HeaderValue, type Pair } from './fast-path-pair.js';
+import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { setUpKeys } from './signing-fixtures.js';
-
-type Outcome = 'answered' | 'refused' | 'pending' | 'passed' | 'threw';
 
 const seen = vi.hoisted(() => ({ outcomes: [] as string[] }));
 
-// The same recording wrapper as test/fast-path.test.ts, plus: a throw out of the fast path is recorded and rethrown.
 vi.mock('../src/http/fast-path.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/http/fast-path.js')>();
-  return {
-    ...real,
-    fastAppContext: (o: Parameters<typeof real.fastAppContext>[0]) => {
-      const fast = real.fastAppContext(o);
-      return (req: Parameters<ReturnType<typeof real.fastAppContext>>[0], res: Parameters<ReturnType<typeof real.fastAppContext>>[1]) => {
-        let answered: boolean;
-        try {
-          answered = fast(req, res);
-        } catch (err) {
-          seen.outcomes.push('threw');
-          throw err;
-        }
-        const handed = answered ? undefined : real.handedOver(req);
-        seen.outcomes.push(answered ? 'answered' : handed === undefined ? 'passed' : handed.pending !== undefined ? 'pending' : 'refused');
-        return answered;
-      };
-    },
-  };
+  const { recording } = await import('./fast-path-outcomes.js');
+  return recording(await importOriginal(), seen.outcomes);
 });
 
-async function outcomesOf(during: () => Promise<unknown>): Promise<Outcome[]> {
-  const before = seen.outcomes.length;
-  await during();
-  return seen.outcomes.slice(before) as Outcome[];
-}
+const outcomesOf = (during: () => Promise<unknown>) => outcomesDuring(seen.outcomes, during);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Raw HTTP/1.1 over node:net: whole transcripts.

@@ -17,9 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { PASSWORD, harness, type Harness } from './helpers.js';
 import { captureLog, fields, until, type LogLine } from './log-capture.js';
 import { appHeaders, bearer, pair, request, type Pair } from './fast-path-pair.js';
+import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { setUpKeys } from './signing-fixtures.js';
-
-type Outcome = 'answered' | 'refused' | 'pending' | 'passed';
 
 const seen = vi.hoisted(() => ({ outcomes: [] as string[], throwInClientAddress: 0 }));
 
@@ -39,27 +38,11 @@ vi.mock('../src/domain/ip.js', async (importOriginal) => {
 });
 
 vi.mock('../src/http/fast-path.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/http/fast-path.js')>();
-  return {
-    ...real,
-    fastAppContext: (o: Parameters<typeof real.fastAppContext>[0]) => {
-      const fast = real.fastAppContext(o);
-      return (req: Parameters<ReturnType<typeof real.fastAppContext>>[0], res: Parameters<ReturnType<typeof real.fastAppContext>>[1]) => {
-        const answered = fast(req, res);
-        const handed = answered ? undefined : real.handedOver(req);
-        seen.outcomes.push(answered ? 'answered' : handed === undefined ? 'passed' : handed.pending !== undefined ? 'pending' : 'refused');
-        return answered;
-      };
-    },
-  };
+  const { recording } = await import('./fast-path-outcomes.js');
+  return recording(await importOriginal(), seen.outcomes);
 });
 
-/** What the fast path did with the requests of `during` (each one that reached the fast-path server). */
-async function outcomesOf(during: () => Promise<unknown>): Promise<Outcome[]> {
-  const before = seen.outcomes.length;
-  await during();
-  return seen.outcomes.slice(before) as Outcome[];
-}
+const outcomesOf = (during: () => Promise<unknown>) => outcomesDuring(seen.outcomes, during);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Raw HTTP/1.1 over node:net.
