@@ -237,6 +237,41 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
   return h;
 }
 
+const ECHO_CHANNEL = 'tollgate_test_echo';
+const echoes = new WeakMap<object, Map<string, () => void>>();
+
+/**
+ * Resolves once this harness's node has heard every change notice published before the call. On PostgreSQL a node
+ * hears its own notices back over LISTEN, later than the write that sent them: a test that warms a cache right after
+ * a write can see the late notice drop it again. Notices reach a listener in commit order, so hearing a probe sent
+ * now means every earlier one has been heard. At once on SQLite (one node, no bus).
+ */
+export async function noticesHeard(h: Harness): Promise<void> {
+  const bus = h.tollgate.services.store.db.bus;
+  if (!bus) return;
+  let waiting = echoes.get(bus);
+  if (!waiting) {
+    const map = new Map<string, () => void>();
+    echoes.set(bus, map);
+    waiting = map;
+    await bus.subscribe(ECHO_CHANNEL, (probe) => map.get(probe)?.());
+  }
+  const probe = randomBytes(8).toString('hex');
+  const heard = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('noticesHeard: the probe was not heard back within 5 s')), 5000);
+    waiting.set(probe, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  try {
+    await bus.publish(ECHO_CHANNEL, probe);
+    await heard;
+  } finally {
+    waiting.delete(probe);
+  }
+}
+
 /** Asserts the error shape of DECISIONS.md and returns the body. */
 export function errorOf(res: LightMyRequestResponse): { detail: string; code: string; errors?: { field: string; message: string }[] } {
   const body = res.json();
