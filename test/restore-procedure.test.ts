@@ -180,12 +180,13 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL: the documented pg_dump and pg
     }
     return admin;
   }
+  // Each DROP DATABASE waits for a checkpoint: with the rest of the suite writing beside it, more than the default 30 s.
   afterAll(async () => {
     if (scratch.length === 0) return;
     const c = await adminClient();
     for (const db of scratch) await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
     await c.end();
-  });
+  }, 180_000);
 
   it('restores a dump taken while serving into a fresh database, and over the old one', async () => {
     const cwd = tempDir();
