@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
@@ -235,8 +236,32 @@ export class PostgresDb implements Db {
     },
   };
 
+  /**
+   * The bus's channels are the schema's: a notice sent by a node whose tables are in schema S reaches only nodes
+   * on S. Two deployments in one database (staging and production in their own schemas; the test harnesses) would
+   * otherwise drop each other's caches. The default schema, public, keeps the plain names, as before.
+   */
+  private scope: Promise<string> | undefined;
+
+  private scoped(channel: string): Promise<string> {
+    this.scope ??= this.one<{ s: string | null }>('SELECT current_schema() AS s').then(
+      (row) => (row?.s == null || row.s === 'public' ? '' : `_${createHash('sha256').update(row.s).digest('hex').slice(0, 12)}`),
+      (err: unknown) => {
+        this.scope = undefined; // asked again next time: the database may be back
+        throw err;
+      },
+    );
+    return this.scope.then((suffix) => channel + suffix);
+  }
+
   /** LISTEN on a dedicated connection; reconnects if it drops. */
-  private async subscribe(channel: string, handler: (payload: string) => void): Promise<void> {
+  private async subscribe(name: string, handler: (payload: string) => void): Promise<void> {
+    let channel: string;
+    try {
+      channel = await this.scoped(name);
+    } catch (err) {
+      throw this.fail(err);
+    }
     this.handlers.set(channel, handler);
     if (this.reconnecting) return; // the reconnection LISTENs on every channel
     try {
@@ -299,8 +324,8 @@ export class PostgresDb implements Db {
   /** Told when the LISTEN connection drops and when it is back (the outage log, src/http/outage.ts). */
   private onListenerChange: ((up: boolean, cause?: string) => void) | undefined;
 
-  private async notify(channel: string, payload: string): Promise<void> {
-    await this.run('SELECT pg_notify(?, ?)', [channel, payload]);
+  private async notify(name: string, payload: string): Promise<void> {
+    await this.run('SELECT pg_notify(?, ?)', [await this.scoped(name), payload]);
   }
 
   /** Readiness. Bounded by the pool's connect timeout and the query timeout; /readyz adds its own shorter bound. */
