@@ -238,7 +238,8 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
 }
 
 const ECHO_CHANNEL = 'tollgate_test_echo';
-const echoes = new WeakMap<object, Map<string, () => void>>();
+/** Per bus: the probes waited for, and the subscription (made once; a failed one is tried again by the next call). */
+const echoes = new WeakMap<object, { waiting: Map<string, () => void>; subscribed: Promise<void> }>();
 
 /**
  * Resolves once this harness's node has heard every change notice published before the call. On PostgreSQL a node
@@ -249,26 +250,27 @@ const echoes = new WeakMap<object, Map<string, () => void>>();
 export async function noticesHeard(h: Harness): Promise<void> {
   const bus = h.tollgate.services.store.db.bus;
   if (!bus) return;
-  let waiting = echoes.get(bus);
-  if (!waiting) {
-    const map = new Map<string, () => void>();
-    echoes.set(bus, map);
-    waiting = map;
-    await bus.subscribe(ECHO_CHANNEL, (probe) => map.get(probe)?.());
+  let echo = echoes.get(bus);
+  if (!echo) {
+    const waiting = new Map<string, () => void>();
+    const subscribed = bus.subscribe(ECHO_CHANNEL, (probe) => waiting.get(probe)?.());
+    echo = { waiting, subscribed };
+    echoes.set(bus, echo);
+    subscribed.catch(() => echoes.delete(bus));
   }
+  await echo.subscribed;
   const probe = randomBytes(8).toString('hex');
+  let timer: NodeJS.Timeout | undefined;
   const heard = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('noticesHeard: the probe was not heard back within 5 s')), 5000);
-    waiting.set(probe, () => {
-      clearTimeout(timer);
-      resolve();
-    });
+    timer = setTimeout(() => reject(new Error('noticesHeard: the probe was not heard back within 5 s')), 5000);
+    echo.waiting.set(probe, resolve);
   });
   try {
     await bus.publish(ECHO_CHANNEL, probe);
     await heard;
   } finally {
-    waiting.delete(probe);
+    clearTimeout(timer); // after a failed publish too: the probe's promise then stays pending, never rejected unhandled
+    echo.waiting.delete(probe);
   }
 }
 
