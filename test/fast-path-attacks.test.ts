@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, type TestApp } from './helpers.js';
 import { captureLog, until, type LogCapture } from './log-capture.js';
-import { appHeaders, bearer, pair, request, type HeaderValue, type Pair } from './fast-path-pair.js';
+import { appHeaders, bearer, pair, pairEach, request, type HeaderValue, type Pair } from './fast-path-pair.js';
 import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { setUpKeys } from './signing-fixtures.js';
 
@@ -307,14 +307,10 @@ describe('B. bodies on GET and pipelining after them (desync)', () => {
 });
 
 describe('C. clients that go away', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('200 clients that send a request and reset at once (warm and cold caches, with pipelined requests): the server lives on and answers', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'aborts' });
     const id = await p.h.activeUser(app, 'cyd');
     const token = await p.h.login(app, 'cyd');
@@ -412,14 +408,10 @@ describe('D. X-Forwarded-For with TRUST_PROXY', () => {
 });
 
 describe('E. the app changes while cached', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('secret rotation: the old secret is refused by the next request on the fast path, the new one answered', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'rotation', anonymous_access_allowed: true });
     const old = request(appHeaders(app));
     expect(await outcomesOf(async () => {
@@ -440,7 +432,7 @@ describe('E. the app changes while cached', () => {
   });
 
   it('a rotation on a keep-alive connection mid-pipeline: the old secret is refused from the next request on', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'rotation keep-alive', anonymous_access_allowed: true });
     const old = request(appHeaders(app));
     const socket = connect(p.fast, '127.0.0.1');
@@ -457,7 +449,7 @@ describe('E. the app changes while cached', () => {
   });
 
   it('app deletion: its key is refused at once on the fast path', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'doomed', anonymous_access_allowed: true });
     const bytes = request(appHeaders(app));
     await transcript(p.fast, bytes);
@@ -470,7 +462,7 @@ describe('E. the app changes while cached', () => {
   });
 
   it('signatures made required while cached: the fast path stops answering unsigned at once (nonce_required, as Fastify)', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'sig required', anonymous_access_allowed: true });
     await setUpKeys(p.h, app);
     const bytes = request(appHeaders(app));
@@ -488,7 +480,7 @@ describe('E. the app changes while cached', () => {
   });
 
   it('anonymous access turned off while cached: refused at once on the fast path', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ name: 'anon toggled', anonymous_access_allowed: true });
     const bytes = request(appHeaders(app));
     await transcript(p.fast, bytes);
@@ -500,11 +492,7 @@ describe('E. the app changes while cached', () => {
 });
 
 describe('F. rate limits on: a Bearer token and legacy headers at once', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   /** 15 requests with a valid Bearer and a wrong legacy password; then the legacy identity alone with the right one. */
   async function scenario(port: number, q: Pair, name: string): Promise<string[]> {
@@ -522,7 +510,7 @@ describe('F. rate limits on: a Bearer token and legacy headers at once', () => {
   }
 
   it('the token wins: answered by the fast path, never counted against the username; the same statuses as on Fastify', async () => {
-    p = await pair({ RATE_LIMIT: 'on' });
+    const p = await pairs.open({ RATE_LIMIT: 'on' });
     const slow = await scenario(p.slow, p, 'rl slow');
     let fast!: string[];
     const outcomes = await outcomesOf(async () => {
@@ -578,14 +566,10 @@ describe('G. request ids and the access log under a mix of outcomes', () => {
 });
 
 describe('H. timeouts around a fast-path answer', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('a GET answered early whose announced body then trickles: one 200, then the connection is closed at the request timeout, as Fastify', async () => {
-    p = await pair({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '500' });
+    const p = await pairs.open({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '500' });
     const app = await p.h.createApp({ name: 'trickle', anonymous_access_allowed: true });
     const bytes = request([...appHeaders(app), ['Content-Length', '1000']], { body: 'x' });
     const run = async (port: number) => {
@@ -613,7 +597,7 @@ describe('H. timeouts around a fast-path answer', () => {
   });
 
   it('a fast-path answer, then the next request\'s headers trickle on the same connection: 408 after the answer, as Fastify', async () => {
-    p = await pair({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '500' });
+    const p = await pairs.open({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '500' });
     const app = await p.h.createApp({ name: 'slow headers', anonymous_access_allowed: true });
     const good = request(appHeaders(app));
     const r = await same(p, [good, Buffer.from('GET /app_context HTTP/1.1\r\nHost: x\r\n')], { gapMs: 50, quietMs: 3000 });

@@ -4,6 +4,7 @@
  * the fast path off, both listening on 127.0.0.1.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterEach } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { buildServer } from '../src/http/server.js';
 import { serverSettings } from '../src/wiring.js';
@@ -62,6 +63,24 @@ export async function pair(env: Record<string, string> = {}, logs?: { fast: LogC
     async close() {
       await other.close();
       await h.close();
+    },
+  };
+}
+
+/**
+ * For a describe block whose tests each open their own pair: `pairs.open(...)` is `pair(...)`, and every pair a test
+ * opened is closed after it.
+ */
+export function pairEach(): { open: typeof pair } {
+  const opened: Pair[] = [];
+  afterEach(async () => {
+    for (const p of opened.splice(0)) await p.close();
+  });
+  return {
+    async open(...args) {
+      const p = await pair(...args);
+      opened.push(p);
+      return p;
     },
   };
 }

@@ -16,7 +16,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, harness, noticesHeard, type Harness } from './helpers.js';
 import { captureLog, fields, until, type LogLine } from './log-capture.js';
-import { appHeaders, bearer, pair, request, type Pair } from './fast-path-pair.js';
+import { appHeaders, bearer, pair, pairEach, request, type Pair } from './fast-path-pair.js';
 import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { setUpKeys } from './signing-fixtures.js';
 
@@ -434,14 +434,10 @@ describe('1. byte equivalence with Fastify over real sockets', () => {
 });
 
 describe('2. cache misses and refusals handed over to the route', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('a user record not cached (an admin change to the user just dropped it): 200, the same body as Fastify', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp();
     const id = await p.h.activeUser(app, 'lena');
     const token = await p.h.login(app, 'lena');
@@ -461,7 +457,7 @@ describe('2. cache misses and refusals handed over to the route', () => {
   });
 
   it('the first request after start (nothing cached: app, bans, user, session): 200, the same bytes as Fastify', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp();
     const id = await p.h.activeUser(app, 'mona');
     const token = await p.h.login(app, 'mona');
@@ -488,7 +484,7 @@ describe('2. cache misses and refusals handed over to the route', () => {
 
   it('a refusal found by the fast path (banned IP): one ban event line and one access line, with the same reqId', async () => {
     const logs = { fast: captureLog(), slow: captureLog() };
-    p = await pair({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
+    const p = await pairs.open({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'nina');
     const token = await p.h.login(app, 'nina');
@@ -526,15 +522,11 @@ describe('2. cache misses and refusals handed over to the route', () => {
 });
 
 describe('3. access log parity', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('a fast-path 200 writes one line with the fields, in the order, of Fastify\'s line', async () => {
     const logs = { fast: captureLog(), slow: captureLog() };
-    p = await pair({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
+    const p = await pairs.open({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'olga');
     const token = await p.h.login(app, 'olga');
@@ -569,11 +561,7 @@ describe('3. access log parity', () => {
 });
 
 describe('4. metrics', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   const METRICS_TOKEN = 'metrics-token-0123456789';
   const COUNTER = /^tollgate_http_requests_total\{method="GET",route="\/app_context",status="200"\} (\d+(?:\.\d+)?)$/m;
@@ -586,7 +574,7 @@ describe('4. metrics', () => {
   }
 
   it('N fast-path answers raise tollgate_http_requests_total{GET,/app_context,200} by N', async () => {
-    p = await pair({ METRICS_TOKEN });
+    const p = await pairs.open({ METRICS_TOKEN });
     const app = await p.h.createApp({ anonymous_access_allowed: true });
     await p.h.activeUser(app, 'pia');
     const token = await p.h.login(app, 'pia');
@@ -603,16 +591,12 @@ describe('4. metrics', () => {
 });
 
 describe('5. CORS on', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   const ORIGIN = 'https://app.example.com';
 
   it('with an Origin (allowed, and not): Fastify answers (no fast path while CORS is on), the same CORS headers', async () => {
-    p = await pair({ CORS_ORIGINS: ORIGIN });
+    const p = await pairs.open({ CORS_ORIGINS: ORIGIN });
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'quinn');
     const token = await p.h.login(app, 'quinn');
@@ -629,7 +613,7 @@ describe('5. CORS on', () => {
   // With CORS_ORIGINS set, @fastify/cors puts `vary: Origin` and `access-control-expose-headers` on every answer of
   // the client scope, Origin or not: the server has no fast path then (a shared cache must see Vary: Origin).
   it('without an Origin: the same bytes as Fastify (no fast path while CORS is on)', async () => {
-    p = await pair({ CORS_ORIGINS: ORIGIN });
+    const p = await pairs.open({ CORS_ORIGINS: ORIGIN });
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'rory');
     const token = await p.h.login(app, 'rory');
@@ -648,14 +632,10 @@ describe('5. CORS on', () => {
 });
 
 describe('6. rate limits on', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   it('legacy username/password with a wrong password is counted (step 2) and ends in 429, as on Fastify', async () => {
-    p = await pair({ RATE_LIMIT: 'on' });
+    const p = await pairs.open({ RATE_LIMIT: 'on' });
     const app = await p.h.createApp();
     await p.h.activeUser(app, 'rita');
     const wrong = request([...appHeaders(app), ['X-Api-Username', 'rita'], ['X-Api-Password', 'wrong password']]);
@@ -688,7 +668,7 @@ describe('6. rate limits on', () => {
   });
 
   it('a wrong x-api-license-code is counted per IP (30 in 5 minutes) and ends in 429 on GET /app_context', async () => {
-    p = await pair({ RATE_LIMIT: 'on' });
+    const p = await pairs.open({ RATE_LIMIT: 'on' });
     const app = await p.h.createApp();
     const outcomes = await outcomesOf(async () => {
       for (let i = 0; i < 30; i++) {
@@ -703,11 +683,7 @@ describe('6. rate limits on', () => {
 });
 
 describe('7. 200 at once', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   async function many(port: number, bytes: Buffer, n = 200): Promise<Raw[]> {
     const conns = await Promise.all(Array.from({ length: n }, () => Conn.open(port)));
@@ -719,7 +695,7 @@ describe('7. 200 at once', () => {
   }
 
   it('200 concurrent Bearer requests over 200 sockets: all 200, identical bodies (warm, then cold)', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp();
     const id = await p.h.activeUser(app, 'sam');
     const token = await p.h.login(app, 'sam');
@@ -820,16 +796,12 @@ describe('9. a throw inside the fast path', () => {
 });
 
 describe('10. the answer’s length and encoding', () => {
-  let p: Pair | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const pairs = pairEach();
 
   const utf8Body = (r: Raw) => JSON.parse(r.body.toString('utf8')) as { application: { variables: { name: string; value: string }[] }; user: { username: string } | null };
 
   it('all ASCII, non-ASCII in the application, in the user, in both: the same bytes as Fastify, Content-Length their count', async () => {
-    p = await pair();
+    const p = await pairs.open();
     const app = await p.h.createApp({ anonymous_access_allowed: true });
     await p.h.activeUser(app, 'ascii');
     await p.h.activeUser(app, 'zoë-jürgen');
