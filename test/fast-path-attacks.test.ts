@@ -649,19 +649,25 @@ describe('I. a throw inside the fast path after its answer was written', () => {
   });
 });
 
+/** An anonymous app whose /app_context answer is over 6 MiB (100 variables of 64 KiB): its request, already answered once on the fast path. */
+async function bigAnswer(p: Pair, name: string): Promise<Buffer> {
+  const app = await p.h.createApp({ name, anonymous_access_allowed: true });
+  const value = 'v'.repeat(65_536);
+  for (let i = 0; i < 100; i++) {
+    const res = await p.h.admin('PUT', `/apps/${app.id}/variables/var_${i}`, { value });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  }
+  const bytes = request(appHeaders(app));
+  await transcript(p.fast, bytes, { quietMs: 500 }); // warm
+  return bytes;
+}
+
 describe('J. a throw after the answer began, with a big answer the client reads slowly', () => {
   it('the access log line fails once while a 6 MiB answer is still buffered: the client still receives the whole body (Fastify logs only after the last byte)', async () => {
     const logs = { fast: captureLog(), slow: captureLog() };
     const p = await pair({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
     try {
-      const app = await p.h.createApp({ name: 'big answer', anonymous_access_allowed: true });
-      const value = 'v'.repeat(65_536);
-      for (let i = 0; i < 100; i++) {
-        const res = await p.h.admin('PUT', `/apps/${app.id}/variables/var_${i}`, { value });
-        expect(res.statusCode, res.body).toBeLessThan(300);
-      }
-      const bytes = request(appHeaders(app));
-      await transcript(p.fast, bytes, { quietMs: 500 }); // warm
+      const bytes = await bigAnswer(p, 'big answer');
       const read = async (port: number, server: FastifyInstance) => {
         const log = server.log as unknown as { info: (...args: unknown[]) => unknown };
         const info = log.info;
@@ -714,11 +720,7 @@ describe('K. a client that closes mid-answer', () => {
     const logs = { fast: captureLog(), slow: captureLog() };
     const p = await pair({ ACCESS_LOG: 'on', LOG_LEVEL: 'info' }, logs);
     try {
-      const app = await p.h.createApp({ name: 'abandoned', anonymous_access_allowed: true });
-      const value = 'v'.repeat(65_536);
-      for (let i = 0; i < 100; i++) expect((await p.h.admin('PUT', `/apps/${app.id}/variables/var_${i}`, { value })).statusCode).toBeLessThan(300);
-      const bytes = request(appHeaders(app));
-      await transcript(p.fast, bytes, { quietMs: 500 }); // warm
+      const bytes = await bigAnswer(p, 'abandoned');
       await transcript(p.slow, bytes, { quietMs: 500 });
       const abandon = async (port: number, log: LogCapture) => {
         const before = log.named('request').length;
