@@ -8,6 +8,7 @@ import { digest } from '../domain/tokens.js';
 import { decodeCursor, type Cursor } from '../store/pagination.js';
 import { header } from './client-plugin.js';
 import { allowSlowBody } from './connections.js';
+import { checkJsonText } from './text-input.js';
 import { permissionOf } from './roles.js';
 
 declare module 'fastify' {
@@ -102,6 +103,27 @@ export function principalOf(request: FastifyRequest): Principal {
  * cannot hold it, SQLite would truncate it in places, and no name, value,
  * note or search term needs it.
  */
+/**
+ * The admin API's JSON bodies, parsed by Fastify's own parser (prototype keys refused) but read as bytes first,
+ * so text that is not UTF-8 is refused (a 422 naming the field) instead of stored with U+FFFD in its place.
+ */
+export function strictJsonText(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    parse(request, bytes.toString('utf8'), (err: Error | null, value?: unknown) => {
+      if (err) return done(err, undefined);
+      try {
+        checkJsonText(value, bytes);
+      } catch (refused) {
+        return done(refused as Error, undefined);
+      }
+      done(null, value);
+    });
+  });
+}
+
 export function refuseNul(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const found = findNul(request.params, 'params') ?? findNul(request.query, 'querystring') ?? (isPlainJson(request.body) ? findNul(request.body, 'body') : null);

@@ -10,6 +10,7 @@ import type { ConnectionMemo } from '../domain/connection-memo.js';
 import type { UserCredentials } from '../domain/user-auth.js';
 import { handedOver } from './fast-path.js';
 import { noteRequestBody, readNonce } from './signing.js';
+import { checkJsonText, utf8Header } from './text-input.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,12 +79,21 @@ export function requireApp(app: FastifyInstance, s: Services): void {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CLIENT_BODY_LIMIT }, (req, body, done) => {
     const bytes = body as Buffer;
     noteRequestBody(req, bytes);
+    let value: unknown;
     try {
-      done(null, bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8'), rejectPrototypeKeys));
+      value = bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8'), rejectPrototypeKeys);
     } catch {
       // Syntax errors, forbidden keys, and nesting deep enough to exhaust the stack alike: the body is not acceptable JSON.
       done(new SyntaxError('the body is not valid JSON'), undefined);
+      return;
     }
+    try {
+      checkJsonText(value, bytes);
+    } catch (err) {
+      done(err as Error, undefined);
+      return;
+    }
+    done(null, value);
   });
 }
 
@@ -146,7 +156,7 @@ export function apiSecretOf(request: WithHeaders): string | undefined {
 }
 
 /**
- * SPEC 5.2: the user-authentication headers. A non-Bearer Authorization is a credential that fails. With
+ * SPEC 5.2: the user-authentication headers, as UTF-8 (a 422 naming the header that is not). A non-Bearer Authorization is a credential that fails. With
  * `socket`, the credentials carry that connection's memo (connectionMemo): the routes clients repeat.
  */
 export function userCredentials(request: WithHeaders, socket?: Socket | null): UserCredentials {
@@ -154,10 +164,10 @@ export function userCredentials(request: WithHeaders, socket?: Socket | null): U
   const authorization = first(h.authorization);
   return {
     bearer: authorization === undefined ? undefined : bearerOf(authorization),
-    licenseCode: utf8Of(first(h['x-api-license-code'])),
-    username: utf8Of(first(h['x-api-username'])),
-    password: utf8Of(first(h['x-api-password'])),
-    hardwareId: utf8Of(first(h['x-hardware-id'])),
+    licenseCode: utf8Header(first(h['x-api-license-code']), 'x-api-license-code'),
+    username: utf8Header(first(h['x-api-username']), 'x-api-username'),
+    password: utf8Header(first(h['x-api-password']), 'x-api-password'),
+    hardwareId: utf8Header(first(h['x-hardware-id']), 'x-hardware-id'),
     memo: socket === undefined ? undefined : connectionMemo(socket),
   };
 }
@@ -181,7 +191,10 @@ function bearerOf(authorization: string): string {
   return match ? match[1]! : '';
 }
 
-/** Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. */
+/**
+ * Node decodes header bytes as latin1; clients send credentials as UTF-8, so read them back as such. Leniently:
+ * only the limiter's count key, which userCredentials refuses (a 422) before any credential is checked.
+ */
 function utf8Of(value: string | undefined): string | undefined {
   return value === undefined || /^[\x00-\x7f]*$/.test(value) ? value : Buffer.from(value, 'latin1').toString('utf8');
 }

@@ -104,7 +104,12 @@ export function fastAppContext(o: FastPathOptions): (req: IncomingMessage, res: 
     const h = req.headers; // built by Node for every request already (it reads Host and Expect)
     if (h['tollgate-nonce'] !== undefined || (h.host === undefined && req.httpVersion === '1.1')) return false;
     if (s.limits.enabled && legacyIdentity(req) !== null) return false;
-    const creds = userCredentials(req, req.socket);
+    let creds;
+    try {
+      creds = userCredentials(req, req.socket);
+    } catch {
+      return false; // a header that is not UTF-8: the route refuses it (422) in its own order
+    }
     const ip = clientAddress(req.socket.remoteAddress, h['x-forwarded-for'], o.trusted);
     if (ip === null) return false;
     const log = o.accessLog();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../domain/services.js';
-import { refuseNul, requireAdmin, type AdminAuth } from '../../admin-plugin.js';
+import { refuseNul, requireAdmin, strictJsonText, type AdminAuth } from '../../admin-plugin.js';
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
@@ -19,6 +19,7 @@ export interface AdminOptions extends AdminAuth {
 export async function adminRoutes(app: FastifyInstance, opts: { services: Services } & AdminOptions): Promise<void> {
   const s = opts.services;
   requireAdmin(app, s, opts);
+  strictJsonText(app);
   refuseNul(app);
   appRoutes(app, s);
   licenseRoutes(app, s);
