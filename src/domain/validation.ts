@@ -78,14 +78,15 @@ export function usernameKey(username: string): string {
 /** The latest instant Tollgate stores: 9999-12-31T23:59:59.999Z (beyond it ISO 8601 needs a sign and clients break). */
 export const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):(\d{2}))$/;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/;
 
 /** What a 422 for a bad time says. */
-export const TIMESTAMP_HINT = 'must be an ISO 8601 timestamp with a zone, such as 2027-03-05T12:00:00Z or 2027-03-05T14:00+02:00';
+export const TIMESTAMP_HINT = 'must be an ISO 8601 timestamp with a zone, such as 2027-03-05T12:00:00Z, 2027-03-05T14:00+02:00 or 2027-03-05T14:00+0200';
 
 /**
  * A strict ISO 8601 timestamp with a zone: seconds and a fraction optional,
- * `Z` or an offset (`2027-03-05T12:00Z`, `2027-03-05T12:00:00.250+02:00`),
+ * `Z` or an offset with or without its colon (`2027-03-05T12:00Z`,
+ * `2027-03-05T12:00:00.250+02:00`, `…+0200` as `date +%z` prints it),
  * within years 1970–9999 (UTC); null otherwise. Computed from its parts, not
  * by Date.parse, which accepts "12" or "March 5" and rolls 30 February over
  * into March. A fraction finer than milliseconds is truncated (the store keeps
