@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DASHBOARD_CSP, PACKAGE_DASHBOARD_DIR } from '../src/http/dashboard.js';
+import { acceptedEncodings, DASHBOARD_CSP, PACKAGE_DASHBOARD_DIR } from '../src/http/dashboard.js';
 import { expectError, harness, type Harness } from './helpers.js';
 
 /** GET /dashboard (issue 16, DASHBOARD-API.md "Serving"): the built files under a strict CSP, the SPA fallback, and no way out of the directory. */
@@ -32,6 +33,76 @@ function fakeBuild(): string {
   dir = root;
   return dist;
 }
+
+const SCRIPT = 'console.log("dashboard");'.repeat(50);
+
+/** fakeBuild plus what `npm run build` writes beside each text file: NAME.br and NAME.gz. */
+function fakeCompressedBuild(): string {
+  const dist = fakeBuild();
+  writeFileSync(join(dist, 'assets', 'index-abc123.js'), SCRIPT);
+  for (const [name, body] of [['assets/index-abc123.js', SCRIPT], ['index.html', INDEX]] as const) {
+    writeFileSync(join(dist, name + '.br'), brotliCompressSync(body));
+    writeFileSync(join(dist, name + '.gz'), gzipSync(body));
+  }
+  return dist;
+}
+
+describe('compressed dashboard files (issue 21 item 8)', () => {
+  const js = '/dashboard/assets/index-abc123.js';
+  const get = (url: string, accept?: string) => h.inject({ method: 'GET', url, headers: accept === undefined ? {} : { 'accept-encoding': accept } });
+
+  it('brotli to a browser that takes it, gzip to one that takes only gzip, each with its length and Vary', async () => {
+    h = await harness({ env: { DASHBOARD_DIR: fakeCompressedBuild() } });
+    const br = await get(js, 'gzip, deflate, br, zstd');
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(SCRIPT);
+    expect(Number(br.headers['content-length'])).toBe(br.rawPayload.length);
+    expect(br.rawPayload.length).toBeLessThan(SCRIPT.length / 5);
+    expect(br.headers.vary).toBe('Accept-Encoding');
+    expect(br.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+
+    const gz = await get(js, 'gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(SCRIPT);
+    expect(Number(gz.headers['content-length'])).toBe(gz.rawPayload.length);
+    expect(gz.headers.vary).toBe('Accept-Encoding');
+
+    const page = await get('/dashboard/apps/5d1c', 'br');
+    expect(page.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(page.rawPayload).toString()).toBe(INDEX);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+  });
+
+  it('identity when nothing is accepted, a coding is refused with q=0, or no compressed copy exists; Vary still set', async () => {
+    h = await harness({ env: { DASHBOARD_DIR: fakeCompressedBuild() } });
+    for (const accept of [undefined, '', 'identity', 'br;q=0, gzip;q=0', '*;q=0', 'deflate']) {
+      const res = await get(js, accept);
+      expect(res.headers['content-encoding'], String(accept)).toBeUndefined();
+      expect(res.body, String(accept)).toBe(SCRIPT);
+      expect(res.headers.vary, String(accept)).toBe('Accept-Encoding');
+    }
+    expect((await get(js, 'br;q=0, *')).headers['content-encoding']).toBe('gzip');
+    const css = await get('/dashboard/assets/index-abc123.css', 'br, gzip');
+    expect(css.headers['content-encoding']).toBeUndefined();
+    expect(css.body).toBe('body{}');
+    expect(css.headers.vary).toBe('Accept-Encoding');
+    const head = await h.inject({ method: 'HEAD', url: js, headers: { 'accept-encoding': 'br' } });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-encoding']).toBe('br');
+  });
+
+  it('reads Accept-Encoding as RFC 9110 does', () => {
+    expect([...acceptedEncodings('gzip, deflate, br')]).toEqual(['br', 'gzip']);
+    expect([...acceptedEncodings('BR;Q=0.5')]).toEqual(['br']);
+    expect([...acceptedEncodings('gzip;q=0.001, br;q=0')]).toEqual(['gzip']);
+    expect([...acceptedEncodings('*')]).toEqual(['br', 'gzip']);
+    expect([...acceptedEncodings('gzip;q=bogus')]).toEqual([]);
+    expect([...acceptedEncodings(undefined)]).toEqual([]);
+  });
+});
 
 describe('serving the built dashboard', () => {
   it('index.html at /dashboard and /dashboard/, with the CSP, nosniff, no framing and no-cache', async () => {

@@ -122,6 +122,23 @@ describe('signing keys: the admin flow', () => {
     expect(audit.find((a) => a.action === 'keys.root_replace')?.details).toEqual({ before: { public_key: first.rootPublicKey }, after: { public_key: second.rootPublicKey }, retired: [first.kid] });
   });
 
+  it('issue 21 item 7: allow_missing=true answers "no root yet" as 200 with public_key null; the plain GET keeps its 404', async () => {
+    const missing = await h.admin('GET', `/apps/${app.id}/root-key?allow_missing=true`);
+    expect(missing.statusCode, missing.body).toBe(200);
+    expect(missing.json()).toEqual({ app_id: app.id, public_key: null });
+    expectError(await h.admin('GET', `/apps/${app.id}/root-key`), 404, 'not_found');
+    expectError(await h.admin('GET', `/apps/${app.id}/root-key?allow_missing=false`), 404, 'not_found');
+    const bad = expectError(await h.admin('GET', `/apps/${app.id}/root-key?allow_missing=maybe`), 422, 'validation_error');
+    expect(bad.errors?.[0]?.field).toBe('querystring.allow_missing');
+    // An app that does not exist is still 404 with the flag: only the root may be missing.
+    expectError(await h.admin('GET', `/apps/00000000-0000-4000-8000-000000000000/root-key?allow_missing=true`), 404, 'not_found');
+
+    const keys = await setUpKeys(h, app);
+    for (const url of [`/apps/${app.id}/root-key?allow_missing=true`, `/apps/${app.id}/root-key`]) {
+      expect((await h.admin('GET', url)).json(), url).toEqual({ app_id: app.id, public_key: keys.rootPublicKey });
+    }
+  });
+
   it('a certificate before the root key is set: 409, the key stays pending', async () => {
     const { kid, publicKey } = await createPendingKey(h, app);
     const certificate = certify(rootPair().rootPrivateKey, { app_id: app.id, kid, public_key: publicKey, not_before: h.clock.ms, not_after: h.clock.ms + DAY });

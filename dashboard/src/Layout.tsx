@@ -51,7 +51,7 @@ export function Layout() {
   const [appsTick, setAppsTick] = useState(0);
   const [menuOpen, setMenuOpen] = useState(false);
   const main = useRef<HTMLElement>(null);
-  const firstRender = useRef(true);
+  const shownPath = useRef<string | null>(null);
 
   useEffect(() => {
     // The picker lists the first 100 applications; the Applications page pages through all of them.
@@ -74,11 +74,19 @@ export function Layout() {
   const app = apps.find((a) => a.id === appId);
   useEffect(() => {
     document.title = `${found?.title ?? 'Not found'}${app ? ' · ' + app.name : ''} · Tollgate`;
-    setMenuOpen(false);
-    // Move focus to the new page so keyboard and screen-reader users start at its top.
-    if (!firstRender.current) main.current?.focus();
-    firstRender.current = false;
   }, [path, app?.name]);
+
+  useEffect(() => {
+    setMenuOpen(false);
+    // Move focus to the new page so keyboard and screen-reader users start at its top. Only when the
+    // operator went from one page to another: not on the first render (a reload or a bookmark), nor on
+    // the redirect from /dashboard/ to the last application, which is still the first page shown.
+    // preventScroll: navigate() has put the window at the top, header included; focusing <main>
+    // must not scroll the header away.
+    const previous = shownPath.current;
+    shownPath.current = path;
+    if (previous !== null && previous !== '/' && previous !== '' && previous !== path) main.current?.focus({ preventScroll: true });
+  }, [path]);
 
   const pickerApp = appId ?? localStorage.getItem(LAST_APP) ?? '';
   const isOwner = session.operator.role === 'owner';

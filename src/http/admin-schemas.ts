@@ -10,7 +10,7 @@ import { documented, nullableTimestamp, ref, text, timestamp, uuid } from './sch
 /** Application names and admin token names: 1 to 128 characters (src/domain/admin/apps.ts, tokens.ts check them). */
 export const NAME_RULE = { min: 1, max: 128 };
 /** File names: 1 to 255 characters, no path separator (src/domain/admin/content.ts). */
-export const FILE_NAME = documented(text({ min: 1, max: 255 }, 'The file name clients see; no / or \\'), { pattern: '^[^/\\\\]+$' });
+export const FILE_NAME = documented(text({ min: 1, max: 255 }, 'The file name clients see; no / or \\, and not . or ..'), { pattern: '^[^/\\\\]+$' });
 /** Media types as src/domain/admin/content.ts accepts them. */
 export const MIME_TYPE = documented({ type: 'string', description: 'A media type such as application/octet-stream' } as const, {
   pattern: '^[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}/[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]{0,126}$',

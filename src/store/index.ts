@@ -13,7 +13,7 @@ import { statsRepository } from './repositories/stats.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
-/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts). */
+/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock). */
 export function repositories(q: Queryable, dialect: Dialect) {
   return {
     apps: appsRepository(q),
@@ -24,7 +24,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     sessions: sessionsRepository(q),
     variables: variablesRepository(q),
     files: filesRepository(q),
-    bans: bansRepository(q),
+    bans: bansRepository(q, dialect),
     signingKeys: signingKeysRepository(q),
     leases: leasesRepository(q),
     operators: operatorsRepository(q),

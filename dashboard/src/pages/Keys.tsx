@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, get, query, type Page } from '../api';
+import { api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
 import { ErrorBox, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged } from '../components/ui';
 import { useCan } from '../session';
@@ -17,10 +17,11 @@ export function Keys({ appId }: { appId: string }) {
   const action = useAction();
 
   useEffect(() => {
-    get<{ public_key: string }>(`/apps/${appId}/root-key`).then(setRoot, (e: unknown) => {
-      if (e instanceof ApiError && e.status === 404) setRoot(null);
-      else setRootError(e);
-    });
+    // allow_missing: no root yet is a state to show, not a failed request in the console.
+    get<{ public_key: string | null }>(`/apps/${appId}/root-key?allow_missing=true`).then(
+      (r) => setRoot(r.public_key === null ? null : { public_key: r.public_key }),
+      setRootError,
+    );
   }, [appId]);
 
   const create = async () => {

@@ -87,8 +87,10 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const name = <strong>{user.username}</strong>;
 
   const act = async (title: string, body: preact.ComponentChildren, label: string, work: () => Promise<unknown>, done: string, danger = true) => {
-    if (!(await ask({ title, body, confirmLabel: label, danger }))) return;
-    if (await action.run(work, done)) reload();
+    if (!(await ask({ title, body, confirmLabel: label, danger }))) return false;
+    if (!(await action.run(work, done))) return false;
+    reload();
+    return true;
   };
 
   const extend = (event: Event) => {
@@ -110,7 +112,9 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const ban = (event: Event) => {
     event.preventDefault();
     void act('Ban this user?', <p>{name} is refused at once by every client endpoint{reason ? <> (reason: {reason})</> : null}.</p>, 'Ban user',
-      () => api('POST', `/apps/${appId}/bans`, { type: 'user', value: user.id, ...(reason && { reason }) }), 'User banned');
+      () => api('POST', `/apps/${appId}/bans`, { type: 'user', value: user.id, ...(reason && { reason }) }), 'User banned')
+      // The reason belonged to that ban: the form shown again after Unban starts empty.
+      .then((banned) => banned && setReason(''));
   };
   const unban = () =>
     act('Lift the ban?', <p>{name} gets access back at once.</p>, 'Unban',

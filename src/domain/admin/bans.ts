@@ -67,15 +67,21 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
   requireBanType(actorRole, input.type, 'create');
   const value = normaliseValue(input.type, input.value);
   if (input.reason !== undefined && [...input.reason].length > 512) throw validationError('body.reason', 'must be at most 512 characters');
+  const now = s.clock();
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
     expiresAt = parseTimestamp(input.expires_at);
     if (expiresAt === null) throw validationError('body.expires_at', TIMESTAMP_HINT);
+    // A ban over before it starts would be listed as made while banning nobody (issue 30 item 5).
+    if (expiresAt <= now) throw validationError('body.expires_at', 'must be in the future (a ban that has already lifted bans nobody)');
   }
-  const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: s.clock() };
+  const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: now };
   const view = viewBan(ban);
   await write(s, async ({ tx, audit, changed, forgetUser }) => {
     await requireTarget(tx, ban);
+    await tx.bans.lockValue(appId, ban.type, ban.value);
+    const existing = await tx.bans.findActive(appId, ban.type, ban.value, now);
+    if (existing) throw duplicateBan(existing);
     await tx.bans.insert(ban);
     // A banned license code may be unbanned and used again: keep it out of the audit log like every code.
     const logged = view.type === 'license' ? `…${view.value.slice(-4)}` : view.value;
@@ -84,6 +90,17 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
     changed({ bans: appId });
   });
   return view;
+}
+
+/**
+ * A second ban in force on the same value bans nobody more, and lifting one would leave the other:
+ * 409 as for every other duplicate the admin API refuses (an operator's username), with the ban
+ * in force named so a script can adopt it, change it (lift, then ban again) or carry on
+ * (docs/decisions.md, issue 30 item 5).
+ */
+function duplicateBan(existing: BanRecord): DomainError {
+  const until = existing.expiresAt === null ? 'with no end' : `until ${iso(existing.expiresAt)}`;
+  return new DomainError('conflict', `This ${existing.type} is already banned ${until}: ban ${existing.id}`);
 }
 
 /**

@@ -88,18 +88,27 @@ export interface FileMetaInput {
 
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/i;
 
-function checkMeta(meta: FileMetaInput): void {
+/**
+ * What a write sets, each field named where the request carried it (`querystring` for an upload,
+ * `body` for a change). `.` and `..` are refused like separators: a client saving a download under
+ * its name would write to the directory itself or its parent (issue 30 item 5).
+ */
+function checkMeta(meta: Partial<FileMetaInput>, source: 'querystring' | 'body'): void {
   const check = new Checker();
-  check.text('querystring.name', meta.name, { min: 1, max: 255 });
-  if (meta.name.includes('/') || meta.name.includes('\\')) check.add('querystring.name', 'must not contain path separators');
-  if (meta.mime_type !== undefined && !MIME.test(meta.mime_type)) check.add('querystring.mime_type', 'must be a media type such as application/octet-stream');
+  if (meta.name !== undefined) {
+    const field = `${source}.name`;
+    check.text(field, meta.name, { min: 1, max: 255 });
+    if (meta.name.includes('/') || meta.name.includes('\\')) check.add(field, 'must not contain path separators');
+    if (meta.name === '.' || meta.name === '..') check.add(field, 'must not be . or ..');
+  }
+  if (meta.mime_type !== undefined && !MIME.test(meta.mime_type)) check.add(`${source}.mime_type`, 'must be a media type such as application/octet-stream');
   check.throwIfAny();
 }
 
 /** Streams the upload into storage first; the file becomes visible only once its content is complete. */
 export async function uploadFile(s: AdminServices, appId: string, meta: FileMetaInput, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
   await getApp(s, appId);
-  checkMeta(meta);
+  checkMeta(meta, 'querystring');
   const content = await storeContent(s, appId, body, maxBytes);
   const now = s.clock();
   const file: FileRecord = {
@@ -153,8 +162,9 @@ export async function updateFile(s: AdminServices, appId: string, id: string, pa
   await getApp(s, appId);
   const before = await s.store.files.findById(appId, id);
   if (!before) throw new DomainError('not_found', 'File not found');
+  // Only what the patch sets is checked: a name stored before a rule existed must not block changing the type.
+  checkMeta(patch, 'body');
   const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
-  checkMeta(meta);
   return write(s, async ({ tx, audit, changed }) => {
     if (!(await tx.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock()))) throw new DomainError('not_found', 'File not found');
     const after = (await tx.files.findById(appId, id))!;

@@ -174,9 +174,13 @@ async function forgetIfEnded(s: Services, appId: string, keys: SigningKeyRecord[
 }
 
 /** The root public key, or a 404 if the app has none yet. */
-export async function getRootKey(s: Services, appId: string): Promise<{ app_id: string; public_key: string }> {
+/**
+ * No root yet is 404 unless `allowMissing`, when it is the normal answer `public_key: null`: a page
+ * that only shows the state (the dashboard) is not asking for something absent (issue 21 item 7).
+ */
+export async function getRootKey(s: Services, appId: string, allowMissing = false): Promise<{ app_id: string; public_key: string | null }> {
   const app = await appIn(s.store, appId);
-  if (app.rootPublicKey === null) throw new DomainError('not_found', 'This application has no root key yet');
+  if (app.rootPublicKey === null && !allowMissing) throw new DomainError('not_found', 'This application has no root key yet');
   return { app_id: appId, public_key: app.rootPublicKey };
 }
 

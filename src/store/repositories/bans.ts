@@ -1,4 +1,4 @@
-import type { Queryable, Row } from '../db.js';
+import type { Dialect, Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { BanRecord, BanType, Page } from '../records.js';
@@ -31,8 +31,26 @@ function matching(appId: string, filter: BanFilter): { where: string; params: st
   return { where, params };
 }
 
-export function bansRepository(q: Queryable) {
+export function bansRepository(q: Queryable, dialect: Dialect) {
   return {
+    /**
+     * Holds, until the transaction ends, a lock on one (app, type, value) (a hash: a collision only makes two creations wait for each other), so two requests creating
+     * the same ban cannot both find none in force and both insert. SQLite's write transaction
+     * (BEGIN IMMEDIATE) already admits one writer at a time; PostgreSQL's READ COMMITTED does not.
+     */
+    async lockValue(appId: string, type: BanType, value: string): Promise<void> {
+      if (dialect === 'postgres') await q.one('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['ban', appId, type, value])]);
+    },
+
+    /** The oldest ban of exactly this type and stored value still in force at `now`, if any. */
+    async findActive(appId: string, type: BanType, value: string, now: number): Promise<BanRecord | undefined> {
+      const r = await q.one(
+        `SELECT ${COLUMNS} FROM bans WHERE app_id = ? AND type = ? AND value = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id LIMIT 1`,
+        [appId, type, value, now],
+      );
+      return r && toBan(r);
+    },
+
     async insert(b: BanRecord): Promise<void> {
       await q.run(`INSERT INTO bans (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
         b.id, b.appId, b.type, b.value, b.reason, b.expiresAt, b.createdAt,

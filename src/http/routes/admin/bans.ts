@@ -20,10 +20,11 @@ export function banRoutes(app: FastifyInstance, s: Services): void {
           value: { type: 'string', description: 'ip: an address or CIDR range; hardware_id: 1 to 256 characters; license: a license code (1 to 128); user: a user id' },
           // src/domain/admin/bans.ts: at most 512 characters.
           reason: documented({ type: 'string' }, { maxLength: 512 }),
-          expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone; the ban lifts itself then' }, { format: 'date-time' }),
+          expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone, in the future; the ban lifts itself then' }, { format: 'date-time' }),
         },
       },
-      response: { 201: { ...ref('Ban'), description: 'Created' }, ...errors(401, 403, 404, 413, 422) },
+      // 409: a ban of the same type and value is already in force (its id is in the detail).
+      response: { 201: { ...ref('Ban'), description: 'Created' }, ...errors(401, 403, 404, 409, 413, 422) },
     },
     // support: only user and hardware_id bans (src/domain/admin/roles.ts requireBanType)
     handler: async (request, reply) => reply.code(201).send(await createBan(acting(s, request), request.params.app_id, request.body, principalOf(request).role)),

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { parseBoolean } from '../../../domain/admin/content.js';
 import { createSigningKey, getKey, getRootKey, listKeys, retireKey, setRootKey, uploadCertificate } from '../../../domain/admin/keys.js';
 import type { Services } from '../../../domain/services.js';
 import { KID_PATTERN } from '../../../domain/signing/format.js';
@@ -29,18 +30,26 @@ const rootSchema = {
   type: 'object', required: ['app_id', 'public_key'], additionalProperties: false,
   properties: { app_id: uuid, public_key: publicKey, retired: { type: 'array', items: kid, description: 'Keys retired because the root that certified them was replaced' } },
 } as const;
+const rootStateSchema = {
+  ...rootSchema,
+  properties: { ...rootSchema.properties, public_key: { ...publicKey, type: ['string', 'null'], description: 'null: no root yet (only with allow_missing=true; otherwise that is a 404)' } },
+} as const;
 const appParams = { type: 'object', required: ['app_id'], properties: { app_id: uuid } } as const;
 const keyParams = { type: 'object', required: ['app_id', 'kid'], properties: { app_id: uuid, kid } } as const;
 const tags = ['admin: keys'];
 
 /** The app's root public key and its signing keys (docs/signing.md "Keys"). */
 export function keyRoutes(app: FastifyInstance, s: Services): void {
-  app.get<{ Params: { app_id: string } }>('/apps/:app_id/root-key', {
+  app.get<{ Params: { app_id: string }; Querystring: { allow_missing?: string } }>('/apps/:app_id/root-key', {
     schema: {
       tags, security: adminSecurity, operationId: 'getRootKey', summary: 'The application’s root public key (what clients pin)', params: appParams,
-      response: { 200: rootSchema, ...errors(401, 404, 422) },
+      querystring: {
+        type: 'object',
+        properties: { allow_missing: { type: 'string', enum: ['true', 'false'], description: 'true: no root yet is 200 with `public_key: null` instead of 404' } },
+      },
+      response: { 200: rootStateSchema, ...errors(401, 404, 422) },
     },
-    handler: async (request) => getRootKey(s, request.params.app_id),
+    handler: async (request) => getRootKey(s, request.params.app_id, parseBoolean('querystring.allow_missing', request.query.allow_missing) === true),
   });
 
   app.put<{ Params: { app_id: string }; Body: { public_key: string; replace?: boolean } }>('/apps/:app_id/root-key', {
