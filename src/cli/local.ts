@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -200,7 +200,11 @@ function checkDestination(destination: string): string {
 async function copyTo(db: SqliteDb, dest: string): Promise<string> {
   const partial = `${dest}.partial-${process.pid}`;
   try {
+    // A backup holds the apps' signing keys: owner-only from its first byte, whatever the umask (SQLite
+    // writes into the existing file and keeps its mode; the chmod covers a file system that would not).
+    closeSync(openSync(partial, 'wx', 0o600));
     await db.backup(partial);
+    chmodSync(partial, 0o600);
     const summary = await summarize(partial);
     if (existsSync(dest)) throw new StartError(`backup destination ${dest} appeared while copying; backups never overwrite`);
     renameSync(partial, dest);

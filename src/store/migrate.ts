@@ -1,10 +1,11 @@
-import type { Db } from './db.js';
+import { SchemaAhead, type Db } from './db.js';
 import { dialectTypes, migrations } from './migrations/index.js';
 
 /**
  * Applies pending migrations, each in its own transaction together with its
  * row in schema_migrations, so a crash leaves either all of it or none.
- * Returns the versions applied.
+ * Returns the versions applied. Refuses (SchemaAhead) a database a newer
+ * release migrated, before touching it.
  */
 export async function migrate(db: Db, now: number = Date.now()): Promise<number[]> {
   // Several nodes may start at once: one migrates while the others wait, then find nothing to do.
@@ -18,6 +19,9 @@ async function applyPending(db: Db, now: number): Promise<number[]> {
   );
   const rows = await db.all<{ version: number | string }>('SELECT version FROM schema_migrations');
   const applied = new Set(rows.map((r) => Number(r.version)));
+  const found = Math.max(0, ...applied);
+  const known = Math.max(...migrations.map((m) => m.version));
+  if (found > known) throw new SchemaAhead(found, known);
   const done: number[] = [];
   for (const m of migrations) {
     if (applied.has(m.version)) continue;
