@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -38,6 +38,23 @@ export function run(args: string[], cwd: string, env: Record<string, string> = {
     execFile(process.execPath, [MAIN, ...args], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
       done({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The CLI with stdout on a pseudo-terminal (util-linux `script`), as an
+ * operator at a terminal sees it; stderr goes to its own file so that stdout
+ * is only what the terminal shows of the table.
+ */
+export function runInTerminal(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const errFile = join(tempDir(), 'stderr');
+  const command = `${[process.execPath, MAIN, ...args].map(quote).join(' ')} 2>${quote(errFile)}`;
+  return new Promise((done) => {
+    execFile('script', ['-qec', command, '/dev/null'], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
+      done({ code, stdout: stdout.replace(/\r\n/g, '\n'), stderr: existsSync(errFile) ? readFileSync(errFile, 'utf8') : '' });
     });
   });
 }

@@ -5,6 +5,8 @@ import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows, shownOnce } from '../output.js';
 
 const COLUMNS = ['id', 'name', 'api_key', 'device_auth_enabled', 'anonymous_access_allowed', 'max_devices_per_user', 'registration_open'];
+/** What stays on a narrow terminal: which app, and the key its clients use. */
+const PRIORITY = ['name', 'id', 'api_key', 'registration_open'];
 
 function settingOptions(cmd: Command): Command {
   return cmd
@@ -53,7 +55,7 @@ export function appsCommand(program: Command): void {
   listOptions(apps.command('list').description('List applications')).action(
     remote(async ({ api, out, opts }) => {
       const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/apps', opts, 'applications');
-      printRows(listed.items, COLUMNS, out);
+      printRows(listed.items, COLUMNS, out, listed.items, PRIORITY);
       tellMore(listed);
     }),
   );
