@@ -39,6 +39,11 @@ describe.skipIf(STORE !== 'sqlite')('local commands on SQLite (SQLite project on
     raw.close();
     refusesAhead(await run(['migrate', '--database-url', `sqlite:${db}`], cwd), db);
     refusesAhead(await run(['serve'], cwd, { DATABASE_URL: `sqlite:${db}`, PORT: '0', TOLLGATE_ADMIN_TOKEN: 'startup-admin-token-0123456789' }), db);
+    // The local commands that write without migrating refuse it too; a backup (a copy, wanted before a restore) does not.
+    refusesAhead(await run(['tokens', 'create', 'rescue', '--local', '--database-url', `sqlite:${db}`], cwd), db);
+    refusesAhead(await run(['operators', 'list', '--database-url', `sqlite:${db}`], cwd), db);
+    const backup = await run(['backup', '--database-url', `sqlite:${db}`, 'before-downgrade.db'], cwd);
+    expect(backup.code, backup.stderr).toBe(0);
     const check = new Database(db, { readonly: true });
     try {
       expect((check.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(AHEAD);

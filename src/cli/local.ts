@@ -90,6 +90,8 @@ export async function createTokenLocally(name: string, databaseUrl: string | und
     const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
     try {
       await requireSchema(db, target, 'tokens create');
+      // Older code writing into a newer schema may write what the newer release cannot read.
+      await (await import('../store/migrate.js')).refuseNewerSchema(db);
       const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
       // The audit log says it was made on the machine, by which system user, not through the API.
       const created = await createAdminToken({ ...services, actor: `local:${localUser()}` }, name).catch((err: unknown) => {
