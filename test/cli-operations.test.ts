@@ -1,12 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import Database from '../src/store/sqlite-driver.js';
 import { migrations } from '../src/store/migrations/index.js';
-import { cleanEnv, MAIN, makeDatabase, oneLineFailure, pgBase, run, tempDir, type Run } from './cli-process.js';
+import { cleanEnv, inScratchSchema, MAIN, makeDatabase, oneLineFailure, readSqlite, run, tempDir, type Run } from './cli-process.js';
 import { STORE } from './helpers.js';
 
 /**
@@ -44,12 +42,7 @@ describe.skipIf(STORE !== 'sqlite')('local commands on SQLite (SQLite project on
     refusesAhead(await run(['operators', 'list', '--database-url', `sqlite:${db}`], cwd), db);
     const backup = await run(['backup', '--database-url', `sqlite:${db}`, 'before-downgrade.db'], cwd);
     expect(backup.code, backup.stderr).toBe(0);
-    const check = new Database(db, { readonly: true });
-    try {
-      expect((check.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v).toBe(AHEAD);
-    } finally {
-      check.close();
-    }
+    expect(readSqlite<{ v: number }>(db, 'SELECT max(version) AS v FROM schema_migrations').v).toBe(AHEAD);
   });
 
   it('item 12: a backup is created 0600 under umask 022 (it holds the signing keys)', async () => {
@@ -78,13 +71,7 @@ describe.skipIf(STORE !== 'sqlite')('local commands on SQLite (SQLite project on
 
 describe.skipIf(STORE !== 'postgres')('local commands on PostgreSQL (PostgreSQL project only)', () => {
   it('item 11: migrate and serve refuse a database migrated by a newer release, in one line naming both versions', async () => {
-    const schema = `ahead_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: pgBase() });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const url = new URL(pgBase());
-      url.searchParams.set('options', `-c search_path=${schema}`);
+    await inScratchSchema('ahead', async (admin, url, schema) => {
       const created = await run(['migrate', '--create', '--database-url', url.toString()], tempDir());
       expect(created.code, created.stderr).toBe(0);
       await admin.query(aheadRow.replace('schema_migrations', `${schema}.schema_migrations`));
@@ -93,9 +80,6 @@ describe.skipIf(STORE !== 'postgres')('local commands on PostgreSQL (PostgreSQL 
       refusesAhead(await run(['serve'], tempDir(), { DATABASE_URL: url.toString(), PORT: '0', TOLLGATE_ADMIN_TOKEN: 'startup-admin-token-0123456789' }), where);
       const versions = await admin.query(`SELECT max(version) AS v FROM ${schema}.schema_migrations`);
       expect(Number(versions.rows[0].v)).toBe(AHEAD);
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    }
+    });
   });
 });

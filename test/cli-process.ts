@@ -1,11 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { migrate } from '../src/store/migrate.js';
 import { openDb } from '../src/store/open.js';
+import Database from '../src/store/sqlite-driver.js';
 import { buildIfStale } from './setup/build.js';
 
 export { buildIfStale };
@@ -132,4 +135,33 @@ export function pgBase(): string {
   const url = inject('pgUrl');
   if (!url) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
   return url;
+}
+
+/**
+ * A new, empty schema of this run's PostgreSQL database, and the URL whose
+ * search_path puts a CLI run in it; dropped with everything in it afterwards.
+ */
+export async function inScratchSchema(prefix: string, fn: (admin: pg.Client, url: URL, schema: string) => Promise<void>): Promise<void> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: pgBase() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(pgBase());
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    await fn(admin, url, schema);
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+/** One value read from a SQLite file opened read-only (the CLI under test wrote it). */
+export function readSqlite<T>(path: string, sql: string): T {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(sql).get() as T;
+  } finally {
+    db.close();
+  }
 }
