@@ -18,7 +18,7 @@ function settingOptions(cmd: Command): Command {
     .option('--registration <open|closed>', 'whether sign-ups are accepted')
     .option('--signatures <optional|required>', 'signed answers: required refuses requests without Tollgate-Nonce (needs an active signing key: tollgate keys init)')
     .option('--offline-grace-seconds <seconds>', 'how long an offline lease lasts (0: no leases)', int)
-    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it', int);
+    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it (at most the offline grace)', int);
 }
 
 function signatures(value: unknown): string | undefined {
