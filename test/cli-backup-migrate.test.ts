@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from '../src/store/sqlite-driver.js';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { harness, STORE } from './helpers.js';
-import { makeDatabase, oneLineFailure, pgBase, run, tempDir } from './cli-process.js';
+import { inScratchSchema, makeDatabase, oneLineFailure, run, tempDir } from './cli-process.js';
 
 /**
  * `tollgate backup` and `tollgate migrate` never create a database (only
@@ -99,13 +97,7 @@ describe.skipIf(STORE !== 'sqlite')('backup and migrate on SQLite never create a
 
 describe.skipIf(STORE !== 'postgres')('migrate on PostgreSQL (PostgreSQL project only)', () => {
   it('migrate refuses an empty database (no Tollgate tables) unless --create', async () => {
-    const schema = `startup_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: pgBase() });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const url = new URL(pgBase());
-      url.searchParams.set('options', `-c search_path=${schema}`);
+    await inScratchSchema('startup', async (admin, url, schema) => {
       const line = oneLineFailure(await run(['migrate', '--database-url', url.toString()], tempDir()));
       expect(line).toMatch(/is not a Tollgate database.*--create/);
       const tables = () => admin.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1', [schema]).then((r) => r.rowCount);
@@ -113,9 +105,6 @@ describe.skipIf(STORE !== 'postgres')('migrate on PostgreSQL (PostgreSQL project
       const created = await run(['migrate', '--create', '--database-url', url.toString()], tempDir());
       expect(created.code, created.stderr).toBe(0);
       expect(await tables()).toBeGreaterThan(0);
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    }
+    });
   });
 });

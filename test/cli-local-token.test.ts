@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { digest } from '../src/domain/tokens.js';
 import { openDb } from '../src/store/open.js';
 import { STORE } from './helpers.js';
-import { makeDatabase, oneLineFailure, pgBase, run, tempDir } from './cli-process.js';
+import { inScratchSchema, makeDatabase, oneLineFailure, run, tempDir } from './cli-process.js';
 
 /**
  * `tollgate tokens create NAME --local` on each store (the lost-token
@@ -49,13 +47,7 @@ describe.skipIf(STORE !== 'sqlite')('tokens create --local on SQLite (SQLite pro
 
 describe.skipIf(STORE !== 'postgres')('tokens create --local on PostgreSQL (PostgreSQL project only)', () => {
   it('writes a live token into the database; refuses an empty schema', async () => {
-    const schema = `localtoken_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: pgBase() });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const url = new URL(pgBase());
-      url.searchParams.set('options', `-c search_path=${schema}`);
+    await inScratchSchema('localtoken', async (_admin, url) => {
       expect(oneLineFailure(await run(['tokens', 'create', 'rescue', '--local'], tempDir(), { DATABASE_URL: url.toString() }))).toMatch(/is not a Tollgate database/);
       const migrated = await run(['migrate', '--create', '--database-url', url.toString()], tempDir());
       expect(migrated.code, migrated.stderr).toBe(0);
@@ -64,9 +56,6 @@ describe.skipIf(STORE !== 'postgres')('tokens create --local on PostgreSQL (Post
       const token = TOKEN.exec(r.stdout)?.[1];
       expect(token, r.stdout).toBeDefined();
       expect(await storedToken(url.toString(), token!)).toMatchObject({ name: 'rescue', actor: expect.stringMatching(/^local:/) });
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    }
+    });
   });
 });

@@ -1,11 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { migrate } from '../src/store/migrate.js';
 import { openDb } from '../src/store/open.js';
+import Database from '../src/store/sqlite-driver.js';
 import { buildIfStale } from './setup/build.js';
 
 export { buildIfStale };
@@ -38,6 +41,23 @@ export function run(args: string[], cwd: string, env: Record<string, string> = {
     execFile(process.execPath, [MAIN, ...args], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
       done({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * The CLI with stdout on a pseudo-terminal (util-linux `script`), as an
+ * operator at a terminal sees it; stderr goes to its own file so that stdout
+ * is only what the terminal shows of the table.
+ */
+export function runInTerminal(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const errFile = join(tempDir(), 'stderr');
+  const command = `${[process.execPath, MAIN, ...args].map(quote).join(' ')} 2>${quote(errFile)}`;
+  return new Promise((done) => {
+    execFile('script', ['-qec', command, '/dev/null'], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
+      done({ code, stdout: stdout.replace(/\r\n/g, '\n'), stderr: existsSync(errFile) ? readFileSync(errFile, 'utf8') : '' });
     });
   });
 }
@@ -115,4 +135,33 @@ export function pgBase(): string {
   const url = inject('pgUrl');
   if (!url) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
   return url;
+}
+
+/**
+ * A new, empty schema of this run's PostgreSQL database, and the URL whose
+ * search_path puts a CLI run in it; dropped with everything in it afterwards.
+ */
+export async function inScratchSchema(prefix: string, fn: (admin: pg.Client, url: URL, schema: string) => Promise<void>): Promise<void> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: pgBase() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(pgBase());
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    await fn(admin, url, schema);
+  } finally {
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+/** One value read from a SQLite file opened read-only (the CLI under test wrote it). */
+export function readSqlite<T>(path: string, sql: string): T {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(sql).get() as T;
+  } finally {
+    db.close();
+  }
 }

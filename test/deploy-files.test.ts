@@ -4,19 +4,19 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULTS, SETTINGS, loadConfig } from '../src/config/index.js';
+import { scratchNginx } from './nginx-files.js';
 
 /**
  * The files of deploy/ as an operator installs them: the systemd unit passes
  * systemd-analyze verify, the environment file names exactly the settings the
- * server reads (each commented default is the real default), and the nginx
- * site passes nginx -t. Tools that are not installed skip their test, saying so.
+ * server reads (each commented default is the real default), and the whole
+ * nginx.conf with its site passes nginx -t. Tools that are not installed skip their test, saying so.
  */
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DEPLOY = join(ROOT, 'deploy');
 const UNIT = readFileSync(join(DEPLOY, 'tollgate.service'), 'utf8');
 const ENV_EXAMPLE = readFileSync(join(DEPLOY, 'tollgate.env.example'), 'utf8');
-const NGINX_SITE = readFileSync(join(DEPLOY, 'nginx-tollgate.conf'), 'utf8');
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const tmp = mkdtempSync(join(tmpdir(), 'tollgate-deploy-'));
@@ -120,25 +120,37 @@ describe('deploy/tollgate.service', () => {
   });
 });
 
-describe('deploy/nginx-tollgate.conf', () => {
+describe('deploy/nginx.conf with deploy/nginx-tollgate.conf', () => {
   const nginx = has('nginx') && has('openssl');
-  if (!nginx) console.warn('skipped: nginx -t of deploy/nginx-tollgate.conf (no nginx or openssl here; Debian package nginx-light)');
-  it.skipIf(!nginx)('passes nginx -t inside a minimal nginx.conf, with a throw-away certificate', () => {
+  if (!nginx) console.warn('skipped: nginx -t of deploy/nginx.conf (no nginx or openssl here; Debian package nginx-light)');
+  it.skipIf(!nginx)('the whole file, including the site beside it, passes nginx -t with a throw-away certificate', () => {
     const dir = mkdtempSync(join(tmp, 'nginx-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=licenses.example.com',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    const site = NGINX_SITE
-      .replace('/etc/letsencrypt/live/licenses.example.com/fullchain.pem', join(dir, 'cert.pem'))
-      .replace('/etc/letsencrypt/live/licenses.example.com/privkey.pem', join(dir, 'key.pem'));
-    expect(site).not.toContain('/etc/letsencrypt');
-    writeFileSync(join(dir, 'site.conf'), site);
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  include ${dir}/site.conf;\n}\n`,
-    );
-    const r = spawnSync('nginx', ['-t', '-p', dir, '-c', join(dir, 'nginx.conf')], { encoding: 'utf8' });
+    const r = spawnSync('nginx', ['-t', '-p', dir, '-c', scratchNginx(dir)], { encoding: 'utf8' });
     expect(r.stderr).toContain('test is successful');
     expect(r.stderr).not.toMatch(/\[(warn|emerg|error)\]/);
     expect(r.status).toBe(0);
+  });
+});
+
+describe('deploy/Caddyfile', () => {
+  const caddy = has('caddy');
+  if (!caddy) console.warn('skipped: caddy validate of deploy/Caddyfile (no caddy here; Debian package caddy)');
+  it.skipIf(!caddy)('passes caddy validate', () => {
+    const r = spawnSync('caddy', ['validate', '--config', join(DEPLOY, 'Caddyfile'), '--adapter', 'caddyfile'], { encoding: 'utf8', env: { ...process.env, HOME: tmp, XDG_DATA_HOME: tmp, XDG_CONFIG_HOME: tmp } });
+    expect(`${r.stdout}${r.stderr}`).toContain('Valid configuration');
+    expect(r.status).toBe(0);
+  });
+});
+
+describe('docs/deploy.md', () => {
+  it('states the Node.js versions of package.json\'s engines, and nowhere that one of them is not yet supported', () => {
+    const doc = readFileSync(join(ROOT, 'docs/deploy.md'), 'utf8');
+    const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const majors = [...engines.matchAll(/\^(\d+)\./g)].map((m) => m[1]!);
+    expect(majors).toEqual(['22', '24']);
+    const statement = /^It runs on Node\.js [^\n]*\n[^\n]*/m.exec(doc)?.[0] ?? '';
+    for (const major of majors) expect(statement, 'the opening statement of Node versions').toContain(major);
+    expect(doc).not.toMatch(/not yet 2\d/);
+    expect(doc).toMatch(/Node\.js 22 or 24 on Debian 12/);
   });
 });

@@ -1,13 +1,14 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAIN, ROOT, cleanEnv, freePort, tempDir } from './cli-process.js';
+import { scratchNginx } from './nginx-files.js';
 import { STORE } from './helpers.js';
 
 /**
- * deploy/nginx-tollgate.conf in front of the built server with the
+ * deploy/nginx.conf with its site deploy/nginx-tollgate.conf in front of the built server with the
  * TRUST_PROXY of deploy/tollgate.env.example, as an operator runs them: HTTPS
  * through nginx, clients on different loopback addresses. What must hold is
  * what TRUST_PROXY is for: an IP ban hits the banned client and nobody else,
@@ -70,24 +71,19 @@ describe.skipIf(why !== '')('deploy/nginx-tollgate.conf in front of tollgate ser
     server.stderr!.on('data', (d: Buffer) => (serverLog += d.toString()));
     await waitFor('tollgate', () => fetch(`http://127.0.0.1:${appPort}/readyz`).then((r) => r.ok, () => false), server, () => serverLog);
 
-    // The site as shipped, but on free ports, loopback only, and a throw-away certificate.
+    // The whole nginx.conf and its site as shipped, but on free ports, loopback only, and a throw-away certificate.
     const [httpPort, httpsPort] = [await freePort(), await freePort()];
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=licenses.example.com',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-    const site = readFileSync(join(ROOT, 'deploy/nginx-tollgate.conf'), 'utf8')
-      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${appPort};`)
-      .replace(/^\s*listen \[::\]:.*$/gm, '')
-      .replace('listen 80;', `listen 127.0.0.1:${httpPort};`)
-      .replace('listen 443 ssl http2;', `listen 127.0.0.1:${httpsPort} ssl http2;`)
-      .replace('/etc/letsencrypt/live/licenses.example.com/fullchain.pem', join(dir, 'cert.pem'))
-      .replace('/etc/letsencrypt/live/licenses.example.com/privkey.pem', join(dir, 'key.pem'));
-    writeFileSync(join(dir, 'site.conf'), site);
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      `daemon off;\nmaster_process off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\n` +
-        `http {\n  access_log off;\n  client_body_temp_path ${dir}/body;\n  proxy_temp_path ${dir}/proxy;\n  include ${dir}/site.conf;\n}\n`,
+    const conf = scratchNginx(
+      dir,
+      (site) =>
+        site
+          .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${appPort};`)
+          .replace(/^\s*listen \[::\]:.*$/gm, '')
+          .replace('listen 80;', `listen 127.0.0.1:${httpPort};`)
+          .replace('listen 443 ssl http2;', `listen 127.0.0.1:${httpsPort} ssl http2;`),
+      true,
     );
-    const nginx = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+    const nginx = spawn('nginx', ['-p', dir, '-c', conf], { stdio: 'ignore' });
     children.push(nginx);
     const nginxLog = () => { try { return readFileSync(join(dir, 'error.log'), 'utf8'); } catch { return ''; } };
     await waitFor('nginx', () => viaProxy(httpsPort, '127.0.0.1', '/readyz', {}).then((r) => r.status === 200, () => false), nginx, nginxLog);

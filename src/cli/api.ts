@@ -26,7 +26,7 @@ export class ApiClient {
         headers: { authorization: `Bearer ${this.conn.token}`, ...(init.headers as Record<string, string> | undefined) },
       });
     } catch (err) {
-      throw new CliError(`cannot reach ${this.conn.url}: ${(err as Error & { cause?: Error }).cause?.message ?? (err as Error).message}`);
+      throw new CliError(`cannot reach ${this.conn.url}: ${transportFailure(err, this.conn.url)}`);
     }
     if (!res.ok) {
       const text = await res.text();
@@ -61,6 +61,17 @@ export class ApiClient {
     });
     return (await res.json()) as T;
   }
+}
+
+/** Why fetch failed, as a sentence: its own cause is often a bare phrase ("bad port"). */
+function transportFailure(err: unknown, url: string): string {
+  const reason = (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message;
+  if (reason === 'bad port') {
+    // fetch refuses ports browsers block (6000 X11, 6665-6669 IRC, 25 SMTP...) before connecting at all.
+    const { port } = new URL(url);
+    return `port ${port} is one that Node's HTTP client refuses to connect to (blocked for all fetch requests, as in browsers); serve Tollgate on another port (for example 8080) or behind a proxy`;
+  }
+  return reason;
 }
 
 export function query(params: Record<string, string | number | boolean | undefined>): string {

@@ -5,18 +5,18 @@ import type { OutputOptions } from './output.js';
 export interface CliContext {
   api: ApiClient;
   out: OutputOptions;
-  /** The sub-command's own options. */
+  /** The sub-command's own options and the global ones (`--app` is global: it may stand anywhere). */
   opts: Record<string, unknown>;
 }
 
 /**
  * Wraps an admin sub-command: resolves --url/--token (or TOLLGATE_URL /
- * TOLLGATE_ADMIN_TOKEN) and --json from the global options, and turns a
+ * TOLLGATE_ADMIN_TOKEN), --json and --app from the global options, and turns a
  * failure into the server's detail on stderr with exit code 1.
  */
 export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>) {
   return async function (this: Command, ...args: unknown[]): Promise<void> {
-    const all = this.optsWithGlobals<{ url?: string; token?: string; json?: boolean }>();
+    const all = this.optsWithGlobals<{ url?: string; token?: string; json?: boolean; app?: string }>();
     const rawUrl = all.url ?? process.env.TOLLGATE_URL ?? 'http://127.0.0.1:8080';
     const token = all.token ?? process.env.TOLLGATE_ADMIN_TOKEN;
     if (!token) {
@@ -27,7 +27,7 @@ export function remote(fn: (ctx: CliContext, ...args: string[]) => Promise<void>
     const positional = args.slice(0, this.registeredArguments.length) as string[];
     try {
       const url = serverUrl(rawUrl);
-      await fn({ api: new ApiClient({ url, token }), out: { json: all.json === true }, opts: this.opts() }, ...positional);
+      await fn({ api: new ApiClient({ url, token }), out: { json: all.json === true }, opts: all }, ...positional);
     } catch (err) {
       if (err instanceof CliError) {
         process.stderr.write(`tollgate: ${err.message}\n`);

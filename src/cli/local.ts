@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -90,6 +90,8 @@ export async function createTokenLocally(name: string, databaseUrl: string | und
     const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
     try {
       await requireSchema(db, target, 'tokens create');
+      // Older code writing into a newer schema may write what the newer release cannot read.
+      await (await import('../store/migrate.js')).refuseNewerSchema(db);
       const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
       // The audit log says it was made on the machine, by which system user, not through the API.
       const created = await createAdminToken({ ...services, actor: `local:${localUser()}` }, name).catch((err: unknown) => {
@@ -200,7 +202,11 @@ function checkDestination(destination: string): string {
 async function copyTo(db: SqliteDb, dest: string): Promise<string> {
   const partial = `${dest}.partial-${process.pid}`;
   try {
+    // A backup holds the apps' signing keys: owner-only from its first byte, whatever the umask (SQLite
+    // writes into the existing file and keeps its mode; the chmod covers a file system that would not).
+    closeSync(openSync(partial, 'wx', 0o600));
     await db.backup(partial);
+    chmodSync(partial, 0o600);
     const summary = await summarize(partial);
     if (existsSync(dest)) throw new StartError(`backup destination ${dest} appeared while copying; backups never overwrite`);
     renameSync(partial, dest);

@@ -19,7 +19,10 @@ const program = new Command('tollgate')
   .version(VERSION, '-V, --version', 'print the version of this tollgate')
   .option('--url <url>', 'server to manage [env TOLLGATE_URL, default http://127.0.0.1:8080]')
   .option('--token <token>', 'admin token [env TOLLGATE_ADMIN_TOKEN]')
-  .option('--json', 'print JSON (for scripts) instead of tables');
+  .option('--app <app_id>', 'application, for the commands that act in one (audit: only its events) [env TOLLGATE_APP]')
+  .option('--json', 'print JSON (for scripts) instead of tables')
+  // The global options stand anywhere on the line, so each sub-command's help lists them too.
+  .configureHelp({ showGlobalOptions: true });
 
 const serve = program.command('serve').description('Run the service (applies migrations at start; creates a SQLite database that does not exist yet)');
 for (const setting of Object.values(SETTINGS)) {

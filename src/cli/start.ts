@@ -1,8 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Config, type LogLevel } from '../config/index.js';
-import { StoreMissing, StoreUnavailable } from '../store/db.js';
+import { SchemaAhead, StoreMissing, StoreUnavailable } from '../store/db.js';
 import { maskedUrl } from '../store/masked-url.js';
+import { VERSION } from './package-info.js';
 
 /**
  * Start-up of the local commands (serve, migrate, backup): where the database
@@ -31,12 +32,14 @@ export interface DbTarget {
   location: string;
   /** Whether the command refuses to create it (every one but serve and `migrate --create`). */
   mustExist: boolean;
+  /** A SQLite path typed relative: only then does the current directory explain where it was looked for. */
+  relative?: boolean;
 }
 
 export function dbTarget(url: string, mustExist = false): DbTarget {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
-    return { kind: 'sqlite', location: path === ':memory:' ? path : resolve(path), mustExist };
+    return { kind: 'sqlite', location: path === ':memory:' ? path : resolve(path), mustExist, relative: path !== ':memory:' && !isAbsolute(path) };
   }
   // Start-up lines end up in logs and tickets: the store's masking, the same as in its own messages.
   return { kind: 'postgres', location: maskedUrl(url), mustExist };
@@ -113,6 +116,9 @@ function fileInTheWay(path: string): string | null {
 export function failureLine(err: unknown, target: DbTarget): string {
   const where = target.location;
   if (err instanceof StartError) return err.message;
+  if (err instanceof SchemaAhead) {
+    return `the database at ${where} has schema version ${err.found}, but this release (tollgate ${VERSION}) knows versions up to ${err.known}: a newer release migrated it; run that release, or restore the backup taken before the upgrade (docs/deploy.md, "Downgrades")`;
+  }
   if (isTransient(err)) return `the database at ${where} does not answer: ${messageOf(err)}`;
   if (target.kind === 'sqlite') {
     const line = sqliteOpenFailure(err, target);
@@ -139,7 +145,8 @@ function sqliteOpenFailure(err: unknown, target: DbTarget): string | null {
   const blocker = fileInTheWay(where);
   if (blocker) return `cannot open the SQLite database at ${where}: ${blocker} is a file, not a directory`;
   if (target.mustExist && !existsSync(where)) {
-    return `no SQLite database at ${where} (nothing was created; a relative path is resolved from the current directory ${process.cwd()}); check DATABASE_URL or --database-url`;
+    const from = target.relative ? `; a relative path is resolved from the current directory ${process.cwd()}` : '';
+    return `no SQLite database at ${where} (nothing was created${from}); check DATABASE_URL or --database-url`;
   }
   // The store's message may already say "cannot open the SQLite database at <path>: "; say it once.
   const reason = messageOf(err).replace(`cannot open the SQLite database at ${where}: `, '');

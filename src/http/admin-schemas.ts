@@ -36,7 +36,7 @@ export const appSettings = {
   rate_signups_per_app_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
   signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
   offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
-  lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds' },
+  lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds; at most offline_grace_seconds while leases are on (422 naming both otherwise)' },
 } as const;
 
 const appProperties = { id: uuid, name: { type: 'string' }, api_key: { type: 'string' }, ...appSettings, created_at: timestamp, updated_at: timestamp } as const;

@@ -65,6 +65,19 @@ export class StoreMissing extends Error {
   }
 }
 
+/**
+ * The database was migrated by a newer release than this one: its schema has
+ * versions this code does not know, and code older than its schema may read
+ * or write it wrongly. Refused, never run (a downgrade is a restore of the
+ * backup taken before the upgrade).
+ */
+export class SchemaAhead extends Error {
+  constructor(readonly found: number, readonly known: number) {
+    super(`the database has schema version ${found}, newer than this release knows (up to ${known})`);
+    this.name = 'SchemaAhead';
+  }
+}
+
 /** Thrown by a dialect when a unique constraint rejects a write. */
 export class UniqueViolation extends Error {
   constructor(readonly constraint: string) {

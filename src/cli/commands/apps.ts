@@ -5,6 +5,8 @@ import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows, shownOnce } from '../output.js';
 
 const COLUMNS = ['id', 'name', 'api_key', 'device_auth_enabled', 'anonymous_access_allowed', 'max_devices_per_user', 'registration_open'];
+/** What stays on a narrow terminal: which app, and the key its clients use. */
+const PRIORITY = ['name', 'id', 'api_key', 'registration_open'];
 
 function settingOptions(cmd: Command): Command {
   return cmd
@@ -16,7 +18,7 @@ function settingOptions(cmd: Command): Command {
     .option('--registration <open|closed>', 'whether sign-ups are accepted')
     .option('--signatures <optional|required>', 'signed answers: required refuses requests without Tollgate-Nonce (needs an active signing key: tollgate keys init)')
     .option('--offline-grace-seconds <seconds>', 'how long an offline lease lasts (0: no leases)', int)
-    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it', int);
+    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it (at most the offline grace)', int);
 }
 
 function signatures(value: unknown): string | undefined {
@@ -53,7 +55,7 @@ export function appsCommand(program: Command): void {
   listOptions(apps.command('list').description('List applications')).action(
     remote(async ({ api, out, opts }) => {
       const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/apps', opts, 'applications');
-      printRows(listed.items, COLUMNS, out);
+      printRows(listed.items, COLUMNS, out, listed.items, PRIORITY);
       tellMore(listed);
     }),
   );

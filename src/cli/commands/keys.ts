@@ -107,20 +107,19 @@ async function rotate(ctx: CliContext): Promise<void> {
 
 export function keysCommand(program: Command): void {
   const keys = program.command('keys').description('Signing keys: the offline root key, rotation, certificates, retirement (docs/signing.md)');
-  const appOption = (cmd: Command) => cmd.option('--app <app_id>', 'application (or TOLLGATE_APP)');
 
-  appOption(keys.command('init').description('Make the root key locally, upload its public half, and certify a first signing key'))
+  keys.command('init').description('Make the root key locally, upload its public half, and certify a first signing key')
     .option('--out <file>', 'where to write the private root key (default ./tollgate-root-<app_id>.pem)')
     .option('--days <n>', `validity of the first signing key in days (at most ${MAX_DAYS})`, days)
     .option('--replace', 'replace an existing root key: every key it certified is retired and clients must pin the new root')
     .action(remote(init));
 
-  appOption(keys.command('rotate').description('Create the next signing key and certify it with the root key'))
+  keys.command('rotate').description('Create the next signing key and certify it with the root key')
     .requiredOption('--root-key <file>', 'the private root key written by keys init')
     .option('--days <n>', `validity in days (at most ${MAX_DAYS})`, days)
     .action(remote(rotate));
 
-  listOptions(appOption(keys.command('list').description('List signing keys'))).action(
+  listOptions(keys.command('list').description('List signing keys')).action(
     remote(async (ctx) => {
       const listed = await fetchList<Record<string, unknown>>(ctx.api, `${appPath(requireApp(ctx))}/signing-keys`, ctx.opts, 'keys');
       printRows(listed.items, COLUMNS, ctx.out);
@@ -128,7 +127,7 @@ export function keysCommand(program: Command): void {
     }),
   );
 
-  appOption(keys.command('show').description('Show a signing key and its decoded certificate').argument('<kid>')).action(
+  keys.command('show').description('Show a signing key and its decoded certificate').argument('<kid>').action(
     remote(async (ctx, kid) => {
       const key = await ctx.api.json<KeyView>('GET', `${appPath(requireApp(ctx))}/signing-keys/${encodeURIComponent(kid!)}`);
       const decoded = key.certificate === null ? null : decodeCertificate(key.certificate);
@@ -136,7 +135,7 @@ export function keysCommand(program: Command): void {
     }),
   );
 
-  appOption(keys.command('retire').description('Retire a signing key: the server deletes its private key and never signs with it again').argument('<kid>')).action(
+  keys.command('retire').description('Retire a signing key: the server deletes its private key and never signs with it again').argument('<kid>').action(
     remote(async (ctx, kid) => {
       const key = await ctx.api.json<KeyView>('POST', `${appPath(requireApp(ctx))}/signing-keys/${encodeURIComponent(kid!)}/retire`);
       if (ctx.out.json) printObject(key as unknown as Record<string, unknown>, ctx.out);

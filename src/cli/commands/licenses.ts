@@ -6,6 +6,8 @@ import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'used_at', 'used_by_user_id'];
+/** What stays on a narrow terminal: the code a customer has, and whether it was used. */
+const PRIORITY = ['code', 'id', 'note', 'used_at', 'used_by_user_id', 'minutes'];
 
 export function licensesCommand(program: Command): void {
   const licenses = program.command('licenses').description('License codes: create in batches, list, export, delete');
@@ -13,7 +15,6 @@ export function licensesCommand(program: Command): void {
   licenses
     .command('create')
     .description('Create licenses (up to 10,000 in one transaction)')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .option('--count <n>', 'how many', int, 1)
     .option('--minutes <n>', 'minutes each adds to a membership', int)
     .option('--lifetime', 'grant lifetime access')
@@ -34,7 +35,7 @@ export function licensesCommand(program: Command): void {
         }
         const res = await ctx.api.json<{ licenses: LicenseView[] }>('POST', `admin/v1/apps/${requireApp(ctx)}/licenses`, body);
         if (opts.csv) process.stdout.write(licensesCsvHeader() + res.licenses.map(licenseCsvRow).join(''));
-        else printRows(res.licenses as unknown as Record<string, unknown>[], ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access'], ctx.out, res);
+        else printRows(res.licenses as unknown as Record<string, unknown>[], ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access'], ctx.out, res, PRIORITY);
       }),
     );
 
@@ -42,7 +43,6 @@ export function licensesCommand(program: Command): void {
     licenses
       .command('list')
       .description('List licenses')
-      .option('--app <app_id>', 'application (or TOLLGATE_APP)')
       .option('--used', 'only used licenses')
       .option('--unused', 'only unused licenses')
       .option('--q <text>', 'search code and note')
@@ -58,7 +58,7 @@ export function licensesCommand(program: Command): void {
         return;
       }
       const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/apps/${app}/licenses${filter}`, opts, 'licenses');
-      printRows(listed.items, COLUMNS, ctx.out);
+      printRows(listed.items, COLUMNS, ctx.out, listed.items, PRIORITY);
       tellMore(listed);
     }),
   );
@@ -67,14 +67,12 @@ export function licensesCommand(program: Command): void {
     .command('get')
     .description('Show a license: who redeemed it and when')
     .argument('<license_id>')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .action(remote(async (ctx, id) => printObject(await ctx.api.json('GET', `admin/v1/apps/${requireApp(ctx)}/licenses/${id}`), ctx.out)));
 
   licenses
     .command('delete')
     .description('Delete an unused license')
     .argument('<license_id>')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .action(
       remote(async (ctx, id) => {
         await ctx.api.json('DELETE', `admin/v1/apps/${requireApp(ctx)}/licenses/${id}`);

@@ -73,6 +73,8 @@ async function withDatabase(databaseUrl: string | undefined, fn: (s: Services, t
     const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
     try {
       await requireOperatorsTable(db, target);
+      // Older code writing into a newer schema may write what the newer release cannot read.
+      await (await import('../../store/migrate.js')).refuseNewerSchema(db);
       const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
       await fn(services, target).catch((err: unknown) => {
         throw err instanceof DomainError ? new StartError(err.message) : err;

@@ -11,19 +11,17 @@ export function bansCommand(program: Command): void {
     bans
       .command('list')
       .description('List bans')
-      .option('--app <app_id>', 'application (or TOLLGATE_APP)')
       .option('--type <type>', 'ip, hardware_id, license or user'),
   ).action(
     remote(async (ctx) => {
       const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/bans${query({ type: ctx.opts.type as string | undefined })}`, ctx.opts, 'bans');
-      printRows(listed.items, ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'], ctx.out);
+      printRows(listed.items, ['id', 'type', 'value', 'reason', 'expires_at', 'created_at'], ctx.out, listed.items, ['type', 'value', 'id', 'expires_at', 'reason']);
       tellMore(listed);
     }),
   );
   bans
     .command('create')
     .description('Ban something')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .requiredOption('--type <type>', 'ip, hardware_id, license or user')
     .requiredOption('--value <value>', 'an IP or CIDR range, a hardware ID, a license code or a user id')
     .option('--reason <text>', 'why')
@@ -40,7 +38,6 @@ export function bansCommand(program: Command): void {
     .command('delete')
     .description('Lift a ban')
     .argument('<ban_id>')
-    .option('--app <app_id>', 'application (or TOLLGATE_APP)')
     .action(
       remote(async (ctx, id) => {
         await ctx.api.json('DELETE', `admin/v1/apps/${requireApp(ctx)}/bans/${id}`);
@@ -54,7 +51,7 @@ export function tokensCommand(program: Command): void {
   listOptions(tokens.command('list').description('List admin tokens')).action(
     remote(async ({ api, out, opts }) => {
       const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/tokens', opts, 'tokens');
-      printRows(listed.items, ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'], out);
+      printRows(listed.items, ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'], out, listed.items, ['name', 'id', 'role', 'revoked_at', 'last_used_at']);
       tellMore(listed);
     }),
   );
@@ -95,7 +92,6 @@ export function auditCommand(program: Command): void {
   const audit = program
     .command('audit')
     .description('Read the audit log of admin writes (newest first)')
-    .option('--app <app_id>', 'only this application')
     .option('--target <id>', 'only this object')
     .option('--action <action>', 'only this action, e.g. ban.create')
     .option('--since <iso>', 'from this time')
@@ -107,7 +103,8 @@ export function auditCommand(program: Command): void {
       const listed = await fetchList<Record<string, unknown>>(ctx.api, `admin/v1/audit${q}`, ctx.opts, 'events');
       // The table shows a one-line summary of each event's details; --json has them whole.
       const rows = listed.items.map((e) => ({ ...e, details: summarizeDetails(e.details) }));
-      printRows(rows, ['at', 'actor', 'action', 'app_id', 'target_id', 'details'], ctx.out, listed.items);
+      // On a narrow terminal: when, what and its summary first, then who; the ids are in --json.
+      printRows(rows, ['at', 'actor', 'action', 'app_id', 'target_id', 'details'], ctx.out, listed.items, ['at', 'action', 'details', 'actor', 'target_id']);
       tellMore(listed);
     }),
   );

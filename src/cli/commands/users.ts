@@ -9,7 +9,7 @@ type Row = Record<string, unknown> & { membership: { is_active: boolean; is_life
 const flat = (u: Row) => ({ ...u, active: u.membership.is_active, lifetime: u.membership.is_lifetime, active_until: u.membership.active_until });
 
 function userCmd(parent: Command, name: string, description: string): Command {
-  return parent.command(name).description(description).argument('<user_id>').option('--app <app_id>', 'application (or TOLLGATE_APP)');
+  return parent.command(name).description(description).argument('<user_id>');
 }
 
 const path = (ctx: CliContext, id: string, rest = '') => `admin/v1/apps/${requireApp(ctx)}/users/${id}${rest}`;
@@ -17,10 +17,10 @@ const path = (ctx: CliContext, id: string, rest = '') => `admin/v1/apps/${requir
 export function usersCommand(program: Command): void {
   const users = program.command('users').description('Users: search, inspect, extend, lifetime, password, devices, sessions, delete');
 
-  listOptions(users.command('list').description('Search users (by username or id)').option('--app <app_id>', 'application (or TOLLGATE_APP)').option('--q <text>', 'search')).action(
+  listOptions(users.command('list').description('Search users (by username or id)').option('--q <text>', 'search')).action(
     remote(async (ctx) => {
       const listed = await fetchList<Row>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/users${query({ q: ctx.opts.q as string | undefined })}`, ctx.opts, 'users');
-      printRows(listed.items.map(flat), ['id', 'username', 'active', 'lifetime', 'active_until', 'device_count', 'created_at'], ctx.out, listed.items);
+      printRows(listed.items.map(flat), ['id', 'username', 'active', 'lifetime', 'active_until', 'device_count', 'created_at'], ctx.out, listed.items, ['username', 'id', 'active', 'active_until']);
       tellMore(listed);
     }),
   );

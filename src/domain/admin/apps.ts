@@ -62,6 +62,23 @@ function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: st
   return out as Partial<AppSettings> & { name?: string };
 }
 
+/**
+ * A lease asks to be renewed at `iat + lease_renew_seconds` and stops working
+ * offline at `iat + offline_grace_seconds`: a renewal point past the end is
+ * never reached while the lease works, so the pair is refused (naming both)
+ * rather than silently clamped. Equal is allowed (the default 3600 with a
+ * grace of 3600, common in deployments). 0 (no leases) is free of the rule.
+ */
+function checkLeaseTiming(settings: Pick<AppSettings, 'offlineGraceSeconds' | 'leaseRenewSeconds'>): void {
+  const { offlineGraceSeconds: grace, leaseRenewSeconds: renew } = settings;
+  if (grace === 0 || renew <= grace) return;
+  const message = `lease_renew_seconds (${renew}) must not exceed offline_grace_seconds (${grace}): a lease would ask for renewal only after it expired`;
+  throw new DomainError('validation_error', `Invalid request: ${message}`, [
+    { field: 'body.lease_renew_seconds', message: `must be at most offline_grace_seconds (${grace})` },
+    { field: 'body.offline_grace_seconds', message: `must be at least lease_renew_seconds (${renew}), or 0 for no leases` },
+  ]);
+}
+
 function defaults(): AppSettings {
   const out: Record<string, unknown> = {};
   for (const [, field, value] of APP_SETTINGS) out[field] = value;
@@ -72,6 +89,7 @@ function defaults(): AppSettings {
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
 export async function createApp(s: AdminServices, input: AppSettingsInput & { name: string }): Promise<AppView & { api_secret: string }> {
   const settings = toSettings(input);
+  checkLeaseTiming({ ...defaults(), ...settings });
   // A new app has no signing key yet: `required` would refuse every client (see requireUsableKey).
   if (settings.signaturesRequired) throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   const now = s.clock();
@@ -118,6 +136,8 @@ export async function updateApp(s: AdminServices, id: string, input: AppSettings
   const settings = toSettings(input);
   return write(s, async ({ tx, audit, changed }) => {
     const app = await appIn(tx, id);
+    // Only a change to either setting is checked: an app stored before the rule keeps working until then.
+    if (settings.offlineGraceSeconds !== undefined || settings.leaseRenewSeconds !== undefined) checkLeaseTiming({ ...app, ...settings });
     if (settings.signaturesRequired && !app.signaturesRequired) await requireUsableKey(tx, id, s.clock());
     await tx.apps.update(id, settings, s.clock());
     const after = viewApp(await appIn(tx, id));
