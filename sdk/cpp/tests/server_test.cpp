@@ -406,13 +406,16 @@ int main() {
     auto restarted = device.client(app, OFFLINE);
     CHECK_EQ(lease_verdict_of([&] { restarted->check_lease(); }), "dropped");
   });
-  check::run("tampered state is a rollback: a copy edited, or both wiped while the lease is kept; one lost copy is not", [&] {
+  check::run("tampered state is a rollback: a copy edited, one or both deleted while the lease is kept (issue 21.1)", [&] {
     Device device("tamper");
     leased(device);
     const fs::path a = fs::path(device.folders.data) / "state.json", b = fs::path(device.folders.state) / "state.json";
     const std::string original = read_text(a);
     fs::remove(b);
+    CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "clock_rollback");
+    write_text(b, original);  // both copies back together: what a client cannot tell from no change at all
     CHECK_EQ(lease_verdict_of([&] { device.client(app, OFFLINE)->check_lease(); }), "ok");
+    fs::remove(b);
     json record = json::parse(read_text(a));
     json state = json::parse(record["state"].get<std::string>());
     state["runtime_used_ms"] = 0;
