@@ -79,12 +79,6 @@ int main(int argc, char** argv) {
   live_init();
   if (argc < 2) throw std::runtime_error("usage: scenarios_test <scenarios.json>");
   const json script = json::parse(read_text(argv[1]));
-  // The signed ban_reason field is a server change (issue 27) made on another branch: until the server built here
-  // has it, the scenario's ban_reason is reported as pending instead of failing; once it has it, it is checked.
-  bool server_has_ban_reason = false;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(argv[1]).parent_path() / ".." / ".." / "dist"))
-    if (!server_has_ban_reason && entry.is_regular_file() && entry.path().extension() == ".js")
-      server_has_ban_reason = read_text(entry.path()).find("ban_reason") != std::string::npos;
 
   TestApp app = make_app(json{{"offline_grace_seconds", 86400}});
   auto scenario_options = [&](const std::string& base, std::shared_ptr<tollgate::LeaseStore> store) {
@@ -137,13 +131,7 @@ int main(int argc, char** argv) {
       for (const char* field : {"network_reason", "unavailable_verified", "verdict"})
         if (sc.contains(field)) CHECK_EQ(online.fields.value(field, json()).dump(), sc[field].dump());
       if (sc.contains("refused"))
-        for (const auto& [k, v] : sc["refused"].items()) {
-          if (k == "ban_reason" && !server_has_ban_reason) {
-            std::cout << "  PENDING ban_reason: this checkout's server does not send it yet (branch sdk-ts)\n";
-            continue;
-          }
-          CHECK_EQ(online.fields["refused"][k].dump(), v.dump());
-        }
+        for (const auto& [k, v] : sc["refused"].items()) CHECK_EQ(online.fields["refused"][k].dump(), v.dump());
       if (sc.contains("max_elapsed_ms")) CHECK(elapsed <= sc["max_elapsed_ms"].get<std::int64_t>());
       if (name == "unsigned_503") CHECK_EQ(online.fields["retry_after"].dump(), "2");
 
