@@ -1,8 +1,9 @@
 // Tollgate quick start: copy this into your app.
 //
-// Online: redeem a license code (or log in with a username and password), check the membership,
-// read a variable, download a file (resuming an interrupted download), take an offline lease.
-// Offline (server unreachable): keep working on the lease until it runs out.
+// Online: redeem a license code (or log in with a username and password), then client.check_access():
+// the membership, a variable, a file (resuming an interrupted download), and an offline lease kept for later.
+// Offline (no answer from Tollgate: unreachable, unavailable, a captive portal's page): check_access() falls
+// back to the lease by itself, until it runs out. A verified refusal (a ban) or a forged answer never does.
 //
 // Configuration (environment): TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET,
 // TOLLGATE_ROOT_KEY (printed by `tollgate keys init`), and TOLLGATE_LICENSE_CODE or TOLLGATE_USERNAME +
@@ -25,16 +26,18 @@ static std::string iso(std::int64_t ms) {
   return out;
 }
 
-/** Offline: the lease decides. Call this periodically while the server cannot be reached. */
-static int keep_working_offline(tollgate::Client& client) {
+static void print_lease(const char* prefix, const tollgate::LeaseInfo& lease) {
+  std::cout << prefix << "lease ok until " << iso(lease.expires_at) << " (runtime used " << lease.runtime_used_ms / 1000
+            << " s of " << lease.runtime_budget_ms / 1000 << " s)" << (lease.renew_due ? "; renewal due" : "") << "\n";
+}
+
+/** What the online failure behind a lease fallback was, for the log. */
+static std::string describe(const std::exception_ptr& cause) {
+  if (!cause) return "none";
   try {
-    tollgate::LeaseInfo lease = client.check_lease();
-    std::cout << "offline: lease ok until " << iso(lease.expires_at) << " (runtime used " << lease.runtime_used_ms / 1000
-              << " s of " << lease.runtime_budget_ms / 1000 << " s)" << (lease.renew_due ? "; renewal due" : "") << "\n";
-    return 0;
-  } catch (const tollgate::LeaseError& e) {
-    std::cout << "offline: refused (" << tollgate::to_string(e.verdict()) << "): ask the user to go online\n";
-    return 3;
+    std::rethrow_exception(cause);
+  } catch (const std::exception& e) {
+    return e.what();
   }
 }
 
@@ -49,27 +52,43 @@ int main() {
     std::cerr << "set TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET and TOLLGATE_ROOT_KEY\n";
     return 1;
   }
+  // Timeouts: connect 10 s and 30 s per call by default (options.connect_timeout_ms, options.timeout_ms).
   tollgate::Client client(options);  // hardware id: the OS machine id hashed with the app id; lease in app-data folders
 
   try {
-    // 1. Log in: redeem a license code, or a username and password.
-    const std::string code = env("TOLLGATE_LICENSE_CODE");
-    if (!code.empty()) {
-      try {
-        client.sign_up_with_license_code({code, std::nullopt});
-        std::cout << "redeemed the license code\n";
-      } catch (const tollgate::ApiError& e) {
-        if (e.code() != "license_used") throw;
-        std::cout << "the license code was redeemed before\n";
+    // 1. Log in: redeem a license code, or a username and password. Without the server check_access() below
+    //    decides on the stored lease, so only "no answer" is caught here.
+    try {
+      const std::string code = env("TOLLGATE_LICENSE_CODE");
+      if (!code.empty()) {
+        try {
+          client.sign_up_with_license_code({code, std::nullopt});
+          std::cout << "redeemed the license code\n";
+        } catch (const tollgate::RefusedError& e) {
+          if (e.code() != "license_used") throw;
+          std::cout << "the license code was redeemed before\n";
+        }
+        client.login({tollgate::CodeCredentials{code}, std::nullopt});
+      } else {
+        client.login({tollgate::PasswordCredentials{env("TOLLGATE_USERNAME"), env("TOLLGATE_PASSWORD")}, std::nullopt});
       }
-      client.login({tollgate::CodeCredentials{code}, std::nullopt});
-    } else {
-      client.login({tollgate::PasswordCredentials{env("TOLLGATE_USERNAME"), env("TOLLGATE_PASSWORD")}, std::nullopt});
+      std::cout << "logged in\n";
+    } catch (const tollgate::NetworkError& e) {
+      std::cout << "server unreachable (" << e.reason() << ": " << e.what() << ")\n";
+    } catch (const tollgate::UnavailableError& e) {
+      std::cout << "server unavailable (" << e.status() << ")\n";
     }
-    std::cout << "logged in\n";
 
-    // 2. The membership and a variable (verified answer: an emulator cannot fake these).
-    tollgate::AppContext ctx = client.get_app_context();
+    // 2. Online or on the lease: check_access() decides.
+    tollgate::Access access = client.check_access();
+    if (access.source == tollgate::Access::Source::lease) {
+      std::cout << "working offline (" << describe(access.cause) << ")\n";
+      print_lease("offline: ", *access.lease);
+      return 0;
+    }
+
+    // 3. Online: the membership and a variable (verified answer: an emulator cannot fake these).
+    const tollgate::AppContext& ctx = *access.context;
     if (!ctx.user || !ctx.user->membership.is_active) {
       std::cout << "membership: inactive\n";
       return 2;
@@ -79,7 +98,7 @@ int main() {
               << ctx.user->username << ")\n";
     std::cout << "variable latest_version = " << ctx.application.variable("latest_version").value_or("(not set)") << "\n";
 
-    // 3. A file, resumed if an earlier download was interrupted, checked against the signed hash.
+    // 4. A file, resumed if an earlier download was interrupted, checked against the signed hash.
     std::string file_id = env("TOLLGATE_FILE_ID"), name = "download.bin";
     for (const auto& f : ctx.application.files)
       if (file_id.empty() || f.id == file_id) {
@@ -93,24 +112,25 @@ int main() {
                 << "\n";
     }
 
-    // 4. An offline lease for this device.
-    tollgate::LeaseInfo lease = client.create_lease();
+    // 5. check_access() keeps an offline lease for this device (and renews it when due).
+    tollgate::LeaseInfo lease = client.check_lease();
     std::cout << "lease " << lease.seq << ": works offline until " << iso(lease.expires_at) << ", renew after "
               << iso(lease.renew_after) << "\n";
-  } catch (const tollgate::NetworkError& e) {
-    std::cout << "server unreachable (" << e.what() << ")\n";
-    return keep_working_offline(client);
-  } catch (const tollgate::VerificationError& e) {
-    // An emulator, a replay or a tampering proxy: never trust it; the lease still decides.
-    std::cout << "answer refused (" << tollgate::to_string(e.verdict()) << ")\n";
-    return keep_working_offline(client);
-  } catch (const tollgate::ApiError& e) {
-    std::cout << "refused by the server: " << e.status() << " " << e.code() << " (" << e.detail() << ")\n";
+    // Later, without network: check_access() again (or check_lease() periodically) while offline.
+    print_lease("offline: ", client.check_lease());
+    return 0;
+  } catch (const tollgate::RefusedError& e) {
+    // A verified refusal: it drops this user's lease; show the server's words and the operator's reason.
+    std::cout << "refused by the server: " << e.status() << " " << e.code() << " (" << e.detail() << ")"
+              << (e.ban_reason() ? " reason: " + *e.ban_reason() : "") << "\n";
     return 2;
+  } catch (const tollgate::VerificationError& e) {
+    // An emulator, a replay or a tampering proxy: never trusted, and no reason to run on the lease.
+    std::cout << "answer refused (" << tollgate::to_string(e.verdict()) << ")\n";
+    return 4;
   } catch (const tollgate::LeaseError& e) {
-    std::cout << "lease refused: " << tollgate::to_string(e.verdict()) << "\n";
+    std::cout << "offline: refused (" << tollgate::to_string(e.verdict()) << ", after: " << describe(e.cause())
+              << "): ask the user to go online\n";
     return 3;
   }
-  // 5. Later, without network: the same check the app runs periodically while offline.
-  return keep_working_offline(client);
 }

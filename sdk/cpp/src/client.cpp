@@ -92,6 +92,15 @@ struct Client::Impl {
   Memory memory;
   Transport transport;
 
+  /**
+   * Issue 21.2, in memory only: whose credentials are whose. The credential digest (credentials_sha256 of the
+   * headers sent) of every verified 2xx that named its user, and the digest of the request that stored the lease.
+   */
+  std::map<std::string, std::string> users_by_credentials;
+  std::optional<std::string> lease_credentials;
+  /** A verified leases_disabled: check_access() stops trying to renew. */
+  bool leases_disabled = false;
+
   explicit Impl(ClientOptions options)
       : o(std::move(options)),
         clock{o.clock},
@@ -102,7 +111,24 @@ struct Client::Impl {
         }),
         transport(TransportOptions{o.base_url, o.app_key, o.app_secret, pinned, clock, o.key_refresh_ms, o.timeout_ms,
                                    o.connect_timeout_ms, o.ca_file, o.not_before.value_or(SDK_RELEASED_AT)},
-                  memory) {}
+                  memory) {
+    transport.owns_lease = [this](const Outgoing& req) { return owns_lease(req); };
+  }
+
+  void remember(const std::vector<std::pair<std::string, std::string>>& headers, const std::string& user_id) {
+    users_by_credentials[credentials_sha256(headers)] = user_id;
+  }
+
+  /** A refusal drops the lease only when its request carried the lease user's credentials (as far as we know them). */
+  bool owns_lease(const Outgoing& req) {
+    const auto file = store()->read_lease();
+    const auto payload = file ? parse_lease_payload(*file) : std::nullopt;
+    if (!payload) return true;  // nothing (usable) to keep: the drop changes nothing a new lease will not reset
+    const std::string digest = credentials_sha256(req.headers);
+    if (lease_credentials == digest) return true;
+    const auto it = users_by_credentials.find(digest);
+    return it != users_by_credentials.end() && it->second == payload->user_id;
+  }
 
   std::string hwid() {
     if (!hwid_cache) hwid_cache = o.hardware_id ? *o.hardware_id : hardware_id(o.app_id);
@@ -226,7 +252,18 @@ struct Client::Impl {
           if (ok) s.highest_trusted_time = std::max(s.highest_trusted_time, now);
         });
       }
-      if (!ok) throw LeaseError(check.verdict);
+      if (!ok) {
+        LeaseTimes times;
+        if (check.payload) {
+          times.expires_at = check.payload->exp;
+          if (check.payload->max_offline_runtime_s > 0)
+            times.runtime_left = std::max<std::int64_t>(0, check.payload->max_offline_runtime_s * 1000 - used);
+        } else if (auto parsed = parse_lease_payload(*file)) {
+          times.expires_at = parsed->exp;
+        }
+        if (state.highest_trusted_time > 0 && !tampered) times.last_seen_time = state.highest_trusted_time;
+        throw LeaseError(check.verdict, times);
+      }
       info = info_of(*check.payload, check.renew_due, used);
     });
     return info;
@@ -317,8 +354,8 @@ struct Client::Impl {
     HttpAnswer head;
     const SignedRequest sent = transport.fetch(req, streaming, head);
     if (!writing) {
-      transport.verify(sent, head, sha256_hex(error_body));
-      transport.refuse(base, Verified{head.status, head, error_body, 0});
+      transport.settle(base, sent, Verified{head.status, head, error_body, 0});
+      throw Error("tollgate: the download answered " + std::to_string(head.status) + " without a file");
     }
     if (std::fclose(out.release()) != 0) throw Error("tollgate: cannot write " + part.string());
 
@@ -356,13 +393,18 @@ Client::~Client() = default;
 User Client::sign_up(const SignUpRequest& body) {
   ordered_json j{{"username", body.username}, {"password", body.password}};
   impl_->with_hardware(j, body.hardware_id);
-  return Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up", j.dump(), {}, false})); });
+  User user = Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up", j.dump(), {}, false})); });
+  impl_->remember(impl_->user_headers(PasswordAuth{body.username, body.password}), user.id);
+  return user;
 }
 
 User Client::sign_up_with_license_code(const SignUpWithLicenseCodeRequest& body) {
   ordered_json j{{"code", body.code}};
   impl_->with_hardware(j, body.hardware_id);
-  return Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up_with_license_code", j.dump(), {}, false})); });
+  User user =
+      Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up_with_license_code", j.dump(), {}, false})); });
+  impl_->remember(impl_->user_headers(LicenseCodeAuth{body.code}), user.id);
+  return user;
 }
 
 Activation Client::activate_license(const ActivateLicenseRequest& body) {
@@ -396,8 +438,11 @@ void Client::logout() {
 AppContext Client::get_app_context() { return get_app_context(auth); }
 
 AppContext Client::get_app_context(const std::optional<UserAuth>& user) {
-  return Impl::typed(
-      [&] { return app_context_of(impl_->call({"GET", "/app_context", std::nullopt, impl_->user_headers(user), true})); });
+  const auto headers = impl_->user_headers(user);
+  AppContext ctx =
+      Impl::typed([&] { return app_context_of(impl_->call({"GET", "/app_context", std::nullopt, headers, true})); });
+  if (ctx.user) impl_->remember(headers, ctx.user->id);
+  return ctx;
 }
 
 DownloadResult Client::download_file(const std::string& file_id, const std::string& destination,
@@ -417,10 +462,56 @@ LeaseInfo Client::create_lease(const std::optional<UserAuth>& user) {
   auto headers = impl_->user_headers(user);
   if (!impl_->device_id()) headers.emplace_back("x-hardware-id", impl_->hwid());  // throws: a lease needs one
   const Verified res = impl_->transport.send({"POST", "/lease", std::nullopt, headers, true});
-  return impl_->keep(to_text(res.body), res.t);
+  LeaseInfo info = impl_->keep(to_text(res.body), res.t);
+  impl_->lease_credentials = credentials_sha256(headers);
+  impl_->remember(headers, info.user_id);
+  return info;
 }
 
 LeaseInfo Client::check_lease() { return impl_->check(); }
+
+Access Client::check_access() { return check_access(auth); }
+
+Access Client::check_access(const std::optional<UserAuth>& user) {
+  std::exception_ptr cause;
+  try {
+    Access online;
+    online.context = get_app_context(user);
+    // Best effort: keep a lease for the next time the network is gone (none stored, due, dropped or another user's).
+    if (online.context->user && !impl_->leases_disabled) {
+      try {
+        const auto file = impl_->store()->read_lease();
+        const auto payload = file ? parse_lease_payload(*file) : std::nullopt;
+        const ClientState& state = impl_->memory.state();
+        const std::int64_t now = impl_->clock.now() + state.clock_offset_ms;
+        if (!payload || payload->user_id != online.context->user->id || state.dropped || now >= payload->renew_after)
+          create_lease(user);
+      } catch (const ApiError& e) {
+        if (e.code() == "leases_disabled") impl_->leases_disabled = true;
+      } catch (const std::exception&) {
+        // The app runs online: a failed renewal is tried again on the next check.
+      }
+    }
+    return online;
+  } catch (const NetworkError&) {
+    cause = std::current_exception();
+  } catch (const UnavailableError&) {
+    cause = std::current_exception();
+  } catch (const VerificationError& e) {
+    // Unsigned: no answer from Tollgate arrived (a captive portal, a proxy's page). Any other verdict is a forgery.
+    if (e.verdict() != AnswerVerdict::missing_signature) throw;
+    cause = std::current_exception();
+  }
+  Access offline;
+  offline.source = Access::Source::lease;
+  offline.cause = cause;
+  try {
+    offline.lease = check_lease();
+  } catch (const LeaseError& e) {
+    throw LeaseError(e.verdict(), LeaseTimes{e.expires_at(), e.last_seen_time(), e.runtime_left()}, cause);
+  }
+  return offline;
+}
 
 KeyList Client::get_signing_keys() { return impl_->transport.fetch_key_list(); }
 

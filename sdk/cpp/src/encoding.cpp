@@ -54,15 +54,31 @@ const char* to_string(CertificateVerdict v) {
 VerificationError::VerificationError(AnswerVerdict verdict, std::optional<int> unverified_status)
     : Error(std::string("Tollgate answer refused: ") + to_string(verdict)), verdict_(verdict), status_(unverified_status) {}
 
-ApiError::ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors)
-    : Error(std::to_string(status) + " " + code + ": " + detail),
+ApiError::ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
+                   std::optional<std::string> ban_reason)
+    : Error(std::to_string(status) + " " + code + ": " + detail + (ban_reason ? " (" + *ban_reason + ")" : "")),
       status_(status),
       code_(std::move(code)),
       detail_(std::move(detail)),
-      field_errors_(std::move(field_errors)) {}
+      field_errors_(std::move(field_errors)),
+      ban_reason_(std::move(ban_reason)) {}
 
-LeaseError::LeaseError(LeaseVerdict verdict)
-    : Error(std::string("Offline lease refused: ") + to_string(verdict)), verdict_(verdict) {}
+LeaseError::LeaseError(LeaseVerdict verdict, LeaseTimes times, std::exception_ptr cause)
+    : Error(std::string("Offline lease refused: ") + to_string(verdict)),
+      verdict_(verdict),
+      times_(times),
+      cause_(std::move(cause)) {}
+
+NetworkError::NetworkError(const std::string& message, std::string reason)
+    : Error(message), reason_(std::move(reason)) {}
+
+UnavailableError::UnavailableError(int status, bool verified, std::optional<std::string> code,
+                                   std::optional<std::int64_t> retry_after)
+    : Error("Tollgate unavailable: " + std::to_string(status) + (verified ? " " + code.value_or("") : " (unverified)")),
+      status_(status),
+      verified_(verified),
+      code_(std::move(code)),
+      retry_after_(retry_after) {}
 
 namespace detail {
 

@@ -192,6 +192,10 @@ class Transport {
   /** The highest server time verified so far, never below the floor. */
   std::int64_t max_server_time();
   [[noreturn]] void refuse(const Outgoing& req, const Verified& answer);
+  /** An answer received in full: unavailable (5xx), verified, refused (4xx) or returned with its server time. */
+  Verified settle(const Outgoing& req, const SignedRequest& sent, Verified answer);
+  /** Whether a refusal of this request may drop the stored lease (its credentials are the lease user's); unset: yes. */
+  std::function<bool(const Outgoing&)> owns_lease;
   const TransportOptions& options() const { return o_; }
 
  private:

@@ -1,7 +1,7 @@
 // The client's memory between runs: the rollback state (highest trusted time, highest seq, offline
 // runtime used, dropped) plus the kids it learned, in two places with an HMAC; and the lease stores.
 // The MAC's key derives from public values (app id, hardware id), so it only catches accidental edits and
-// naive tampering (edit or delete one file, copy the files to another machine): a determined user can
+// naive tampering (edit or delete a copy, restore one copy from a backup, copy the files to another machine): a determined user can
 // recompute it and rewrite the state. What still holds then: a lease ends at its exp and never outlives its
 // key's not_after. Every update re-reads, merges and writes under the store's lock (instances share it).
 #include <atomic>
@@ -124,13 +124,15 @@ LoadedState StateKeeper::load() {
       return out;
     }
     chosen = &a;
-  } else if (oa == Opened::good) {
-    chosen = &a;  // one copy gone (a cleaner, a lost folder) is not tampering
-  } else if (ob == Opened::good) {
-    chosen = &b;
+  } else if (store_->read_lease().has_value()) {
+    // While a lease is kept both copies must be there (issue 21.1): a surviving copy cannot prove it is the
+    // latest, so one copy restored from a backup with the other deleted would undo a rollback or a drop. Only a
+    // new lease from the server writes both again.
+    out.tampered = true;
+    return out;
+  } else if (oa == Opened::good || ob == Opened::good) {
+    chosen = oa == Opened::good ? &a : &b;  // no lease to protect: the key list and times are only a cache
   } else {
-    // Both gone while a lease is kept: someone wiped the state to reset the clock and the runtime.
-    out.tampered = store_->read_lease().has_value();
     return out;
   }
   ClientState s;

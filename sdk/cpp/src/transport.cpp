@@ -208,7 +208,9 @@ SignedRequest Transport::fetch(const Outgoing& req, Streaming& streaming, HttpAn
   curl_slist_free_all(list);
   curl_easy_cleanup(curl);
   if (ex.error) std::rethrow_exception(ex.error);
-  if (rc != CURLE_OK) throw NetworkError(std::string("tollgate: ") + curl_easy_strerror(rc) + " (" + url + ")");
+  if (rc != CURLE_OK)
+    throw NetworkError(std::string("tollgate: ") + curl_easy_strerror(rc) + " (" + url + ")",
+                       rc == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection");
   // An empty body never reached the write callback: the head is handled now.
   if (!ex.head_done) {
     ex.head_done = true;
@@ -226,9 +228,27 @@ Verified Transport::send(const Outgoing& req) {
   const SignedRequest sent = fetch(req, streaming, head);
   out.answer = head;
   out.status = head.status;
-  out.t = verify(sent, head, sha256_hex(out.body)).first;
-  if (out.status >= 400) refuse(req, out);
-  return out;
+  return settle(req, sent, out);
+}
+
+Verified Transport::settle(const Outgoing& req, const SignedRequest& sent, Verified answer) {
+  if (answer.status >= 500) {
+    // An unsigned 5xx is no answer from Tollgate (a proxy, or the server while its database is down): unavailable,
+    // not a forgery. A signed one is verified first, so a forged signature is still a VerificationError.
+    std::optional<std::int64_t> retry_after;
+    if (auto h = answer.answer.header("retry-after"); h && !h->empty() && h->size() < 10 &&
+                                                       h->find_first_not_of("0123456789") == std::string::npos)
+      retry_after = std::stoll(*h);
+    if (!answer.answer.header("tollgate-signature")) throw UnavailableError(answer.status, false, std::nullopt, retry_after);
+    verify(sent, answer.answer, sha256_hex(answer.body));
+    json parsed = json::parse(answer.body.begin(), answer.body.end(), nullptr, false);
+    std::optional<std::string> code;
+    if (parsed.is_object() && parsed.contains("code") && parsed["code"].is_string()) code = parsed["code"].get<std::string>();
+    throw UnavailableError(answer.status, true, code, retry_after);
+  }
+  answer.t = verify(sent, answer.answer, sha256_hex(answer.body)).first;
+  if (answer.status >= 400) refuse(req, answer);
+  return answer;
 }
 
 std::pair<std::int64_t, std::string> Transport::verify(const SignedRequest& sent_request, const HttpAnswer& answer,
@@ -337,30 +357,32 @@ void Transport::refresh_keys(const std::optional<std::string>& unknown_kid) {
   }
   try {
     fetch_key_list();
-  } catch (const VerificationError&) {
-    retry_at_ = mono + UNKNOWN_KID_REFRESH_GAP_MS;
-    throw;  // a forged key list is never ignored
   } catch (const std::exception&) {
+    // Unreachable, unavailable, refused or unverifiable (docs/signing.md: a failed fetch is retried later):
+    // the answer that triggered it is still verified on its own, by its certificate under the pinned root.
     retry_at_ = mono + UNKNOWN_KID_REFRESH_GAP_MS;
-    // Unreachable or refused: verification goes on with what we know.
   }
 }
 
 void Transport::refuse(const Outgoing& req, const Verified& answer) {
   json parsed = json::parse(answer.body.begin(), answer.body.end(), nullptr, false);
   std::string code = "unknown_error", detail;
+  std::optional<std::string> ban_reason;
   std::vector<FieldError> field_errors;
   if (parsed.is_object()) {
     if (parsed.contains("code") && parsed["code"].is_string()) code = parsed["code"].get<std::string>();
     if (parsed.contains("detail") && parsed["detail"].is_string()) detail = parsed["detail"].get<std::string>();
+    if (parsed.contains("ban_reason") && parsed["ban_reason"].is_string()) ban_reason = parsed["ban_reason"].get<std::string>();
     if (parsed.contains("errors") && parsed["errors"].is_array())
       for (const auto& e : parsed["errors"])
         if (e.is_object() && e.contains("field") && e["field"].is_string())
           field_errors.push_back(FieldError{e["field"].get<std::string>(),
                                             e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : ""});
   }
-  if (req.drops_lease && drops_lease(code)) memory_.update([](ClientState& s) { s.dropped = true; });
-  throw ApiError(answer.status, code, detail, field_errors);
+  // Only a refusal about the lease's own user drops it (issue 21.2): another user's refusal on this machine does not.
+  if (req.drops_lease && drops_lease(code) && (!owns_lease || owns_lease(req)))
+    memory_.update([](ClientState& s) { s.dropped = true; });
+  throw ApiError(answer.status, code, detail, field_errors, ban_reason);
 }
 
 }  // namespace tollgate::detail

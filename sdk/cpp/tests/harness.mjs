@@ -104,7 +104,10 @@ async function main() {
  * /app_context answer recorded and sent again), other_target (/app_context forwarded as /signing_keys),
  * strip (signature header removed), capture (records the /app_context answer), replay_captured, swap (the
  * credential headers named in "swap" replaced by those values, or removed when null: another user's answer),
- * emulator_keyed (a server of our own under the emulator root: "key" {seed, kid, not_before, not_after, t_shift_ms}).
+ * emulator_keyed (a server of our own under the emulator root: "key" {seed, kid, not_before, not_after, t_shift_ms}),
+ * unsigned_503 (what the server sends while its database is down, unsigned), unsigned_page (a captive portal's
+ * 200 HTML page), flip_byte (the real answer with one body byte changed, its signature kept).
+ * "only": a path prefix: the mode applies to those requests, the rest pass (e.g. only /signing_keys).
  */
 async function startMitm(target) {
   let mode = 'pass';
@@ -113,6 +116,7 @@ async function startMitm(target) {
   let captured;
   let swap = {};
   let emuKey;
+  let only = '';
   let log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
   const forward = async (req) => {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)));
@@ -145,7 +149,22 @@ async function startMitm(target) {
     if (req.headers['tollgate-nonce']) log.nonces.push(String(req.headers['tollgate-nonce']));
     if (req.path.includes('/download')) log.ranges.push(req.headers.range ? String(req.headers.range) : '');
     const ctx = req.path.startsWith('/app_context');
+    if (only && !req.path.startsWith(only)) return forward(req);
     switch (mode) {
+      case 'unsigned_503':
+        return {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': '2' },
+          body: Buffer.from(JSON.stringify({ detail: 'The service is temporarily unavailable; try again shortly', code: 'service_unavailable' })),
+        };
+      case 'unsigned_page':
+        return { status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<html>Sign in to the hotel Wi-Fi</html>') };
+      case 'flip_byte': {
+        const real = await forward(req);
+        const body = Buffer.from(real.body);
+        if (body.length > 0) body[body.length >> 1] ^= 0x01;
+        return { ...real, body };
+      }
       case 'emulator_root': {
         const root = lib.keyPair('cpp-emulator-root');
         const key = { ...lib.keyPair('cpp-emulator-key'), kid: 'emu1' };
@@ -218,6 +237,7 @@ async function startMitm(target) {
           appId = set.app_id ?? appId;
           swap = set.swap ?? {};
           emuKey = set.key;
+          only = set.only ?? '';
           recorded = undefined;
           log = { nonces: [], ranges: [], paths: [], hardware_ids: [] };
         }

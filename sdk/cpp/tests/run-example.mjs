@@ -79,6 +79,12 @@ if (!readFileSync(join(downloads, 'game.pak')).equals(FILE)) failures.push('the 
 const offline = run({ TOLLGATE_URL: 'http://127.0.0.1:9' });
 expect(offline, 0, [/^server unreachable/m, /^offline: lease ok until \S+ \(runtime used \d+ s of 3600 s\)$/m]);
 
+// The server's own unsigned 503 (its database down): the example falls back to its lease, no crash (issue 27.4).
+await fetch(`${process.env.TOLLGATE_TEST_MITM}/__mitm`, { method: 'POST', body: JSON.stringify({ mode: 'unsigned_503', app_id: app.id }) });
+const unavailable = run({ TOLLGATE_URL: process.env.TOLLGATE_TEST_MITM });
+expect(unavailable, 0, [/^server unavailable \(503\)$/m, /^working offline \(Tollgate unavailable: 503 \(unverified\)\)$/m, /^offline: lease ok until \S+/m]);
+await fetch(`${process.env.TOLLGATE_TEST_MITM}/__mitm`, { method: 'POST', body: JSON.stringify({ mode: 'pass' }) });
+
 if (failures.length) {
   console.error(`example: FAILED\n  ${failures.join('\n  ')}`);
   process.exit(1);

@@ -2,15 +2,18 @@
 // against the pinned root key before its body is parsed (docs/signing.md),
 // offline leases with clock-rollback detection, resumable verified downloads.
 //
-// Errors are exceptions (see README.md, "Errors"):
+// Errors are exceptions (see README.md, "Errors": the error model of docs/signing.md):
+//   tollgate::NetworkError       no answer: connection refused or reset, DNS, TLS, timeout (reason())
+//   tollgate::UnavailableError   any 5xx, unsigned or verified (status(), verified(), code(), retry_after())
 //   tollgate::VerificationError  an answer that did not verify (verdict())
-//   tollgate::ApiError           a verified error answer (status(), code(), detail())
-//   tollgate::LeaseError         no usable offline lease (verdict())
-//   tollgate::NetworkError       the server could not be reached
-// all derived from tollgate::Error (a std::runtime_error).
+//   tollgate::RefusedError       (= ApiError) a verified 4xx (status(), code(), detail(), ban_reason())
+//   tollgate::LeaseError         no usable offline lease (verdict(), the times, cause())
+// all derived from tollgate::Error (a std::runtime_error). Client::check_access() tries online and falls back
+// to the lease exactly when no answer from Tollgate arrived.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -89,35 +92,89 @@ struct FieldError {
   std::string message;
 };
 
-/** A verified error answer of the server: its status and stable `code` (docs/api.md's error table). */
+/**
+ * A verified refusal (a 4xx) of the server: its status and stable `code` (the codes are listed in the
+ * Tollgate repository's src/http/errors.ts; the answers' shapes in the server's GET /openapi.json), and the
+ * operator's ban reason when a `banned` answer carries one.
+ */
 class ApiError : public Error {
  public:
-  ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors);
+  ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
+           std::optional<std::string> ban_reason = std::nullopt);
   int status() const noexcept { return status_; }
   const std::string& code() const noexcept { return code_; }
   const std::string& detail() const noexcept { return detail_; }
   const std::vector<FieldError>& field_errors() const noexcept { return field_errors_; }
+  /** The signed body's optional `ban_reason` (a `banned` refusal whose ban has a reason). */
+  const std::optional<std::string>& ban_reason() const noexcept { return ban_reason_; }
 
  private:
   int status_;
   std::string code_, detail_;
   std::vector<FieldError> field_errors_;
+  std::optional<std::string> ban_reason_;
 };
 
-/** No usable offline lease: the verdict says why. */
+/** The error model's name for a verified refusal. */
+using RefusedError = ApiError;
+
+/** What is known about the lease when it is refused offline (each nullopt when unknown). */
+struct LeaseTimes {
+  /** The lease's exp (unix ms, server time). */
+  std::optional<std::int64_t> expires_at;
+  /** The highest trusted time the client remembers (unix ms). */
+  std::optional<std::int64_t> last_seen_time;
+  /** Offline runtime left (ms), when the lease limits runtime. */
+  std::optional<std::int64_t> runtime_left;
+};
+
+/** No usable offline lease: the verdict says why; cause() is the online failure that led check_access() here. */
 class LeaseError : public Error {
  public:
-  explicit LeaseError(LeaseVerdict verdict);
+  explicit LeaseError(LeaseVerdict verdict, LeaseTimes times = {}, std::exception_ptr cause = nullptr);
   LeaseVerdict verdict() const noexcept { return verdict_; }
+  const std::optional<std::int64_t>& expires_at() const noexcept { return times_.expires_at; }
+  const std::optional<std::int64_t>& last_seen_time() const noexcept { return times_.last_seen_time; }
+  const std::optional<std::int64_t>& runtime_left() const noexcept { return times_.runtime_left; }
+  /** Null unless check_access() tried the lease after an online failure (rethrow it to inspect it). */
+  std::exception_ptr cause() const noexcept { return cause_; }
 
  private:
   LeaseVerdict verdict_;
+  LeaseTimes times_;
+  std::exception_ptr cause_;
 };
 
-/** The request did not complete (connection refused, timeout, TLS failure): nothing was received. */
+/** No answer arrived (connection refused or reset, DNS, TLS, connect or total timeout): nothing was received. */
 class NetworkError : public Error {
  public:
-  using Error::Error;
+  /** reason: "timeout" (the connect or total timeout ran out) or "connection" (anything else). */
+  explicit NetworkError(const std::string& message, std::string reason = "connection");
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+/**
+ * The service is unavailable: any 5xx, unsigned (verified() false: a proxy, or the server while its database is
+ * down) or verified. Nothing of an unsigned one is trusted; it is no refusal, so the lease stays usable.
+ */
+class UnavailableError : public Error {
+ public:
+  UnavailableError(int status, bool verified, std::optional<std::string> code, std::optional<std::int64_t> retry_after);
+  int status() const noexcept { return status_; }
+  bool verified() const noexcept { return verified_; }
+  /** The verified answer's code; nullopt when unverified. */
+  const std::optional<std::string>& code() const noexcept { return code_; }
+  /** Seconds from a Retry-After header, when one came. */
+  const std::optional<std::int64_t>& retry_after() const noexcept { return retry_after_; }
+
+ private:
+  int status_;
+  bool verified_;
+  std::optional<std::string> code_;
+  std::optional<std::int64_t> retry_after_;
 };
 
 // ---------------------------------------------------------------- pure verification (the shared test vectors)
@@ -414,7 +471,10 @@ using UserAuth = std::variant<SessionAuth, LicenseCodeAuth, PasswordAuth>;
 
 // ---------------------------------------------------------------- client
 
-/** Injected clocks (tests): wall clock and a monotonic clock, both in ms. Empty functions: the system's. */
+/**
+ * Injected clocks (tests): wall clock (unix ms) and a monotonic clock (ms). An empty member (a default-constructed
+ * std::function, as in `Clock{}`) means the system's clock: std::chrono::system_clock and steady_clock.
+ */
 struct Clock {
   std::function<std::int64_t()> now;
   std::function<std::int64_t()> monotonic;
@@ -471,6 +531,18 @@ struct LeaseInfo {
   std::int64_t runtime_budget_ms = 0;
 };
 
+/** What check_access() found: online (a verified 2xx) or the stored lease (no answer from Tollgate arrived). */
+struct Access {
+  enum class Source { online, lease };
+  Source source = Source::online;
+  /** source online: the verified app context. */
+  std::optional<AppContext> context;
+  /** source lease: the lease that was checked. */
+  std::optional<LeaseInfo> lease;
+  /** source lease: the online failure (NetworkError, UnavailableError, or VerificationError missing_signature). */
+  std::exception_ptr cause;
+};
+
 struct DownloadResult {
   std::string path;
   std::uint64_t size = 0;
@@ -515,6 +587,14 @@ class Client {
   LeaseInfo create_lease(const std::optional<UserAuth>& auth);
   /** Checks the stored lease without network; throws LeaseError unless it is good. Call it periodically while offline. */
   LeaseInfo check_lease();
+  /**
+   * Online first, the lease when no answer from Tollgate arrived (docs/signing.md, "The SDK error model"): a
+   * verified 2xx is source online (and, best effort, renews the lease when none is stored or it is due); a
+   * NetworkError, an UnavailableError or a VerificationError missing_signature falls back to check_lease(), whose
+   * LeaseError then carries that failure as cause(). A RefusedError or any other VerificationError is thrown.
+   */
+  Access check_access();
+  Access check_access(const std::optional<UserAuth>& auth);
   /** GET /signing_keys; also refreshes the retired kids the client refuses. */
   KeyList get_signing_keys();
   /** This device's hardware id (the option, or the OS machine id hashed with the app id). */
