@@ -238,7 +238,7 @@ describe("a signed banned answer carries the operator's ban_reason (issue 27); a
     await h.ban(app, 'user', aliceId, { reason: 'Chargeback on order 1234' });
     const signed = await appContext();
     expectVerified(signed, 403);
-    expect(signed.res.json()).toEqual({ detail: 'This user is banned', code: 'banned', ban_reason: 'Chargeback on order 1234' });
+    expect(signed.res.json()).toEqual({ detail: 'This user is banned', code: 'banned', ban_reason: 'Chargeback on order 1234', user_id: aliceId });
     const unsigned = await appContext(null);
     expect(unsigned.res.statusCode).toBe(403);
     expect(unsigned.res.headers['tollgate-signature']).toBeUndefined();
@@ -267,5 +267,34 @@ describe("a signed banned answer carries the operator's ban_reason (issue 27); a
     const signUp = await send('POST', '/sign_up_with_license_code', { body: JSON.stringify({ code }) });
     expectVerified(signUp, signUp.res.statusCode);
     expect(signUp.res.json()).toMatchObject({ code: 'banned', ban_reason: 'refunded' });
+  });
+});
+
+describe('a signed refusal about an identified user names that user (issue 21.2: an SDK drops only its lease); unsigned ones keep the seed\'s bytes', () => {
+  it('membership_inactive: signed carries user_id, unsigned is exactly {detail, code}', async () => {
+    const bob = await h.signUp(app, 'bob');
+    const headers = { 'x-api-username': 'bob', 'x-api-password': PASSWORD };
+    const signed = await send('GET', '/app_context', { headers });
+    expectVerified(signed, 403);
+    expect(signed.res.json()).toEqual({ detail: 'The membership is not active', code: 'membership_inactive', user_id: bob });
+    const unsigned = await send('GET', '/app_context', { headers, nonce: null });
+    expect(String(unsigned.res.rawPayload)).toBe('{"detail":"The membership is not active","code":"membership_inactive"}');
+  });
+
+  it('a device lock names the user; a refusal that identified nobody (wrong password, an IP ban) names none', async () => {
+    expect((await h.admin('PATCH', `/apps/${app.id}`, { device_auth_enabled: true, max_devices_per_user: 1 })).statusCode).toBe(200);
+    const carol = await h.activeUser(app, 'carol', PASSWORD, 'hw-a');
+    const other = await send('GET', '/app_context', { headers: { 'x-api-username': 'carol', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-b' } });
+    expectVerified(other, 401);
+    expect(other.res.json()).toMatchObject({ code: 'device_mismatch', user_id: carol });
+
+    const wrong = await send('GET', '/app_context', { headers: { 'x-api-username': 'carol', 'x-api-password': 'not the password', 'x-hardware-id': 'hw-a' } });
+    expectVerified(wrong, 401);
+    expect(wrong.res.json()).toEqual({ detail: 'Invalid credentials', code: 'invalid_credentials' });
+
+    await h.ban(app, 'ip', '127.0.0.1');
+    const ip = await send('GET', '/app_context', { headers: bearer() });
+    expectVerified(ip, 403);
+    expect(ip.res.json()).toEqual({ detail: 'Your IP address is banned', code: 'banned' });
   });
 });

@@ -72,7 +72,7 @@ export function banned(
   const banId = bans.idOf(ban, value);
   events.banHit(s, ctx, ban, userId);
   if (banId) s.stats.banHit(ctx.app.id, banId, ctx.now);
-  return new BannedError(detail, bans.reasonOf(banId));
+  return new BannedError(detail, bans.reasonOf(banId)).forUser(userId);
 }
 
 /**
@@ -108,9 +108,9 @@ export async function checkDevice(s: Services, ctx: RequestContext, user: UserRe
   if (outcome === 'full') {
     const code = ctx.app.maxDevicesPerUser <= 1 ? 'device_mismatch' : 'device_limit';
     events.deviceLimitHit(s, ctx, user.id, code);
-    throw code === 'device_mismatch'
+    throw (code === 'device_mismatch'
       ? new DomainError(code, 'This account is locked to another device')
-      : new DomainError(code, 'This account has reached its device limit');
+      : new DomainError(code, 'This account has reached its device limit')).forUser(user.id);
   }
 }
 
@@ -118,7 +118,7 @@ const ALREADY_REGISTERED = Symbol('already registered');
 
 /** Step 8. */
 export function checkMembership(user: UserRecord, now: number): void {
-  if (!isActive(user, now)) throw new DomainError('membership_inactive');
+  if (!isActive(user, now)) throw new DomainError('membership_inactive').forUser(user.id);
 }
 
 /**

@@ -43,12 +43,23 @@ export interface FieldError {
 export class DomainError extends Error {
   readonly code: ErrorCode;
   readonly fieldErrors: FieldError[] | undefined;
+  /**
+   * The user the refusal is about, when the request's credentials identified one (membership, device, user and
+   * license bans). http/ sends it only in signed answers, so an SDK drops only that user's lease (issue 21.2).
+   */
+  userId: string | undefined = undefined;
 
   constructor(code: ErrorCode, detail?: string, fieldErrors?: FieldError[]) {
     super(detail ?? code);
     this.name = 'DomainError';
     this.code = code;
     this.fieldErrors = fieldErrors;
+  }
+
+  /** Names the user the refusal is about (see userId). */
+  forUser(userId: string | undefined): this {
+    this.userId = userId;
+    return this;
   }
 
   /** Whether the caller supplied its own sentence (else http uses the table's). */

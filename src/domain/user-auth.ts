@@ -132,7 +132,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   if (method === 'token') {
     const recorded = sessionOfApp?.hardwareId ?? null;
     if (creds.hardwareId !== undefined && recorded !== null && creds.hardwareId !== recorded) {
-      throw new DomainError('device_mismatch', 'This session belongs to another device');
+      throw new DomainError('device_mismatch', 'This session belongs to another device').forUser(user.id);
     }
     if (device && recorded === null) throw new DomainError('device_required', 'This session has no device; log in again');
   } else if (device) {

@@ -57,6 +57,8 @@ export interface ErrorBody {
   errors?: FieldError[];
   /** Only in a signed `banned` answer, when the ban has a reason (decisions.md, issue 27). */
   ban_reason?: string;
+  /** Only in a signed refusal about an identified user (membership, device, user or license ban): that user's id. */
+  user_id?: string;
 }
 
 /** Per-route exceptions to the table, declared where the route is (e.g. license sign-up answers invalid_license with 422). */
@@ -137,6 +139,8 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     // The operator's reason goes only to a request that asked for a signed answer: a verified refusal can show it
     // to the user, and the unsigned answers of the seed's clients keep their bytes (SPEC).
     if (err instanceof BannedError && err.banReason !== null && request.signing) body.ban_reason = err.banReason;
+    // Whom the refusal is about, so an SDK drops only that user's lease (issue 21.2); signed answers only, as above.
+    if (err.userId !== undefined && request.signing) body.user_id = err.userId;
     void reply.code(status).send(body);
     return;
   }

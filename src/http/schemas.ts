@@ -61,6 +61,7 @@ const errorBody = {
     code: { type: 'string', enum: Object.keys(ERRORS), description: 'A stable machine-readable code' },
     errors: { type: 'array', items: ref('FieldError'), description: 'Only on 422: every field at fault' },
     ban_reason: { type: 'string', description: "Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason" },
+    user_id: { type: 'string', format: 'uuid', description: 'Only on a signed refusal about a user the credentials identified (membership_inactive, device_mismatch, device_limit, a user or license ban): that user, so a client drops only that user\'s offline lease' },
   },
 } as const;
 
