@@ -16,8 +16,10 @@ from .hardware_id import hardware_id as machine_hardware_id
 from .offline import Offline
 from .state import Memory, StateKeeper
 from .store import FileLeaseStore, LeaseStore
-from .transport import Clock, Outgoing, Transport, header_text
+from .errors import TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError
+from .transport import CONNECT_TIMEOUT_S, TOTAL_TIMEOUT_S, Clock, Outgoing, Transport, header_text
 from .types import (
+    Access,
     Activation,
     AppContext,
     DownloadResult,
@@ -59,7 +61,8 @@ class TollgateClient:
     lease_store: where the lease and the rollback state live. Default: files in the user's app-data folders.
     clock: wall `now()` and `monotonic()`, both in ms (tests).
     key_refresh_ms: how often the key list is refreshed when no unknown kid forces it (default one day).
-    timeout: seconds per request. proxies: a urllib ProxyHandler mapping (default: the environment's).
+    timeout: seconds a whole call may take (default 30; a download's body: each read). connect_timeout: seconds to
+        connect, TLS included (default 10). Either expiring raises TollgateNetworkError with reason "timeout". proxies: a urllib ProxyHandler mapping (default: the environment's).
     not_before: a floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the
         SDK's release time (RELEASE_TIME_MS). A key that ended before it is refused from the first answer on, so a
         leaked private key of an ended key cannot sign a back-dated answer or lease for a fresh install.
@@ -76,9 +79,10 @@ class TollgateClient:
         lease_store: Optional[LeaseStore] = None,
         clock: Optional[Clock] = None,
         key_refresh_ms: float = DAY_MS,
-        timeout: float = 30.0,
+        timeout: float = TOTAL_TIMEOUT_S,
         proxies: Optional[Dict[str, str]] = None,
         not_before: Optional[float] = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
         #: The user of the calls that need one; set by login() (or by you), cleared by logout().
         self.auth: Optional[UserAuth] = None
@@ -92,8 +96,10 @@ class TollgateClient:
         memory = Memory(lambda: StateKeeper(self._lease_store(), app_id, self._device_id()))
         # A fresh install already knows the server's time is past this (amendment F): a back-dated ended key is refused at once.
         floor = not_before if not_before is not None else RELEASE_TIME_MS
-        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor)
+        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor, connect_timeout)
         self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id, floor)
+        #: Set by a verified leases_disabled: check_access() stops trying to renew a lease this app does not offer.
+        self._leases_disabled = False
 
     def _device_id(self) -> str:
         with self._lock:
@@ -167,6 +173,46 @@ class TollgateClient:
     def stored_lease(self):
         """The stored lease's payload, decoded but NOT checked (for display), or None."""
         return self._offline.stored()
+
+    def check_access(self, auth: AuthArg = DEFAULT) -> Access:
+        """Online when it can be, else the lease, exactly as docs/signing.md's error model says: GET /app_context; a
+        verified 2xx is `Access("online", context)` (and the lease is renewed, best effort, when none is stored or it
+        is due). When no answer from Tollgate arrived (TollgateNetworkError, TollgateUnavailableError, or an unsigned
+        answer: verdict missing_signature) the stored lease is checked: `Access("lease", lease=…, cause=…)`, or
+        TollgateLeaseError with `cause`. A verified refusal (TollgateError) and a forged answer (any other verdict)
+        are raised: never a reason to run on the lease."""
+        try:
+            context = self.get_app_context(auth)
+        except (TollgateNetworkError, TollgateUnavailableError) as err:
+            return self._lease_access(err)
+        except TollgateVerificationError as err:
+            if err.verdict != "missing_signature":
+                raise
+            return self._lease_access(err)
+        self._renew_lease(auth)
+        return Access("online", context=context)
+
+    def _lease_access(self, cause: BaseException) -> Access:
+        try:
+            lease = self.check_lease()
+        except TollgateLeaseError as err:
+            err.cause = cause
+            raise err from cause
+        return Access("lease", lease=lease, cause=cause)
+
+    def _renew_lease(self, auth: AuthArg) -> None:
+        if self._leases_disabled:
+            return
+        try:
+            stored = self._offline.stored()
+            if stored is not None and self._offline.clock.now() + self._offline.memory.read()[0]["clock_offset_ms"] < stored.renew_after:
+                return
+            self.create_lease(auth)
+        except TollgateError as err:
+            # Best effort: online access was already verified. An app without leases is not asked again.
+            self._leases_disabled = err.code == "leases_disabled"
+        except Exception:  # noqa: BLE001 - a failed renewal never turns granted access into an error
+            pass
 
     # -- keys -------------------------------------------------------------
 
