@@ -48,7 +48,10 @@ def test_state_record_mac_key_and_verdicts():
     assert keeper.load() == (state, False)
     assert StateKeeper(store, APP, "another machine").load()[1] is True  # the MAC binds the hardware id
     store.states[1] = None
-    assert keeper.load() == (state, False)  # one lost copy is not tampering
+    assert keeper.load() == (state, False)  # one lost copy with no lease kept: nothing to protect
+    store.lease = "x"
+    assert keeper.load()[1] is True  # one copy while a lease is kept: a partial restore (issue 21.1)
+    store.lease = None
     store.states[0] = None
     assert keeper.load()[1] is False  # nothing at all, no lease: a first run
     store.lease = "x"

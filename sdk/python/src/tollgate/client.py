@@ -17,7 +17,7 @@ from .offline import Offline
 from .state import Memory, StateKeeper
 from .store import FileLeaseStore, LeaseStore
 from .errors import TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError
-from .transport import CONNECT_TIMEOUT_S, TOTAL_TIMEOUT_S, Clock, Outgoing, Transport, header_text
+from .transport import CONNECT_TIMEOUT_S, TOTAL_TIMEOUT_S, Clock, Outgoing, Transport, credential_digest, header_text
 from .types import (
     Access,
     Activation,
@@ -100,6 +100,11 @@ class TollgateClient:
         self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id, floor)
         #: Set by a verified leases_disabled: check_access() stops trying to renew a lease this app does not offer.
         self._leases_disabled = False
+        # Whose credentials are whose (issue 21.2), in memory only: credential digest -> user id, from verified answers
+        # that name the user, and the digest of the request that stored the lease in this process.
+        self._users: Dict[str, str] = {}
+        self._lease_digest: Optional[str] = None
+        self._transport.may_drop = self._about_lease_user
 
     def _device_id(self) -> str:
         with self._lock:
@@ -117,11 +122,15 @@ class TollgateClient:
 
     def sign_up(self, username: str, password: str, hardware_id: Optional[str] = None) -> User:
         """POST /sign_up: a user with a username and password (no membership until a license is activated)."""
-        return User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
+        user = User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
+        self._remember(credential_digest(self._user_headers(PasswordAuth(username, password))), user.id)
+        return user
 
     def sign_up_with_license_code(self, code: str, hardware_id: Optional[str] = None) -> User:
         """POST /sign_up_with_license_code: a user from a license code alone (activated at once); the code is then the credential."""
-        return User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
+        user = User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
+        self._remember(credential_digest(self._user_headers(LicenseCodeAuth(code))), user.id)
+        return user
 
     def activate_license(self, code: str, username: str, password: str, hardware_id: Optional[str] = None) -> Activation:
         """POST /activate_license: a license code on an existing user's membership."""
@@ -148,7 +157,11 @@ class TollgateClient:
 
     def get_app_context(self, auth: AuthArg = DEFAULT) -> AppContext:
         """GET /app_context: the application (variables, files) and the user; `auth` defaults to the client's (None: anonymous)."""
-        return AppContext.from_json(self._json(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True)))
+        res = self._transport.send(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True))
+        context = AppContext.from_json(json_loads(res.body.decode("utf-8")))
+        if context.user is not None:
+            self._remember(res.credentials, context.user.id)
+        return context
 
     def download_file(self, file_id: str, destination: Union[str, "os.PathLike[str]"], on_progress: Optional[ProgressCallback] = None, auth: AuthArg = DEFAULT) -> DownloadResult:
         """GET /files/{id}/download into `destination`, resuming an interrupted download (destination.part), renamed only once
@@ -163,7 +176,10 @@ class TollgateClient:
         headers = self._user_headers(auth)
         headers["x-hardware-id"] = header_text(self._device_id())  # a lease is bound to a device: none, no lease
         res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
-        return self._offline.keep(res.body.decode("utf-8"), res.t)
+        info = self._offline.keep(res.body.decode("utf-8"), res.t)
+        self._remember(res.credentials, info.user_id)
+        self._lease_digest = res.credentials
+        return info
 
     def check_lease(self) -> LeaseInfo:
         """The stored lease, checked without network; raises TollgateLeaseError with the verdict unless it is good.
@@ -221,6 +237,17 @@ class TollgateClient:
         return self._transport.fetch_key_list()
 
     # -- plumbing ---------------------------------------------------------
+
+    def _remember(self, digest: str, user_id: str) -> None:
+        self._users[digest] = user_id
+
+    def _about_lease_user(self, digest: str) -> bool:
+        """Whether a verified refusal of a request with these credentials is about the stored lease's user (issue 21.2):
+        a refusal of another user, or of credentials never seen answered for anyone, leaves the lease alone."""
+        stored = self._offline.stored()
+        if stored is None:
+            return True  # no lease to protect: the drop marks the state as before
+        return digest == self._lease_digest or self._users.get(digest) == stored.user_id
 
     def _json(self, req: Outgoing) -> Any:
         res = self._transport.send(req)
