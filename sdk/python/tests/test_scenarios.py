@@ -12,6 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conftest import PASSWORD, Answer, FakeClock, Proxy, b64url, certify, raw_public, sign_answer
+from test_lease import verdict_of as lease_verdict
 from tollgate import (
     Clock,
     MemoryLeaseStore,
@@ -82,14 +83,6 @@ def become(scene, name, server, app, user_id):
 @pytest.fixture(scope="module")
 def app(server):
     return server.app(offline_grace_seconds=86400)
-
-
-def lease_verdict(client):
-    try:
-        client.check_lease()
-    except TollgateLeaseError as err:
-        return err.verdict
-    return "ok"
 
 
 def test_the_script_names_only_known_errors():
