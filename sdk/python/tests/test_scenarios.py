@@ -3,6 +3,7 @@ suite's man-in-the-middle proxy: each scenario's online error, check_access() ou
 same outcomes the TypeScript and C++ SDKs must reach. Every scenario starts from a fresh client that fetched a valid
 lease through the proxy (forwarding unchanged); then the proxy turns into the scenario's server."""
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -192,3 +193,37 @@ def test_a_signed_5xx_is_unavailable_and_verified(server, app):
         with pytest.raises(TollgateUnavailableError) as err:
             client.get_app_context(None)
     assert (err.value.status, err.value.verified, err.value.code, err.value.retry_after) == (503, True, "service_unavailable", None)
+
+
+def test_the_connect_timeout_is_its_own(server, app):
+    """A listener whose backlog is full: the TCP handshake never completes, so the connect timeout (1 s) ends the call
+    long before the total one (60 s)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    filling = []
+    try:
+        for _ in range(4):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", port))
+            filling.append(s)
+        client = server.client(app, base_url=f"http://127.0.0.1:{port}", connect_timeout=1.0, timeout=60.0)
+        started = time.monotonic()
+        with pytest.raises(TollgateNetworkError) as err:
+            client.get_app_context(None)
+        assert err.value.reason == "timeout"
+        assert time.monotonic() - started < 30
+    finally:
+        for s in filling:
+            s.close()
+        listener.close()
+
+
+def test_a_tls_failure_is_a_network_error(server, app):
+    """HTTPS to a plain-HTTP port: the TLS handshake fails, nothing was answered."""
+    client = server.client(app, base_url=server.url.replace("http://", "https://"), connect_timeout=5.0, timeout=10.0)
+    with pytest.raises(TollgateNetworkError) as err:
+        client.get_app_context(None)
+    assert err.value.reason == "connection"
