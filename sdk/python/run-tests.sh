@@ -17,6 +17,8 @@ else
     || missing+=("python3-cryptography with Ed25519: apt-get install -y python3-cryptography")
   "$PY" -c 'import pytest' 2>/dev/null \
     || missing+=("python3-pytest: apt-get install -y python3-pytest")
+  "$PY" -c 'import ensurepip, venv' 2>/dev/null \
+    || missing+=("python3-venv (the package test installs into a fresh virtualenv): apt-get install -y python3-venv")
 fi
 command -v node >/dev/null 2>&1 || missing+=("node (the tests run the real server): see README.md")
 

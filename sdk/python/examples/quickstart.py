@@ -13,7 +13,8 @@ Configuration (environment):
   TOLLGATE_DOWNLOAD_DIR      optional: where the file goes (default: the current folder)
 
 Exit codes: 0 the app may run; 1 the server said no; 2 no active membership;
-3 an answer failed verification (not our server); 4 offline and no usable lease.
+3 an answer failed verification (not our server); 4 offline and no usable lease;
+5 the connection failed during the download.
 """
 import os
 import sys
@@ -25,6 +26,7 @@ from tollgate import (
     TollgateError,
     TollgateLeaseError,
     TollgateNetworkError,
+    TollgateUnavailableError,
     TollgateVerificationError,
     hardware_id,
 )
@@ -34,21 +36,27 @@ def when(ms):
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def online(client, code, username, password, download_dir):
-    if code:  # a license-only user: redeem the code once, then the code is the credential
-        try:
-            client.sign_up_with_license_code(code)
-            print("redeemed license code")
-        except TollgateError as err:
-            if err.code != "license_used":
-                raise
-            print("license code already redeemed")
-        client.auth = LicenseCodeAuth(code)
-    else:
-        client.login(username, password)
-        print(f"logged in as {username}")
+def sign_in(client, code, username, password):
+    """Redeems the license code (once) or logs in. Without an answer from the server this is skipped: check_access()
+    then decides, from the same failure, whether the lease may be used."""
+    try:
+        if code:  # a license-only user: redeem the code once, then the code is the credential
+            client.auth = LicenseCodeAuth(code)
+            try:
+                client.sign_up_with_license_code(code)
+                print("redeemed license code")
+            except TollgateError as err:
+                if err.code != "license_used":
+                    raise
+                print("license code already redeemed")
+        else:
+            client.login(username, password)
+            print(f"logged in as {username}")
+    except (TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError) as err:
+        print(f"could not sign in now ({err})")
 
-    ctx = client.get_app_context()  # verified before it is parsed
+
+def online(client, ctx, download_dir):
     if ctx.user is None or not ctx.user.membership.is_active:
         print("no active membership: buy or activate a license")
         return 2
@@ -62,23 +70,22 @@ def online(client, code, username, password, download_dir):
         how = "resumed" if result.resumed else "whole"
         print(f"downloaded {f.name} ({how}): {result.size} bytes, sha256 {result.sha256} checked against the signed hash")
 
-    try:
-        lease = client.create_lease()  # lets the app run offline for a while
-        print(f"offline lease #{lease.seq} valid until {when(lease.expires_at)}, renew after {when(lease.renew_after)}")
-    except TollgateError as err:
-        if err.code != "leases_disabled":
-            raise
-        print("offline leases are disabled for this app")
+    # check_access() stored or renewed the offline lease when it was due (and the app offers leases).
+    lease = client.stored_lease()
+    if lease is not None:
+        print(f"offline lease #{lease.seq} valid until {when(lease.exp)}, renew after {when(lease.renew_after)}")
+    else:
+        print("no offline lease (disabled for this app)")
     return 0
 
 
-def offline(client):
-    lease = client.check_lease()  # no network; raises TollgateLeaseError with the verdict
-    print(f"offline: lease #{lease.seq} ok until {when(lease.expires_at)}; "
+def offline(access):
+    lease = access.lease
+    print(f"server unreachable ({access.cause}); offline: lease #{lease.seq} ok until {when(lease.expires_at)}; "
           f"offline runtime used {lease.runtime_used_ms / 1000:.0f} s of {lease.runtime_budget_ms / 1000:.0f} s"
           + ("; renew when online" if lease.renew_due else ""))
-    # A real app keeps running and calls client.check_lease() every minute or so (it counts the offline runtime),
-    # stopping when it raises.
+    # A real app keeps running and calls client.check_access() (or check_lease()) every minute or so: it counts the
+    # offline runtime, and stops when it raises.
     return 0
 
 
@@ -93,22 +100,25 @@ def main():
         root_public_key=env["TOLLGATE_ROOT_KEY"],
         hardware_id=env.get("TOLLGATE_HARDWARE_ID") or hardware_id(app_id),
     )
+    sign_in(client, env.get("LICENSE_CODE"), env.get("TOLLGATE_USERNAME"), env.get("TOLLGATE_PASSWORD"))
     try:
-        return online(client, env.get("LICENSE_CODE"), env.get("TOLLGATE_USERNAME"), env.get("TOLLGATE_PASSWORD"),
-                      env.get("TOLLGATE_DOWNLOAD_DIR", "."))
-    except TollgateNetworkError as err:
-        print(f"server unreachable ({err}); checking the offline lease")
-        try:
-            return offline(client)
-        except TollgateLeaseError as lease_err:
-            print(f"offline lease refused: {lease_err.verdict}")
-            return 4
+        access = client.check_access()  # online, or the lease exactly when no answer from Tollgate arrived
+        if access.source == "lease":
+            return offline(access)
+        return online(client, access.context, env.get("TOLLGATE_DOWNLOAD_DIR", "."))
+    except TollgateLeaseError as err:
+        print(f"offline lease refused: {err.verdict} (online: {err.cause})")
+        return 4
     except TollgateVerificationError as err:
         print(f"answer refused: {err.verdict} (not our server, or tampered with)")
         return 3
     except TollgateError as err:
-        print(f"server refused: {err.code} ({err.status}): {err.detail}")
+        reason = f"; reason: {err.ban_reason}" if err.ban_reason else ""
+        print(f"server refused: {err.code} ({err.status}): {err.detail}{reason}")
         return 1
+    except (TollgateNetworkError, TollgateUnavailableError) as err:  # the connection failed during the download
+        print(f"server unreachable during the download ({err}); try again later")
+        return 5
 
 
 if __name__ == "__main__":

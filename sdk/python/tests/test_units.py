@@ -48,7 +48,10 @@ def test_state_record_mac_key_and_verdicts():
     assert keeper.load() == (state, False)
     assert StateKeeper(store, APP, "another machine").load()[1] is True  # the MAC binds the hardware id
     store.states[1] = None
-    assert keeper.load() == (state, False)  # one lost copy is not tampering
+    assert keeper.load() == (state, False)  # one lost copy with no lease kept: nothing to protect
+    store.lease = "x"
+    assert keeper.load()[1] is True  # one copy while a lease is kept: a partial restore (issue 21.1)
+    store.lease = None
     store.states[0] = None
     assert keeper.load()[1] is False  # nothing at all, no lease: a first run
     store.lease = "x"
@@ -67,8 +70,21 @@ def test_the_readme_quick_start_compiles_and_names_real_calls():
     compile(block, "README quick start", "exec")
     for name in re.findall(r"tg\.(\w+)\(", block):
         assert callable(getattr(tollgate.TollgateClient, name)), name
-    for name in re.findall(r"from tollgate import (.*)", block)[0].split(", "):
-        assert hasattr(tollgate, name.strip())
+    imported = [name.strip() for name in re.findall(r"from tollgate import (.*)", block)[0].split(", ")]
+    for name in imported:
+        assert hasattr(tollgate, name)
+    # Every name the block uses is imported or its own (issue 21.5: LicenseCodeAuth was used without an import).
+    import ast
+    import builtins
+
+    tree = ast.parse(block)
+    assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assigned |= {h.name for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and h.name}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert used - assigned - set(imported) - set(dir(builtins)) == set()
+    # The comments too: a vendor copies what they suggest.
+    exported = {name for name in re.findall(r"\b[A-Z][A-Za-z]+\b", block) if hasattr(tollgate, name)}
+    assert exported <= set(imported), exported - set(imported)
 
 
 # -- amendment E: the merge of two instances' states (the TypeScript SDK's merge(), case for case) --------

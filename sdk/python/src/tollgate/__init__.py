@@ -3,13 +3,23 @@
     from tollgate import TollgateClient, TollgateError, hardware_id
 """
 from .client import DEFAULT, RELEASE_TIME_MS, SDK_RELEASED_AT, TollgateClient
-from .errors import FieldError, TollgateError, TollgateException, TollgateLeaseError, TollgateNetworkError, TollgateVerificationError
+from .errors import (
+    FieldError,
+    TollgateError,
+    TollgateException,
+    TollgateLeaseError,
+    TollgateNetworkError,
+    TollgateRefusedError,
+    TollgateUnavailableError,
+    TollgateVerificationError,
+)
 from .hardware_id import hardware_id, os_machine_id
 from .lease import LEASE_VERDICTS, LeaseCheck, LeasePayload, RollbackState, check_lease, hwid_hash, parse_lease
 from .store import FileLeaseStore, Folders, LeaseStore, MemoryLeaseStore, app_data_folders
-from .transport import DROP_CODES, Clock
+from .transport import CONNECT_TIMEOUT_S, DROP_CODES, TOTAL_TIMEOUT_S, Clock
 from .types import (
     ERROR_CODES,
+    Access,
     Activation,
     AppContext,
     Application,

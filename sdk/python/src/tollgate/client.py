@@ -16,8 +16,10 @@ from .hardware_id import hardware_id as machine_hardware_id
 from .offline import Offline
 from .state import Memory, StateKeeper
 from .store import FileLeaseStore, LeaseStore
-from .transport import Clock, Outgoing, Transport, header_text
+from .errors import TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError
+from .transport import CONNECT_TIMEOUT_S, TOTAL_TIMEOUT_S, Clock, Outgoing, Transport, credential_digest, header_text
 from .types import (
+    Access,
     Activation,
     AppContext,
     DownloadResult,
@@ -59,7 +61,8 @@ class TollgateClient:
     lease_store: where the lease and the rollback state live. Default: files in the user's app-data folders.
     clock: wall `now()` and `monotonic()`, both in ms (tests).
     key_refresh_ms: how often the key list is refreshed when no unknown kid forces it (default one day).
-    timeout: seconds per request. proxies: a urllib ProxyHandler mapping (default: the environment's).
+    timeout: seconds a whole call may take (default 30; a download's body: each read). connect_timeout: seconds to
+        connect, TLS included (default 10). Either expiring raises TollgateNetworkError with reason "timeout". proxies: a urllib ProxyHandler mapping (default: the environment's).
     not_before: a floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the
         SDK's release time (RELEASE_TIME_MS). A key that ended before it is refused from the first answer on, so a
         leaked private key of an ended key cannot sign a back-dated answer or lease for a fresh install.
@@ -76,9 +79,10 @@ class TollgateClient:
         lease_store: Optional[LeaseStore] = None,
         clock: Optional[Clock] = None,
         key_refresh_ms: float = DAY_MS,
-        timeout: float = 30.0,
+        timeout: float = TOTAL_TIMEOUT_S,
         proxies: Optional[Dict[str, str]] = None,
         not_before: Optional[float] = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
         #: The user of the calls that need one; set by login() (or by you), cleared by logout().
         self.auth: Optional[UserAuth] = None
@@ -92,8 +96,15 @@ class TollgateClient:
         memory = Memory(lambda: StateKeeper(self._lease_store(), app_id, self._device_id()))
         # A fresh install already knows the server's time is past this (amendment F): a back-dated ended key is refused at once.
         floor = not_before if not_before is not None else RELEASE_TIME_MS
-        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor)
+        self._transport = Transport(base_url, app_key, app_secret, pinned, clock, memory, key_refresh_ms, timeout, proxies, floor, connect_timeout)
         self._offline = Offline(pinned, clock, memory, self._lease_store, self._device_id, floor)
+        #: Set by a verified leases_disabled: check_access() stops trying to renew a lease this app does not offer.
+        self._leases_disabled = False
+        # Whose credentials are whose (issue 21.2), in memory only: credential digest -> user id, from verified answers
+        # that name the user, and the digest of the request that stored the lease in this process.
+        self._users: Dict[str, str] = {}
+        self._lease_digest: Optional[str] = None
+        self._transport.may_drop = self._about_lease_user
 
     def _device_id(self) -> str:
         with self._lock:
@@ -111,11 +122,15 @@ class TollgateClient:
 
     def sign_up(self, username: str, password: str, hardware_id: Optional[str] = None) -> User:
         """POST /sign_up: a user with a username and password (no membership until a license is activated)."""
-        return User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
+        user = User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
+        self._remember(credential_digest(self._user_headers(PasswordAuth(username, password))), user.id)
+        return user
 
     def sign_up_with_license_code(self, code: str, hardware_id: Optional[str] = None) -> User:
         """POST /sign_up_with_license_code: a user from a license code alone (activated at once); the code is then the credential."""
-        return User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
+        user = User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
+        self._remember(credential_digest(self._user_headers(LicenseCodeAuth(code))), user.id)
+        return user
 
     def activate_license(self, code: str, username: str, password: str, hardware_id: Optional[str] = None) -> Activation:
         """POST /activate_license: a license code on an existing user's membership."""
@@ -142,7 +157,11 @@ class TollgateClient:
 
     def get_app_context(self, auth: AuthArg = DEFAULT) -> AppContext:
         """GET /app_context: the application (variables, files) and the user; `auth` defaults to the client's (None: anonymous)."""
-        return AppContext.from_json(self._json(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True)))
+        res = self._transport.send(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True))
+        context = AppContext.from_json(json_loads(res.body.decode("utf-8")))
+        if context.user is not None:
+            self._remember(res.credentials, context.user.id)
+        return context
 
     def download_file(self, file_id: str, destination: Union[str, "os.PathLike[str]"], on_progress: Optional[ProgressCallback] = None, auth: AuthArg = DEFAULT) -> DownloadResult:
         """GET /files/{id}/download into `destination`, resuming an interrupted download (destination.part), renamed only once
@@ -157,7 +176,10 @@ class TollgateClient:
         headers = self._user_headers(auth)
         headers["x-hardware-id"] = header_text(self._device_id())  # a lease is bound to a device: none, no lease
         res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
-        return self._offline.keep(res.body.decode("utf-8"), res.t)
+        info = self._offline.keep(res.body.decode("utf-8"), res.t)
+        self._remember(res.credentials, info.user_id)
+        self._lease_digest = res.credentials
+        return info
 
     def check_lease(self) -> LeaseInfo:
         """The stored lease, checked without network; raises TollgateLeaseError with the verdict unless it is good.
@@ -168,6 +190,46 @@ class TollgateClient:
         """The stored lease's payload, decoded but NOT checked (for display), or None."""
         return self._offline.stored()
 
+    def check_access(self, auth: AuthArg = DEFAULT) -> Access:
+        """Online when it can be, else the lease, exactly as docs/signing.md's error model says: GET /app_context; a
+        verified 2xx is `Access("online", context)` (and the lease is renewed, best effort, when none is stored or it
+        is due). When no answer from Tollgate arrived (TollgateNetworkError, TollgateUnavailableError, or an unsigned
+        answer: verdict missing_signature) the stored lease is checked: `Access("lease", lease=…, cause=…)`, or
+        TollgateLeaseError with `cause`. A verified refusal (TollgateError) and a forged answer (any other verdict)
+        are raised: never a reason to run on the lease."""
+        try:
+            context = self.get_app_context(auth)
+        except (TollgateNetworkError, TollgateUnavailableError) as err:
+            return self._lease_access(err)
+        except TollgateVerificationError as err:
+            if err.verdict != "missing_signature":
+                raise
+            return self._lease_access(err)
+        self._renew_lease(auth)
+        return Access("online", context=context)
+
+    def _lease_access(self, cause: BaseException) -> Access:
+        try:
+            lease = self.check_lease()
+        except TollgateLeaseError as err:
+            err.cause = cause
+            raise err from cause
+        return Access("lease", lease=lease, cause=cause)
+
+    def _renew_lease(self, auth: AuthArg) -> None:
+        if self._leases_disabled:
+            return
+        try:
+            stored = self._offline.stored()
+            if stored is not None and self._offline.clock.now() + self._offline.memory.read()[0]["clock_offset_ms"] < stored.renew_after:
+                return
+            self.create_lease(auth)
+        except TollgateError as err:
+            # Best effort: online access was already verified. An app without leases is not asked again.
+            self._leases_disabled = err.code == "leases_disabled"
+        except Exception:  # noqa: BLE001 - a failed renewal never turns granted access into an error
+            pass
+
     # -- keys -------------------------------------------------------------
 
     def get_signing_keys(self) -> KeyList:
@@ -175,6 +237,17 @@ class TollgateClient:
         return self._transport.fetch_key_list()
 
     # -- plumbing ---------------------------------------------------------
+
+    def _remember(self, digest: str, user_id: str) -> None:
+        self._users[digest] = user_id
+
+    def _about_lease_user(self, digest: str) -> bool:
+        """Whether a verified refusal of a request with these credentials is about the stored lease's user (issue 21.2):
+        a refusal of another user, or of credentials never seen answered for anyone, leaves the lease alone."""
+        stored = self._offline.stored()
+        if stored is None:
+            return True  # no lease to protect: the drop marks the state as before
+        return digest == self._lease_digest or self._users.get(digest) == stored.user_id
 
     def _json(self, req: Outgoing) -> Any:
         res = self._transport.send(req)

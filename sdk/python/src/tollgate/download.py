@@ -10,9 +10,8 @@ import os
 import re
 from typing import Callable, Optional
 
-from ._encoding import sha256_hex
 from .errors import TollgateVerificationError
-from .transport import Outgoing, Transport, Verified
+from .transport import Outgoing, Transport
 from .types import DownloadResult
 from .verify import download_line
 
@@ -59,8 +58,8 @@ def download(transport: Transport, base: Outgoing, dest: str, on_progress: Optio
             body = response.read()
         finally:
             response.close()
-        t = transport.verify(sent, response, sha256_hex(body))
-        transport.refuse(base, Verified(response.status, response.headers, body, t))
+        # A 5xx or a verified refusal raises here; any other verified status is still not a download: refused as is.
+        transport.refuse(base, transport.settle(base, sent, response, body))
         raise AssertionError("unreachable")  # refuse() always raises
 
     try:

@@ -29,25 +29,66 @@ class TollgateVerificationError(TollgateException):
 
 
 class TollgateError(TollgateException):
-    """A verified error answer of the server: its status and stable `code` (src/http/errors.ts)."""
+    """A verified refusal (a signed 4xx) of the server: its status and stable `code` (src/http/errors.ts). Also
+    exported as TollgateRefusedError, the error model's name (docs/signing.md)."""
 
-    def __init__(self, status: int, code: str, detail: str, field_errors: Optional[List[FieldError]] = None) -> None:
-        super().__init__(f"{status} {code}: {detail}")
+    def __init__(self, status: int, code: str, detail: str, field_errors: Optional[List[FieldError]] = None, ban_reason: Optional[str] = None) -> None:
+        super().__init__(f"{status} {code}: {detail}" + (f" ({ban_reason})" if ban_reason else ""))
         self.status = status
         self.code = code
         self.detail = detail
         #: Only on 422: every field at fault.
         self.field_errors = field_errors
+        #: On `banned`: the operator's reason, when the ban has one (a signed field: show it to the user as is).
+        self.ban_reason = ban_reason
+
+
+#: The error model's name for a verified refusal.
+TollgateRefusedError = TollgateError
+
+
+class TollgateUnavailableError(TollgateException):
+    """The service answered with a 5xx: an unsigned one (`verified` False: the server's own 503 while its database
+    is down, or a proxy's error page) or a signed one (`verified` True, with its `code`). Nothing of the body is
+    trusted beyond that; like a network error, the cue to use the lease (check_access does)."""
+
+    def __init__(self, status: int, verified: bool, code: Optional[str] = None, retry_after: Optional[int] = None) -> None:
+        super().__init__(f"Tollgate unavailable: {status}" + (f" {code}" if code else "") + ("" if verified else " (unverified)"))
+        self.status = status
+        self.verified = verified
+        #: The verified error code, None when unverified.
+        self.code = code
+        #: Seconds, from a Retry-After header (unverified hint), else None.
+        self.retry_after = retry_after
 
 
 class TollgateLeaseError(TollgateException):
-    """No usable offline lease: `verdict` says why (docs/signing.md's list, or `no_lease`)."""
+    """No usable offline lease: `verdict` says why (docs/signing.md's list, or `no_lease`). The times, each None when
+    unknown: `expires_at` (the lease's exp, unix ms), `last_seen_time` (the highest trusted time this client
+    remembers, unix ms), `runtime_left` (ms of offline runtime left). `cause`: the online failure that made
+    check_access() fall back to the lease (None otherwise)."""
 
-    def __init__(self, verdict: str) -> None:
+    def __init__(
+        self,
+        verdict: str,
+        expires_at: Optional[int] = None,
+        last_seen_time: Optional[int] = None,
+        runtime_left: Optional[int] = None,
+        cause: Optional[BaseException] = None,
+    ) -> None:
         super().__init__(f"Offline lease refused: {verdict}")
         self.verdict = verdict
+        self.expires_at = expires_at
+        self.last_seen_time = last_seen_time
+        self.runtime_left = runtime_left
+        self.cause = cause
 
 
 class TollgateNetworkError(TollgateException, ConnectionError):
-    """The server could not be reached (no network, DNS, refused, timeout, a connection cut).
-    Nothing was received, so nothing was trusted: the usual cue to go offline and check the lease."""
+    """The server could not be reached (no network, DNS, refused, TLS, a connection cut, a timeout).
+    Nothing was received, so nothing was trusted: the usual cue to go offline and check the lease.
+    `reason`: "timeout" (the connect or total timeout expired) or "connection" (anything else)."""
+
+    def __init__(self, message: str, reason: str = "connection") -> None:
+        super().__init__(message)
+        self.reason = reason

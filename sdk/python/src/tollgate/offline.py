@@ -74,10 +74,12 @@ class Offline:
         Read, checked and written under the state's lock: another instance's drop or new lease is seen, never undone."""
         store = self.store()
         hardware_id = self.hardware_id()
-        outcome: Dict[str, Any] = {"verdict": "no_lease", "info": None}
+        outcome: Dict[str, Any] = {"verdict": "no_lease", "info": None, "times": {}}
 
         def change(s: Dict[str, Any], tampered: bool) -> Optional[bool]:
             file = store.read_lease()
+            # What the client remembers, for the error's message (a tampered state remembers nothing it can trust).
+            outcome["times"]["last_seen_time"] = int(s["highest_trusted_time"]) if s["highest_trusted_time"] > 0 and not tampered else None
             if file is None:
                 return False
             # Runtime since the previous check in this process (none before the first): the app checks periodically while offline.
@@ -93,6 +95,9 @@ class Offline:
             outcome["verdict"] = check.verdict
             if ok:
                 outcome["info"] = _info(check.payload, bool(check.renew_due), used)
+            elif check.payload is not None:
+                budget = check.payload.max_offline_runtime_s * 1000
+                outcome["times"].update(expires_at=check.payload.exp, runtime_left=int(max(0, budget - used)))
             if check.payload is None or check.payload.seq < s["highest_seq"]:
                 return False
             s["runtime_used_ms"] = used
@@ -103,7 +108,7 @@ class Offline:
 
         self.memory.update(change)
         if outcome["info"] is None:
-            raise TollgateLeaseError(outcome["verdict"])
+            raise TollgateLeaseError(outcome["verdict"], **outcome["times"])
         return outcome["info"]
 
     def stored(self):

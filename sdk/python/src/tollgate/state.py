@@ -2,9 +2,11 @@
 (highest trusted time, highest seq, offline runtime used, dropped) and what
 it learned about keys. Kept in two places with an HMAC whose key derives from
 the app id and the hardware id: the same record, key and files as the
-TypeScript SDK. This stops casual clock games (set the clock back, delete or
-edit a file, copy the files to another machine), not a patched program: the
-key derivation ships inside the app."""
+TypeScript SDK. While a lease is stored both copies must be present, valid and
+equal. This stops casual clock games (set the clock back, delete, edit or
+restore one file, copy the files to another machine), not a patched program
+nor a user who restores every file together: the key derivation ships inside
+the app."""
 from __future__ import annotations
 
 import hashlib
@@ -94,11 +96,14 @@ class StateKeeper:
             return fresh_state(), True
         if a is not None and b is not None:
             return (a, False) if compact_json(a) == compact_json(b) else (fresh_state(), True)
-        # One copy gone (a cleaner, a lost folder) is not tampering: the other is whole and its MAC holds.
+        # While a lease is kept both copies must be there (issue 21.1): one restored from a backup with the other deleted
+        # would otherwise bring back an older clock, runtime or drop. Only a new lease (which writes both) clears it.
+        # Without a lease there is nothing to protect: the surviving copy still carries what was learned about keys.
+        if self.store.read_lease() is not None:
+            return fresh_state(), True
         if a is not None or b is not None:
             return (a if a is not None else b), False
-        # Both gone while a lease is kept: someone wiped the state to reset the clock and the runtime.
-        return fresh_state(), self.store.read_lease() is not None
+        return fresh_state(), False
 
     def save(self, state: Dict[str, Any]) -> None:
         text = compact_json(state)

@@ -12,11 +12,11 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ._encoding import compact_json, json_loads, new_nonce, sha256_hex, utf8
-from .errors import FieldError, TollgateError, TollgateNetworkError, TollgateVerificationError
+from .errors import FieldError, TollgateError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError
 from .state import Memory
 from .types import KeyList
 from .verify import CREDENTIAL_HEADERS, Pinned, SignedRequest, credentials_sha256, parse_signature_header, verify_answer
@@ -34,6 +34,10 @@ UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4
 OLDER_KEY_GRACE_MS = 10 * 60_000
 
 USER_AGENT = "tollgate-python/0.1.0"
+
+#: Defaults of the client's `connect_timeout` and `timeout` (seconds): the same in every Tollgate SDK.
+CONNECT_TIMEOUT_S = 10.0
+TOTAL_TIMEOUT_S = 30.0
 
 
 class Clock:
@@ -63,6 +67,82 @@ class Verified:
     headers: Any
     body: bytes
     t: int
+    #: credentials_sha256 of the credential headers the request carried (whose answer this is).
+    credentials: str = ""
+
+
+def credential_digest(headers: Dict[str, str]) -> str:
+    """The credential digest of request headers as the transport sends them (lower-case names, latin-1 view of UTF-8)."""
+    return credentials_sha256({k.lower(): v.encode("latin-1") for k, v in headers.items() if k.lower() in CREDENTIAL_HEADERS})
+
+
+def retry_after_seconds(value: Optional[str]) -> Optional[int]:
+    """Retry-After as seconds (delta-seconds or an HTTP date), None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        from email.utils import parsedate_to_datetime
+
+        return max(0, int(parsedate_to_datetime(value).timestamp() - time.time()))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+class _Deadline:
+    """One call's time limits: `connect` for TCP and TLS set-up, and the whole call ending at `at` (monotonic s).
+    The socket is kept so each read waits no longer than what is left."""
+
+    def __init__(self, connect: float, total: float) -> None:
+        self.connect = connect
+        self.at = time.monotonic() + total
+        self.sock: Optional[socket.socket] = None
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.left() <= 0
+
+    def arm(self) -> None:
+        """Before a read: no longer than what is left of the call (an already spent call fails at once)."""
+        if self.sock is not None:
+            left = self.left()
+            if left <= 0:
+                raise socket.timeout("the call's total timeout expired")
+            self.sock.settimeout(left)
+
+
+def _timed(base: Any, deadline: _Deadline) -> Any:
+    class Timed(base):  # type: ignore[misc, valid-type]
+        def connect(self) -> None:
+            # TCP and the TLS handshake within the connect timeout (and within the call's); then reads within what is left.
+            self.timeout = max(0.001, min(deadline.connect, deadline.left()))
+            super().connect()
+            deadline.sock = self.sock
+            deadline.arm()
+
+    return Timed
+
+
+class _TimedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req):  # noqa: D401
+        return self.do_open(_timed(http.client.HTTPConnection, self.deadline), req)
+
+
+class _TimedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req):  # noqa: D401
+        return self.do_open(_timed(http.client.HTTPSConnection, self.deadline), req, context=self._context)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -76,22 +156,32 @@ def header_text(text: str) -> str:
     return text.encode("utf-8").decode("latin-1")
 
 
-class Response:
-    """An answer received, unread: status, headers and the raw stream."""
+def _network_error(message: str, err: BaseException, deadline: Optional[_Deadline]) -> TollgateNetworkError:
+    cause = getattr(err, "reason", err)
+    timed_out = isinstance(cause, (socket.timeout, TimeoutError)) or (deadline is not None and deadline.expired())
+    return TollgateNetworkError(f"{message}: {'timed out' if timed_out else cause}", "timeout" if timed_out else "connection")
 
-    def __init__(self, status: int, headers: Any, stream: Any) -> None:
+
+class Response:
+    """An answer received, unread: status, headers and the raw stream. `deadline`: the call's total timeout, which
+    bounds every read (None: each read waits up to the total timeout, as for a download's body)."""
+
+    def __init__(self, status: int, headers: Any, stream: Any, deadline: Optional[_Deadline] = None) -> None:
         self.status = status
         self.headers = headers
         self._stream = stream
+        self.deadline = deadline
 
     def header(self, name: str) -> Optional[str]:
         return self.headers.get(name) if self.headers is not None else None
 
     def read(self, size: int = -1) -> bytes:
         try:
+            if self.deadline is not None:
+                self.deadline.arm()
             return self._stream.read(size) if size >= 0 else self._stream.read()
         except (OSError, http.client.HTTPException, socket.timeout) as err:
-            raise TollgateNetworkError(f"tollgate: the connection broke while reading the answer: {err}") from err
+            raise _network_error("tollgate: the connection broke while reading the answer", err, self.deadline) from err
 
     def close(self) -> None:
         try:
@@ -113,6 +203,7 @@ class Transport:
         timeout: float,
         proxies: Optional[Dict[str, str]] = None,
         floor: float = 0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.app_key = app_key
@@ -122,36 +213,59 @@ class Transport:
         self.memory = memory
         self.key_refresh_ms = key_refresh_ms
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
         #: The lowest max server time there is (amendment F): an ended key is refused before the first genuine answer.
         self.floor = floor
-        handlers = [_NoRedirect()]
-        if proxies is not None:
-            handlers.append(urllib.request.ProxyHandler(proxies))
-        self._opener = urllib.request.build_opener(*handlers)
+        self._proxies = proxies
         # Unknown kids already looked up, and when (monotonic): one lookup per kid a minute, so an emulator cannot make us loop.
         self._looked_up: Dict[str, float] = {}
         self._refreshing = False
         #: No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one.
         self._retry_at = float("-inf")
+        #: Whether a verified refusal of a request with these credentials (digest) may drop the stored lease (21.2).
+        self.may_drop: Callable[[str], bool] = lambda _digest: True
+
+    def _opener(self, deadline: _Deadline) -> urllib.request.OpenerDirector:
+        handlers: list = [_NoRedirect(), _TimedHTTP(deadline), _TimedHTTPS(deadline)]
+        if self._proxies is not None:
+            handlers.append(urllib.request.ProxyHandler(self._proxies))
+        return urllib.request.build_opener(*handlers)
 
     def send(self, req: Outgoing) -> Verified:
-        """Sends the request; returns the answer once verified; raises TollgateVerificationError or, for a verified error, TollgateError."""
-        response, sent = self.fetch(req)
+        """Sends the request; returns the answer once verified; raises TollgateVerificationError, TollgateUnavailableError
+        for a 5xx, or, for a verified refusal, TollgateError."""
+        response, sent = self.fetch(req, whole=True)
         try:
             body = response.read()
         finally:
             response.close()
+        return self.settle(req, sent, response, body)
+
+    def settle(self, req: Outgoing, sent: SignedRequest, response: Response, body: bytes) -> Verified:
+        """A whole answer verified and sorted: a 2xx returned; a 5xx (signed or not) and a signed 4xx raised."""
         if response.status == 413:
             # The server refused the body without reading it: its answer is signed over the empty body's hash (docs/signing.md).
             sent = replace(sent, body=b"")
-        t = self.verify(sent, response, sha256_hex(body))
-        verified = Verified(response.status, response.headers, body, t)
+        try:
+            t = self.verify(sent, response, sha256_hex(body))
+        except TollgateVerificationError as err:
+            # An unsigned 5xx (the server's own 503 while its database is down, a proxy's error page) is an answer that
+            # says "not now", not a forgery: ServiceUnavailable. A 5xx that carries a signature that fails stays forged.
+            if err.verdict == "missing_signature" and response.status >= 500:
+                raise TollgateUnavailableError(response.status, False, None, retry_after_seconds(response.header("retry-after"))) from None
+            raise
+        verified = Verified(response.status, response.headers, body, t, sent.credentials)
+        if response.status >= 500:
+            code = _error_body(body).get("code")
+            raise TollgateUnavailableError(response.status, True, code if isinstance(code, str) else None, retry_after_seconds(response.header("retry-after")))
         if response.status >= 400:
             self.refuse(req, verified)
         return verified
 
-    def fetch(self, req: Outgoing) -> Tuple[Response, SignedRequest]:
-        """Sends the request and returns the response unread (downloads), with what was sent for a later verify()."""
+    def fetch(self, req: Outgoing, whole: bool = False) -> Tuple[Response, SignedRequest]:
+        """Sends the request and returns the response unread (downloads), with what was sent for a later verify().
+        `whole`: the body will be read at once, so the total timeout covers it too; a download's body is read with
+        each read bounded by the total timeout instead (a large file takes longer than one call)."""
         url = self.base_url + req.path
         parts = urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -168,16 +282,17 @@ class Transport:
             headers["content-type"] = "application/json"
         headers.update({k.lower(): v for k, v in req.headers.items()})
         # The credential headers exactly as they go on the wire (latin-1 view of the UTF-8 bytes): the answer is bound to them.
-        credentials = credentials_sha256({k: v.encode("latin-1") for k, v in headers.items() if k in CREDENTIAL_HEADERS})
+        credentials = credential_digest(headers)
         sent = SignedRequest(req.method, target, body, nonce, credentials)
         request = urllib.request.Request(url, data=body if req.json is not None else None, headers=headers, method=req.method)
+        deadline = _Deadline(self.connect_timeout, self.timeout)
         try:
-            raw = self._opener.open(request, timeout=self.timeout)
-            return Response(raw.status, raw.headers, raw), sent
+            raw = self._opener(deadline).open(request, timeout=self.timeout)
+            return Response(raw.status, raw.headers, raw, deadline if whole else None), sent
         except urllib.error.HTTPError as err:  # any status >= 300: an answer like the others, verified the same way
-            return Response(err.code, err.headers, err), sent
+            return Response(err.code, err.headers, err, deadline if whole else None), sent
         except (urllib.error.URLError, OSError, http.client.HTTPException, socket.timeout, ValueError) as err:
-            raise TollgateNetworkError(f"tollgate: {self.base_url} unreachable: {getattr(err, 'reason', err)}") from err
+            raise _network_error(f"tollgate: {self.base_url} unreachable", err, deadline) from err
 
     def verify(self, sent: SignedRequest, response: Response, response_line: str) -> int:
         """Verifies an answer (steps 1-8) and records what a verified answer teaches; raises on any failure. Returns the server time."""
@@ -265,27 +380,31 @@ class Transport:
             self._looked_up[unknown_kid] = mono
         try:
             self.fetch_key_list()
-        except TollgateVerificationError:
-            self._retry_at = mono + UNKNOWN_KID_REFRESH_GAP_MS
-            raise  # a forged key list is never ignored
         except Exception:
-            self._retry_at = mono + UNKNOWN_KID_REFRESH_GAP_MS  # unreachable or refused: go on with what we know; retried in a minute
+            # Unreachable, refused, unavailable or not verifiable (docs/signing.md): go on with what we know, retried in a
+            # minute. The answer that triggered the fetch is still verified on its own against the pinned root, so a
+            # forged key list gains nothing: it teaches no kid and retires none.
+            self._retry_at = mono + UNKNOWN_KID_REFRESH_GAP_MS
 
     def refuse(self, req: Outgoing, answer: Verified) -> None:
         """A verified error answer: maybe drop the lease, then raise it as a TollgateError."""
-        parsed: Dict[str, Any] = {}
-        try:
-            value = json_loads(answer.body.decode("utf-8"))
-            if isinstance(value, dict):
-                parsed = value
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            pass
+        parsed = _error_body(answer.body)
         code = parsed.get("code") if isinstance(parsed.get("code"), str) else "unknown_error"
-        if req.drops_lease and code in DROP_CODES:
+        if req.drops_lease and code in DROP_CODES and self.may_drop(answer.credentials):
             self.memory.update(lambda s, _t: s.__setitem__("dropped", True))
         detail = parsed.get("detail") if isinstance(parsed.get("detail"), str) else ""
         errors = parsed.get("errors")
         field_errors = None
         if isinstance(errors, list):
             field_errors = [FieldError(str(e.get("field", "")), str(e.get("message", ""))) for e in errors if isinstance(e, dict)]
-        raise TollgateError(answer.status, code, detail, field_errors)
+        ban_reason = parsed.get("ban_reason") if isinstance(parsed.get("ban_reason"), str) else None
+        raise TollgateError(answer.status, code, detail, field_errors, ban_reason)
+
+
+def _error_body(body: bytes) -> Dict[str, Any]:
+    """A verified error body's fields ({} when it is not a JSON object)."""
+    try:
+        value = json_loads(body.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -218,3 +218,14 @@ class DownloadResult:
     sha256: str
     #: True when earlier bytes were kept and only the rest was fetched.
     resumed: bool
+
+
+@dataclass(frozen=True)
+class Access:
+    """What check_access() found: `source` "online" with the verified `context`, or "lease" with the checked `lease`
+    and `cause`, the online failure that made it fall back (no answer from Tollgate arrived)."""
+
+    source: str
+    context: Optional[AppContext] = None
+    lease: Optional[LeaseInfo] = None
+    cause: Optional[BaseException] = None
