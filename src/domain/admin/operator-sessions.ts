@@ -24,6 +24,19 @@ export interface Principal {
   actor: string;
   /** A cookie session: the operator, the digest of the cookie and the CSRF token it must be sent with. */
   session?: { operator: OperatorRecord; idHash: string; csrfToken: string };
+  /**
+   * The operator behind the call: the signed-in one, or the one who minted the
+   * token. A token minted with this principal records it, so the operator's
+   * deletion or demotion reaches every token minted in their name, tokens
+   * minted by those tokens included.
+   */
+  operator: Minter | null;
+}
+
+/** An operator as a token records its minter. */
+export interface Minter {
+  id: string;
+  username: string;
 }
 
 export interface OperatorView {
@@ -113,7 +126,7 @@ export async function authenticateSession(s: Services, cookie: string, idleMs: n
   await write(s, ({ tx }) => tx.operators.touchSession(idHash, now));
   return {
     kind: 'operator', name: operator.username, role: operator.role, actor: operatorActor(operator.username),
-    session: { operator, idHash, csrfToken: session.csrfToken },
+    session: { operator, idHash, csrfToken: session.csrfToken }, operator: { id: operator.id, username: operator.username },
   };
 }
 
@@ -193,9 +206,12 @@ export const ENV_TOKEN_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
 export async function authenticateToken(s: Services, presented: string | undefined, envDigest: string | null): Promise<Principal> {
   if (!presented || presented.length > 512) throw new DomainError('invalid_admin_token');
   const presentedDigest = digest(presented);
-  if (envDigest && constantTimeEqual(presentedDigest, envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR };
+  if (envDigest && constantTimeEqual(presentedDigest, envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR, operator: null };
   const token = await s.store.admin.findLiveToken(presentedDigest);
   if (!token) throw new DomainError('invalid_admin_token');
   await write(s, ({ tx }) => tx.admin.touchToken(token.id, s.clock()));
-  return { kind: 'token', name: token.name, role: token.role, actor: `token:${token.name} (${token.id})` };
+  return {
+    kind: 'token', name: token.name, role: token.role, actor: `token:${token.name} (${token.id})`,
+    operator: token.operatorId === null ? null : { id: token.operatorId, username: token.operatorUsername ?? '' },
+  };
 }
