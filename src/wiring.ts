@@ -30,6 +30,8 @@ export interface Tollgate {
   services: Services;
   /** Set on the very first start with no admin token anywhere: the token created for the operator, to print once. */
   initialAdminToken: string | null;
+  /** Lets out the log lines still buffered (the first-start banner follows "Server listening"). */
+  flushLog(): void;
   close(): Promise<void>;
 }
 
@@ -84,7 +86,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       output?.flush();
     });
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
-    return { server, services, initialAdminToken, close: () => closeGracefully(server) };
+    return { server, services, initialAdminToken, flushLog: () => output?.flush(), close: () => closeGracefully(server) };
   } catch (err) {
     await counters?.close();
     await db.close();
