@@ -65,7 +65,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       hasher: overrides.hasher ?? argon2Hasher(),
       cacheTtlMs: cacheTtlFor(db),
       counters,
-      log: { info: (obj, msg) => log.info(obj, msg) },
+      log: { info: (obj, msg) => log.info(obj, msg), warn: (obj, msg) => log.warn(obj, msg) },
     });
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({

@@ -149,7 +149,7 @@ describe('the access log', () => {
     const iso = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
     const id = '[0-9a-f-]{36}';
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  request reqId=req-[0-9a-z]+ method=GET route=/app_context status=200 ms=[\\d.]+ ip=127\\.0\\.0\\.1 appId=${id}$`)));
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  login failed event=login_failed reqId=req-[0-9a-z]+ appId=${id} ip=127\\.0\\.0\\.1 code=invalid_credentials$`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} WARN  login failed event=login_failed reqId=req-[0-9a-z]+ appId=${id} ip=127\\.0\\.0\\.1 code=invalid_credentials$`)));
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  request reqId=req-[0-9a-z]+ method=POST route=/auth/login status=401 ms=[\\d.]+ ip=127\\.0\\.0\\.1 appId=${id} code=invalid_credentials$`)));
     expect(lines.filter((l) => / INFO {2}request /.test(l))).toHaveLength(3);
     expect(app.id).toMatch(UUID);

@@ -85,6 +85,12 @@ export function adminRepository(q: Queryable, dialect: Dialect) {
       return r && toToken(r);
     },
 
+    /** The id of a revoked token by the digest of the presented token (for the failure's log line only). */
+    async revokedTokenId(tokenHash: string): Promise<string | undefined> {
+      const r = await q.one<{ id: string }>('SELECT id FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NOT NULL', [tokenHash]);
+      return r?.id;
+    },
+
     /** A token by its id, revoked or not. */
     async findToken(id: string): Promise<AdminTokenRecord | undefined> {
       const r = await q.one(`SELECT ${TOKEN_COLUMNS} FROM admin_tokens WHERE id = ?`, [id]);
