@@ -6,9 +6,14 @@ export interface EventLog {
   info(obj: object, msg: string): void;
   /** Failed authentication (login_failed, admin_auth_failed): what `LOG_LEVEL=warn` and `select(.level>=40)` keep. */
   warn(obj: object, msg: string): void;
+  /** What LOG_LEVEL=debug adds (cache misses, change notices heard) and trace (cache hits off the fast path). */
+  debug(obj: object, msg: string): void;
+  trace(obj: object, msg: string): void;
+  /** Whether lines of this level are written: checked before measuring anything for them. */
+  enabled(level: 'debug' | 'trace'): boolean;
 }
 
-export const silentLog: EventLog = { info: () => undefined, warn: () => undefined };
+export const silentLog: EventLog = { info: () => undefined, warn: () => undefined, debug: () => undefined, trace: () => undefined, enabled: () => false };
 
 /** A failed admin authentication, as admin_auth_failed logs it. */
 export interface AdminAuthFailure {
