@@ -35,7 +35,8 @@ export interface AdminAuthFailure {
  * has a stable `event` name for machines and a short message for people.
  * Ids only: never a password, token, license code, hardware id, username or
  * app secret (a username is often a mistyped password; codes and hardware
- * ids are credentials or ban values).
+ * ids are credentials or ban values). One exception: admin_auth_failed names
+ * the operator account a refused sign-in named, only when that account exists.
  */
 export const events = {
   signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license'): void {
