@@ -218,10 +218,14 @@ export const ENV_TOKEN_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
  * Who presents this admin token: the environment's token (owner; compared in
  * constant time) or a live named token with its role (looked up by digest).
  */
-export async function authenticateToken(s: Services, presented: string | undefined, envDigest: string | null, who: { reqId?: string; ip?: string } = {}): Promise<Principal> {
+export async function authenticateToken(
+  s: Services, presented: string | undefined, envDigest: string | null,
+  /** For the failure's event line; the address is worked out only then. */
+  who: { reqId?: string; ip?: () => string | undefined } = {},
+): Promise<Principal> {
   const refuse = async (presentedDigest?: string): Promise<never> => {
     const tokenId = presentedDigest === undefined ? undefined : await s.store.admin.revokedTokenId(presentedDigest);
-    events.adminAuthFailed(s, { ...who, via: 'token', code: 'invalid_admin_token', tokenId });
+    events.adminAuthFailed(s, { reqId: who.reqId, ip: who.ip?.(), via: 'token', code: 'invalid_admin_token', tokenId });
     throw new DomainError('invalid_admin_token');
   };
   if (!presented || presented.length > 512) return refuse();
