@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
-import { silentLog, type EventLog } from './domain/events.js';
-import { createServices, type Services } from './domain/services.js';
+import { createServices, observeCaches, type Services } from './domain/services.js';
 import { buildServer } from './http/server.js';
 import { prettyStream, stdoutLog, type LogOutput } from './http/log-output.js';
 import { createStore } from './store/index.js';
@@ -30,6 +29,8 @@ export interface Tollgate {
   services: Services;
   /** Set on the very first start with no admin token anywhere: the token created for the operator, to print once. */
   initialAdminToken: string | null;
+  /** Lets out the log lines still buffered (the first-start banner follows "Server listening"). */
+  flushLog(): void;
   close(): Promise<void>;
 }
 
@@ -55,7 +56,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     if (counters instanceof RedisCounters) await counters.connect();
     await migrate(db);
     // Event lines go to the server's logger, which exists only once the server does (no event happens before).
-    let log: EventLog = silentLog;
+    let log: FastifyBaseLogger | null = null;
     const services = await createServices({
       store: createStore(db),
       clock: overrides.clock ?? systemClock,
@@ -63,7 +64,13 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       hasher: overrides.hasher ?? argon2Hasher(),
       cacheTtlMs: cacheTtlFor(db),
       counters,
-      log: { info: (obj, msg) => log.info(obj, msg) },
+      log: {
+        info: (obj, msg) => log?.info(obj, msg),
+        warn: (obj, msg) => log?.warn(obj, msg),
+        debug: (obj, msg) => log?.debug(obj, msg),
+        trace: (obj, msg) => log?.trace(obj, msg),
+        enabled: (level) => (log as { isLevelEnabled?(level: string): boolean } | null)?.isLevelEnabled?.(level) ?? false,
+      },
     });
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
@@ -75,6 +82,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     });
     log = server.log;
+    observeCaches(services.caches, services.log);
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     services.stats.start();
     server.addHook('onClose', async () => {
@@ -84,7 +92,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       output?.flush();
     });
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
-    return { server, services, initialAdminToken, close: () => closeGracefully(server) };
+    return { server, services, initialAdminToken, flushLog: () => output?.flush(), close: () => closeGracefully(server) };
   } catch (err) {
     await counters?.close();
     await db.close();

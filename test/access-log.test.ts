@@ -54,18 +54,20 @@ describe('the access log', () => {
     for (const line of lines) expect(line.ms as number).toBeGreaterThanOrEqual(0);
   });
 
-  it('admin routes are logged by their pattern with the app they name; an unmatched path is "unmatched", never the raw URL', async () => {
+  it('admin routes are logged by their pattern with the app they name; an unmatched path is "unmatched" with its path, never its query, cut to 200 characters', async () => {
     const t = await start();
     const app = await t.createApp();
     const before = requests().length;
     expect((await t.admin('GET', `/apps/${app.id}?cursor=QUERY-SECRET-1`)).statusCode).toBe(200);
     expect((await t.admin('GET', '/apps/not-an-id')).statusCode).toBe(422);
-    expect((await t.inject({ method: 'GET', url: '/no/such/PATH-SECRET-2?token=QUERY-SECRET-3' })).statusCode).toBe(404);
+    expect((await t.inject({ method: 'GET', url: '/no/such/path?token=QUERY-SECRET-3' })).statusCode).toBe(404);
+    expect((await t.inject({ method: 'GET', url: `/${'a'.repeat(5000)}?QUERY-SECRET-4` })).statusCode).toBe(404);
 
     expect(requests().slice(before).map(fields)).toEqual([
       { level: 30, msg: 'request', reqId: expect.any(String), method: 'GET', route: '/admin/v1/apps/:app_id', status: 200, ms: expect.any(Number), ip: '127.0.0.1', appId: app.id },
       { level: 30, msg: 'request', reqId: expect.any(String), method: 'GET', route: '/admin/v1/apps/:app_id', status: 422, ms: expect.any(Number), ip: '127.0.0.1', code: 'validation_error' },
-      { level: 30, msg: 'request', reqId: expect.any(String), method: 'GET', route: 'unmatched', status: 404, ms: expect.any(Number), ip: '127.0.0.1', code: 'not_found' },
+      { level: 30, msg: 'request', reqId: expect.any(String), method: 'GET', route: 'unmatched', path: '/no/such/path', status: 404, ms: expect.any(Number), ip: '127.0.0.1', code: 'not_found' },
+      { level: 30, msg: 'request', reqId: expect.any(String), method: 'GET', route: 'unmatched', path: `/${'a'.repeat(199)}…`, status: 404, ms: expect.any(Number), ip: '127.0.0.1', code: 'not_found' },
     ]);
     expect(log.text()).not.toMatch(/SECRET/);
   });
@@ -149,7 +151,7 @@ describe('the access log', () => {
     const iso = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
     const id = '[0-9a-f-]{36}';
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  request reqId=req-[0-9a-z]+ method=GET route=/app_context status=200 ms=[\\d.]+ ip=127\\.0\\.0\\.1 appId=${id}$`)));
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  login failed event=login_failed reqId=req-[0-9a-z]+ appId=${id} ip=127\\.0\\.0\\.1 code=invalid_credentials$`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} WARN  login failed event=login_failed reqId=req-[0-9a-z]+ appId=${id} ip=127\\.0\\.0\\.1 code=invalid_credentials$`)));
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${iso} INFO  request reqId=req-[0-9a-z]+ method=POST route=/auth/login status=401 ms=[\\d.]+ ip=127\\.0\\.0\\.1 appId=${id} code=invalid_credentials$`)));
     expect(lines.filter((l) => / INFO {2}request /.test(l))).toHaveLength(3);
     expect(app.id).toMatch(UUID);

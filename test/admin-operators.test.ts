@@ -89,12 +89,12 @@ describe('admin tokens', () => {
     expect(list.statusCode, list.body).toBe(200);
     const body = list.json();
     expect(body.next_cursor).toBeNull();
-    expect(body.items).toEqual([{ id: created.id, name: 'ci deploy', role: 'owner', created_at: created.created_at, last_used_at: null, revoked_at: null }]);
+    expect(body.items).toEqual([{ id: created.id, name: 'ci deploy', role: 'owner', created_at: created.created_at, last_used_at: null, revoked_at: null, operator_id: null, operator_username: null }]);
     expect(list.body).not.toContain(created.token);
     expect(list.body).not.toContain(created.token.slice('tg_adm_'.length));
     expect(list.body).not.toContain(sha256(created.token).toString('hex'));
     expect(list.body).not.toContain(sha256(created.token).toString('base64url'));
-    for (const item of body.items) expect(Object.keys(item).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'revoked_at', 'role']);
+    for (const item of body.items) expect(Object.keys(item).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'operator_id', 'operator_username', 'revoked_at', 'role']);
   });
 
   it('two tokens are different', async () => {

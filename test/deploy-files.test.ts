@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULTS, SETTINGS, loadConfig } from '../src/config/index.js';
 import { scratchNginx } from './nginx-files.js';
+import { has, missingTools } from './tools.js';
 
 /**
  * The files of deploy/ as an operator installs them: the systemd unit passes
@@ -18,7 +19,6 @@ const DEPLOY = join(ROOT, 'deploy');
 const UNIT = readFileSync(join(DEPLOY, 'tollgate.service'), 'utf8');
 const ENV_EXAMPLE = readFileSync(join(DEPLOY, 'tollgate.env.example'), 'utf8');
 
-const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 const tmp = mkdtempSync(join(tmpdir(), 'tollgate-deploy-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -77,9 +77,10 @@ describe('deploy/tollgate.service', () => {
     expect(directive('MemoryDenyWriteExecute')).toEqual([]);
   });
 
-  const analyze = has('systemd-analyze');
-  if (!analyze) console.warn('skipped: systemd-analyze verify (no systemd-analyze here; Debian package systemd)');
-  it.skipIf(!analyze)('passes systemd-analyze verify with no warning', () => {
+  const noAnalyze = missingTools({ 'systemd-analyze': 'systemd' });
+  if (noAnalyze) console.warn(`skipped: systemd-analyze verify (${noAnalyze})`);
+  it('passes systemd-analyze verify with no warning', (ctx) => {
+    if (noAnalyze) ctx.skip(noAnalyze);
     // verify refuses an ExecStart that is not an executable file; this machine has no global
     // install, so the copy points at a stand-in. Everything else is the file as shipped.
     const dir = mkdtempSync(join(tmp, 'unit-'));
@@ -92,7 +93,8 @@ describe('deploy/tollgate.service', () => {
     expect(r.status).toBe(0);
   });
 
-  it.skipIf(!analyze)('would be caught by that check if a directive were misspelt', () => {
+  it('would be caught by that check if a directive were misspelt', (ctx) => {
+    if (noAnalyze) ctx.skip(noAnalyze);
     const dir = mkdtempSync(join(tmp, 'unit-'));
     writeFileSync(join(dir, 'tollgate.service'), UNIT.replace('ExecStart=/usr/bin/tollgate ', '# ').replace('RestrictAddressFamilies=AF_INET ', 'RestrictAddressFamilies=AF_INETX '));
     const r = spawnSync('systemd-analyze', ['verify', '--man=no', join(dir, 'tollgate.service')], { encoding: 'utf8', cwd: dir });
@@ -101,9 +103,15 @@ describe('deploy/tollgate.service', () => {
 
   // The kernel's own W^X switch (prctl PR_SET_MDWE, Linux 6.3+) refuses what MemoryDenyWriteExecute refuses:
   // making memory executable after the fact. Needs a C compiler to make the call before exec.
-  const mdwe = has('cc') && Number(/^(\d+)\.(\d+)/.exec(execFileSync('uname', ['-r'], { encoding: 'utf8' }))?.slice(1, 3).reduce((a, b) => `${a}.${b.padStart(3, '0')}`)) >= 6.003;
-  if (!mdwe) console.warn('skipped: Node under W^X (needs cc and Linux 6.3+ for prctl PR_SET_MDWE)');
-  it.skipIf(!mdwe)('leaves out MemoryDenyWriteExecute because Node does not start under W^X memory', () => {
+  const kernel = execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim();
+  const noMdwe = !has('cc')
+    ? 'no cc here (Debian package gcc), needed to call prctl PR_SET_MDWE'
+    : Number(/^(\d+)\.(\d+)/.exec(kernel)?.slice(1, 3).reduce((a, b) => `${a}.${b.padStart(3, '0')}`)) < 6.003
+      ? `Linux ${kernel} has no prctl PR_SET_MDWE (6.3+)`
+      : '';
+  if (noMdwe) console.warn(`skipped: Node under W^X (${noMdwe})`);
+  it('leaves out MemoryDenyWriteExecute because Node does not start under W^X memory', (ctx) => {
+    if (noMdwe) ctx.skip(noMdwe);
     const src = join(tmp, 'mdwe.c');
     writeFileSync(
       src,
@@ -121,9 +129,10 @@ describe('deploy/tollgate.service', () => {
 });
 
 describe('deploy/nginx.conf with deploy/nginx-tollgate.conf', () => {
-  const nginx = has('nginx') && has('openssl');
-  if (!nginx) console.warn('skipped: nginx -t of deploy/nginx.conf (no nginx or openssl here; Debian package nginx-light)');
-  it.skipIf(!nginx)('the whole file, including the site beside it, passes nginx -t with a throw-away certificate', () => {
+  const noNginx = missingTools({ nginx: 'nginx-light', openssl: 'openssl' });
+  if (noNginx) console.warn(`skipped: nginx -t of deploy/nginx.conf (${noNginx})`);
+  it('the whole file, including the site beside it, passes nginx -t with a throw-away certificate', (ctx) => {
+    if (noNginx) ctx.skip(noNginx);
     const dir = mkdtempSync(join(tmp, 'nginx-'));
     const r = spawnSync('nginx', ['-t', '-p', dir, '-c', scratchNginx(dir)], { encoding: 'utf8' });
     expect(r.stderr).toContain('test is successful');
@@ -133,9 +142,10 @@ describe('deploy/nginx.conf with deploy/nginx-tollgate.conf', () => {
 });
 
 describe('deploy/Caddyfile', () => {
-  const caddy = has('caddy');
-  if (!caddy) console.warn('skipped: caddy validate of deploy/Caddyfile (no caddy here; Debian package caddy)');
-  it.skipIf(!caddy)('passes caddy validate', () => {
+  const noCaddy = missingTools({ caddy: 'caddy' });
+  if (noCaddy) console.warn(`skipped: caddy validate of deploy/Caddyfile (${noCaddy})`);
+  it('passes caddy validate', (ctx) => {
+    if (noCaddy) ctx.skip(noCaddy);
     const r = spawnSync('caddy', ['validate', '--config', join(DEPLOY, 'Caddyfile'), '--adapter', 'caddyfile'], { encoding: 'utf8', env: { ...process.env, HOME: tmp, XDG_DATA_HOME: tmp, XDG_CONFIG_HOME: tmp } });
     expect(`${r.stdout}${r.stderr}`).toContain('Valid configuration');
     expect(r.status).toBe(0);

@@ -53,12 +53,12 @@ describe('event lines', () => {
     expect(signUp[0]!.reqId).toBe(signUp[1]!.reqId);
 
     const wrong = await during(() => post(t, app, '/auth/login', { credentials: { username: 'alice', password: 'wrong password' }, hardware_id: 'hw-one' }));
-    expect(wrong).toEqual([{ level: 30, msg: 'login failed', event: 'login_failed', reqId: expect.any(String), appId: app.id, ip: IP, code: 'invalid_credentials' }]);
+    expect(wrong).toEqual([{ level: 40, msg: 'login failed', event: 'login_failed', reqId: expect.any(String), appId: app.id, ip: IP, code: 'invalid_credentials' }]);
 
     const otherDevice = await during(() => post(t, app, '/auth/login', { credentials: { username: 'alice', password: PASSWORD }, hardware_id: 'hw-two' }));
     expect(otherDevice).toEqual([
       { level: 30, msg: 'device limit hit', event: 'device_limit', reqId: expect.any(String), appId: app.id, ip: IP, userId, code: 'device_mismatch', maxDevices: 1 },
-      { level: 30, msg: 'login failed', event: 'login_failed', reqId: expect.any(String), appId: app.id, ip: IP, code: 'device_mismatch' },
+      { level: 40, msg: 'login failed', event: 'login_failed', reqId: expect.any(String), appId: app.id, ip: IP, code: 'device_mismatch' },
     ]);
 
     // A malformed request is not a login failure; a taken name is no sign-up.
@@ -120,7 +120,7 @@ describe('event lines', () => {
 
     await t.ban(app, 'user', userId);
     const byUser = await during(() => post(t, app, '/auth/login', { credentials: { username: 'erin', password: PASSWORD } }));
-    expect(byUser).toEqual([hit(IP, 'user', userId), { level: 30, msg: 'login failed', event: 'login_failed', ...ctx(IP), code: 'banned' }]);
+    expect(byUser).toEqual([hit(IP, 'user', userId), { level: 40, msg: 'login failed', event: 'login_failed', ...ctx(IP), code: 'banned' }]);
 
     await t.ban(app, 'license', code);
     const licenseUser = await t.signUp(app, 'frank');
@@ -166,5 +166,27 @@ describe('event lines', () => {
 
     const text = log.text();
     for (const s of [ADMIN_TOKEN, app.apiSecret, secret, token, ...codes]) expect(text, s).not.toContain(s);
+  });
+
+  it('admin_auth_failed at warn: a wrong token, a revoked token (with its id), a refused sign-in (the operator only when the account exists); never the token or password', async () => {
+    const t = await start();
+    const admin = (token: string) => t.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: `Bearer ${token}` }, remoteAddress: IP });
+    const base = { level: 40, msg: 'admin authentication failed', event: 'admin_auth_failed', reqId: expect.any(String), ip: IP };
+
+    expect(await during(() => admin('tg_adm_not-a-token-at-all-0123456789'))).toEqual([{ ...base, via: 'token', code: 'invalid_admin_token' }]);
+
+    const minted = (await t.admin('POST', '/tokens', { name: 'old-ci' })).json();
+    expect((await t.admin('DELETE', `/tokens/${minted.id}`)).statusCode).toBe(204);
+    expect(await during(() => admin(minted.token))).toEqual([{ ...base, via: 'token', code: 'invalid_admin_token', tokenId: minted.id }]);
+
+    expect((await t.admin('POST', '/operators', { username: 'olivia', password: 'operator password 0123', role: 'admin' })).statusCode).toBe(201);
+    const signIn = (username: string, password: string) => t.inject({ method: 'POST', url: '/admin/v1/session', payload: { username, password }, remoteAddress: IP });
+    expect(await during(() => signIn('olivia', 'wrong password 0123'))).toEqual([{ ...base, via: 'sign_in', code: 'invalid_credentials', operator: 'olivia' }]);
+    expect(await during(() => signIn('my secret password', 'x'))).toEqual([{ ...base, via: 'sign_in', code: 'invalid_credentials' }]);
+    // The right password: no failure line.
+    expect((await during(() => signIn('olivia', 'operator password 0123'))).filter((l) => l.event === 'admin_auth_failed')).toEqual([]);
+
+    const text = log.text();
+    for (const s of [minted.token, 'tg_adm_not-a-token-at-all', 'wrong password 0123', 'my secret password']) expect(text, s).not.toContain(s);
   });
 });

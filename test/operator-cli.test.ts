@@ -87,7 +87,10 @@ describe('tollgate operators create', () => {
     expect(oneLineFailure(await cli(['operators', 'create', 'root', '--role', 'owner', '--password-stdin'], { DATABASE_URL: `sqlite:${missing}` }, PASSWORD))).toContain(missing);
     expect(existsSync(missing)).toBe(false);
     const url = await database();
-    expect(oneLineFailure(await cli(['operators', 'create', 'root', '--role', 'owner', '--password-stdin'], { DATABASE_URL: url }, 'short\n'))).toMatch(/password/);
+    // In the command's terms, not the HTTP API's ("Invalid request: body.password …"): issue 29, item 6.
+    expect(oneLineFailure(await cli(['operators', 'create', 'root', '--role', 'owner', '--password-stdin'], { DATABASE_URL: url }, 'short\n'))).toBe(
+      'tollgate: the password must be at least 12 characters long; nothing was created',
+    );
     const badRole = await cli(['operators', 'create', 'root', '--role', 'god', '--password-stdin'], { DATABASE_URL: url }, PASSWORD);
     expect(badRole.code).toBe(2);
     expect(badRole.stderr).toMatch(/--role must be one of owner, admin, support, viewer/);

@@ -63,7 +63,10 @@ describe.skipIf(STORE !== 'sqlite' || missing.length > 0)('README walk-through, 
     expect(out).toContain('{"logged_in":true}');
     expect(out).toContain('{"code":"device_limit"}');
     expect(out).toMatch(/^204$/m);
-    expect(out).toContain('hello from tollgate');
+    expect(out).toMatch(/^hello from tollgate$/m);
+    // Each JSON answer on its own line: none runs into the next output (issue 29, item 6).
+    expect(out).not.toMatch(/[}\]][ \t]*[{[]|[}\]][^\s,}\]]/);
+    for (const line of out.split('\n').filter((l) => l.startsWith('{"'))) expect(() => JSON.parse(line), line).not.toThrow();
     expect(out).toMatch(/"latest_version"/);
     expect(out).not.toMatch(/"code": ?"(?!device_limit)[a-z_]+"/);
     // Nothing secret was written where the reader stands: only the file uploaded.

@@ -43,7 +43,11 @@ export type BanType = 'ip' | 'hardware_id' | 'license' | 'user';
 export interface Ban { id: string; type: BanType; value: string; reason: string | null; expires_at: string | null; created_at: string; hits?: number }
 export interface Variable { name: string; value: string; updated_at: string }
 export interface StoredFile { id: string; name: string; mime_type: string; is_encrypted: boolean; size: number; sha256: string; created_at: string; updated_at: string }
-export interface AdminToken { id: string; name: string; role?: Role; created_at: string; last_used_at: string | null; revoked_at: string | null }
+export interface AdminToken {
+  id: string; name: string; role?: Role; created_at: string; last_used_at: string | null; revoked_at: string | null;
+  /** Who minted it; absent from servers before migration 9, null for the environment's token, the local CLI and the first start. */
+  operator_id?: string | null; operator_username?: string | null;
+}
 export interface AuditEvent { id: string; at: string; actor: string; action: string; app_id: string | null; target_id: string | null; details: Record<string, unknown> }
 export interface SigningKey {
   kid: string; public_key: string; status: 'pending' | 'active' | 'retired' | 'expired'; certificate: string | null;

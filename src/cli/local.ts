@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Db } from '../store/db.js';
 import type { OpenOptions } from '../store/open.js';
 import type { SqliteDb } from '../store/sqlite.js';
-import { configOrExit, dbTarget, exit, failureLine, guardStart, StartError, waitForDatabase, type DbTarget } from './start.js';
+import { configOrExit, dbTarget, exit, failureLine, guardStart, localRefusal, StartError, waitForDatabase, type DbTarget } from './start.js';
 
 /**
  * `backup` and `migrate`: commands on the database itself, without a server.
@@ -95,7 +95,7 @@ export async function createTokenLocally(name: string, databaseUrl: string | und
       const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
       // The audit log says it was made on the machine, by which system user, not through the API.
       const created = await createAdminToken({ ...services, actor: `local:${localUser()}` }, name).catch((err: unknown) => {
-        throw err instanceof DomainError ? new StartError(err.message) : err;
+        throw err instanceof DomainError ? localRefusal(err, { 'body.name': 'the token name' }) : err;
       });
       const note = 'The admin token is shown only once: it is stored as a digest and cannot be printed again.';
       if (json) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Command } from 'commander';
 import { SETTINGS, type Config } from '../config/index.js';
@@ -63,13 +64,21 @@ serve.action(async (options: Record<string, string>) => {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  // The first admin token exists from here on. A start that fails before it is shown (the port taken)
-  // shows it on the way out: the next start finds a token and makes none, so unseen it would be lost.
+  // The first admin token exists from here on. It never goes to stdout, which is the log stream (JSON a
+  // machine parses, kept by journald and every shipper): at a terminal it goes to the terminal (stderr), else
+  // into a file only this user can read, which one log line names (docs/decisions.md, issue 29).
   const firstToken = tollgate.initialAdminToken;
+  const atTerminal = process.stderr.isTTY === true;
+  const configured = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   let firstTokenShown = false;
-  if (firstToken) {
+  if (firstToken && !atTerminal) {
+    writeFirstToken(tollgate.server.log, configured, firstToken);
+    firstTokenShown = true;
+  } else if (firstToken) {
+    // A start that fails before it is shown (the port taken) shows it on the way out: the next start finds a
+    // token and makes none, so unseen it would be lost.
     process.once('exit', () => {
-      if (!firstTokenShown) printFirstStart(`http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`, firstToken);
+      if (!firstTokenShown) process.stderr.write(firstStartText(configured, firstToken));
     });
   }
   let address: string;
@@ -80,30 +89,54 @@ serve.action(async (options: Record<string, string>) => {
     exit(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`, 1, err, config.logLevel);
   }
   lift();
-  if (firstToken) printFirstStart(address, firstToken);
+  if (firstToken && !firstTokenShown) {
+    // After "Server listening" in both formats: JSON lines wait in a buffer, so let them out first.
+    tollgate.flushLog();
+    process.stderr.write(firstStartText(address, firstToken));
+  }
   firstTokenShown = true;
 });
 
+/** Where a first start that is not at a terminal leaves the token: the working directory (the unit's state directory). */
+const FIRST_TOKEN_FILE = 'tollgate-admin-token';
+
+/**
+ * The token into ./tollgate-admin-token, mode 0600, and one log line with the
+ * file's path (never the token). A file already there (an earlier install) is
+ * replaced, not written through: it could be a link to somewhere else.
+ */
+function writeFirstToken(log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }, url: string, token: string): void {
+  const path = resolve(FIRST_TOKEN_FILE);
+  try {
+    rmSync(path, { force: true });
+    writeFileSync(path, firstStartText(url, token).trimStart(), { mode: 0o600, flag: 'wx' });
+    log.warn({ event: 'first_admin_token', file: path }, `first start: the admin token is in ${path} (mode 0600, shown nowhere else); read it, then delete the file`);
+  } catch (err) {
+    log.error(
+      { event: 'first_admin_token', file: path, err: { message: (err as Error).message } },
+      `first start: cannot write the admin token to ${path}; create one with \`${commandName()} tokens create NAME --local\` on this machine`,
+    );
+  }
+}
+
 /** Shown once: the token is stored only as a digest and cannot be printed again. */
-function printFirstStart(url: string, token: string): void {
+function firstStartText(url: string, token: string): string {
   const tollgate = commandName();
-  process.stdout.write(
-    [
-      '',
-      'First start: created an admin token. It is shown only this once; keep it safe.',
-      '',
-      `  export TOLLGATE_URL=${url}`,
-      `  export TOLLGATE_ADMIN_TOKEN=${token}`,
-      '',
-      'Next:',
-      `  ${`${tollgate} apps create "My App"`.padEnd(40)} # prints the app key and secret`,
-      `  ${`${tollgate} tokens create "ci"`.padEnd(40)} # more named admin tokens`,
-      `  ${`open ${url}/docs`.padEnd(40)} # API reference`,
-      '',
-      `Lost this token? On this machine: ${tollgate} tokens create NAME --local (uses the same DATABASE_URL).`,
-      '',
-    ].join('\n'),
-  );
+  return [
+    '',
+    'First start: created an admin token. It is shown only this once; keep it safe.',
+    '',
+    `  export TOLLGATE_URL=${url}`,
+    `  export TOLLGATE_ADMIN_TOKEN=${token}`,
+    '',
+    'Next:',
+    `  ${`${tollgate} apps create "My App"`.padEnd(40)} # prints the app key and secret`,
+    `  ${`${tollgate} tokens create "ci"`.padEnd(40)} # more named admin tokens`,
+    `  ${`open ${url}/docs`.padEnd(40)} # API reference`,
+    '',
+    `Lost this token? On this machine: ${tollgate} tokens create NAME --local (uses the same DATABASE_URL).`,
+    '',
+  ].join('\n');
 }
 
 localCommands(program);

@@ -53,6 +53,18 @@ export class StartError extends Error {
   }
 }
 
+/**
+ * A refusal of a local command's input in the command's own terms: the
+ * domain phrases it for the HTTP API (`Invalid request: body.password …`),
+ * which reads like a server's answer to someone who typed no request.
+ * `names` gives each field as the operator typed it (an argument, an option).
+ */
+export function localRefusal(err: { message: string; fieldErrors?: { field: string; message: string }[] | undefined }, names: Record<string, string>): StartError {
+  const fields = err.fieldErrors ?? [];
+  if (fields.length === 0) return new StartError(err.message);
+  return new StartError(`${fields.map((f) => `${names[f.field] ?? f.field} ${f.message}`).join('; ')}; nothing was created`);
+}
+
 function codeOf(err: unknown): string {
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;

@@ -19,6 +19,12 @@ interface Load<T> {
   stale: boolean;
 }
 
+/** Told of each load, and of each hit when it has `hit` (LOG_LEVEL=debug and trace: observeCaches in services.ts). */
+export interface CacheObserver {
+  miss(ms: number, kept: boolean): void;
+  hit?: () => void;
+}
+
 export interface CacheOptions {
   ttlMs?: number;
   maxEntries?: number;
@@ -30,6 +36,7 @@ export class InvalidatingCache<T> {
   private readonly inflight = new Map<string, Load<T>>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  private observer: CacheObserver | undefined;
 
   constructor(
     private readonly load: (key: string) => Promise<CacheEntry<T>>,
@@ -40,29 +47,41 @@ export class InvalidatingCache<T> {
     this.maxEntries = options.maxEntries ?? 100_000;
   }
 
+  /** Set once, at debug or trace only (observeCaches). */
+  observe(observer: CacheObserver): void {
+    this.observer = observer;
+  }
+
   /**
    * The cached value if there is a fresh one, without loading: lets hot paths stay synchronous on a hit.
    * `now` is the request's own clock reading, when the caller has one (a clock read per lookup adds up).
    */
   peek(key: string, now = this.clock()): T | undefined {
     const hit = this.entries.get(key);
-    return hit !== undefined && hit.expires > now ? hit.value : undefined;
+    if (hit === undefined || hit.expires <= now) return undefined;
+    if (this.observer !== undefined) this.observer.hit?.();
+    return hit.value;
   }
 
   async get(key: string): Promise<T> {
     const now = this.clock();
     const hit = this.entries.get(key);
     if (hit !== undefined) {
-      if (hit.expires > now) return hit.value;
+      if (hit.expires > now) {
+        if (this.observer !== undefined) this.observer.hit?.();
+        return hit.value;
+      }
       this.drop(key);
     }
     let pending = this.inflight.get(key);
     if (!pending) {
       const load: Load<T> = { stale: false, promise: undefined as unknown as Promise<CacheEntry<T>> };
+      const started = this.observer !== undefined ? performance.now() : undefined;
       load.promise = this.load(key).then(
         (entry) => {
           if (this.inflight.get(key) === load) this.inflight.delete(key);
           if (!load.stale) this.store(key, entry, now);
+          if (started !== undefined) this.observer!.miss(performance.now() - started, !load.stale && entry.validUntil > now);
           return entry;
         },
         (err: unknown) => {

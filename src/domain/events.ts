@@ -1,27 +1,49 @@
 import type { RequestContext } from './access.js';
 import type { Services } from './services.js';
 
-/** Where the domain's event lines go: the server's logger, at info. */
+/** Where the domain's event lines go: the server's logger. */
 export interface EventLog {
   info(obj: object, msg: string): void;
+  /** Failed authentication (login_failed, admin_auth_failed): what `LOG_LEVEL=warn` and `select(.level>=40)` keep. */
+  warn(obj: object, msg: string): void;
+  /** What LOG_LEVEL=debug adds (cache misses, change notices heard) and trace (cache hits off the fast path). */
+  debug(obj: object, msg: string): void;
+  trace(obj: object, msg: string): void;
+  /** Whether lines of this level are written: checked before measuring anything for them. */
+  enabled(level: 'debug' | 'trace'): boolean;
 }
 
-export const silentLog: EventLog = { info: () => undefined };
+export const silentLog: EventLog = { info: () => undefined, warn: () => undefined, debug: () => undefined, trace: () => undefined, enabled: () => false };
+
+/** A failed admin authentication, as admin_auth_failed logs it. */
+export interface AdminAuthFailure {
+  reqId?: string | undefined;
+  ip?: string | undefined;
+  /** `token`: a Bearer token that is not a live one; `sign_in`: a refused dashboard sign-in. */
+  via: 'token' | 'sign_in';
+  code: string;
+  /** The id of a token that exists but is revoked (a leaked old token being tried, or a script never updated). */
+  tokenId?: string | undefined;
+  /** The operator account a sign-in named, only when it exists (else the name may be a mistyped password). */
+  operator?: string | undefined;
+}
 
 /**
- * The events an operator follows at LOG_LEVEL=info, one line each, written
+ * The events an operator follows at LOG_LEVEL=info (authentication failures
+ * at warn, so a warn-level log still shows them), one line each, written
  * where the event happens and (for writes) once it has committed. Each line
  * has a stable `event` name for machines and a short message for people.
  * Ids only: never a password, token, license code, hardware id, username or
  * app secret (a username is often a mistyped password; codes and hardware
- * ids are credentials or ban values).
+ * ids are credentials or ban values). One exception: admin_auth_failed names
+ * the operator account a refused sign-in named, only when that account exists.
  */
 export const events = {
   signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license'): void {
     s.log.info({ event: 'sign_up', ...who(ctx), userId, via }, 'sign-up');
   },
   loginFailed(s: Services, ctx: RequestContext, code: string): void {
-    s.log.info({ event: 'login_failed', ...who(ctx), code }, 'login failed');
+    s.log.warn({ event: 'login_failed', ...who(ctx), code }, 'login failed');
   },
   licenseRedeemed(s: Services, ctx: RequestContext, userId: string, licenseId: string): void {
     s.log.info({ event: 'license_redeemed', ...who(ctx), userId, licenseId }, 'license redeemed');
@@ -34,6 +56,10 @@ export const events = {
   },
   banHit(s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', userId?: string): void {
     s.log.info({ event: 'ban_hit', ...who(ctx), ban, userId }, 'ban hit');
+  },
+  /** Never the token or the password; the operator's name only for an existing account. */
+  adminAuthFailed(s: Services, f: AdminAuthFailure): void {
+    s.log.warn({ event: 'admin_auth_failed', reqId: f.reqId, ip: f.ip, via: f.via, code: f.code, tokenId: f.tokenId, operator: f.operator }, 'admin authentication failed');
   },
   /** An admin write, as its audit entry records it (without the entry's details). */
   adminWrite(s: Services, entry: { actor: string; action: string; appId: string | null; targetId: string | null }, reqId?: string): void {

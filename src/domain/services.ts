@@ -135,7 +135,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
     return user ? { value: refOf(appId, user.id), validUntil: Infinity, tag: user.id } : { value: null, validUntil: NOT_KEPT };
   }, clock, options);
   const userCaches = [sessions, users, userIdsByName, userIdsByCode];
-
   function clearAll() {
     for (const cache of [appsByKey, bans, signingKeys, applications, ...userCaches]) (cache as InvalidatingCache<unknown>).clear();
   }
@@ -157,12 +156,19 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   if (bus) {
     await bus.subscribe(CHANNEL, (payload) => {
       try {
-        drop(JSON.parse(payload) as Change);
+        const change = JSON.parse(payload) as Change;
+        drop(change);
+        // What kind of change, never its values (an app's API key, a session digest).
+        if (log.enabled('debug')) log.debug({ kinds: Object.keys(change) }, 'cache notice heard');
       } catch {
         clearAll();
+        log.debug({}, 'cache notice unreadable: every cache cleared');
       }
     });
-    bus.onGap(() => clearAll());
+    bus.onGap(() => {
+      clearAll();
+      log.debug({}, 'cache bus gap: every cache cleared');
+    });
   }
 
   const caches: Caches = {
@@ -179,4 +185,23 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
   const services: Services = { ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats };
   return services;
+}
+
+/**
+ * LOG_LEVEL=debug: each cache load (a miss) with its time; trace: each hit as
+ * well, the fast path's included. By the cache's name only: the keys are API
+ * keys, session digests, license codes and usernames. Installed only at those
+ * levels, once the logger exists (wiring.ts): at info a cache pays one
+ * undefined check per lookup.
+ */
+export function observeCaches(caches: Caches, log: EventLog): void {
+  if (!log.enabled('debug')) return;
+  const hits = log.enabled('trace');
+  for (const [name, cache] of Object.entries(caches)) {
+    if (!(cache instanceof InvalidatingCache)) continue;
+    cache.observe({
+      miss: (ms, kept) => log.debug({ cache: name, ms: Math.round(ms * 10) / 10, kept }, 'cache miss'),
+      ...(hits && { hit: () => log.trace({ cache: name }, 'cache hit') }),
+    });
+  }
 }

@@ -7,7 +7,10 @@ import type { AccessLine } from './fast-path.js';
  * and nothing a reader of the log could use against a user:
  *
  * - the route pattern (`/admin/v1/apps/:app_id`), never the raw URL, whose
- *   query may carry anything a client put there;
+ *   query may carry anything a client put there; a request no route matched
+ *   (404) has no pattern, so its path is logged instead, without the query
+ *   and cut to PATH_MAX characters (a scanner's probes, a client's wrong base
+ *   URL: the one thing that tells them apart);
  * - no header, query value or body: credentials travel in all three;
  * - the app by its id (from the authenticated request, or an admin path),
  *   never by its API key;
@@ -31,10 +34,12 @@ export function registerAccessLog(app: FastifyInstance, on: boolean): AccessLine
   });
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
+    const route = request.routeOptions.url;
     line({
       reqId: request.id,
       method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
+      route: route ?? 'unmatched',
+      path: route === undefined ? pathOf(request.url) : undefined,
       status,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       ip: request.ctx?.ip ?? app.clientAddress(request),
@@ -44,6 +49,16 @@ export function registerAccessLog(app: FastifyInstance, on: boolean): AccessLine
     done();
   });
   return line;
+}
+
+/** Longer paths are cut (with a trailing …): a line stays a line, whatever a scanner sends. */
+const PATH_MAX = 200;
+
+/** The path of a raw URL: no query, no fragment (a client may put a credential in either). */
+export function pathOf(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  return path.length > PATH_MAX ? `${path.slice(0, PATH_MAX)}…` : path;
 }
 
 /**

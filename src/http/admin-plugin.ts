@@ -63,7 +63,7 @@ export function requireAdmin(app: FastifyInstance, s: Services, auth: AdminAuth)
     // request: the session decides then. Without a cookie, any Authorization is judged as a token, as always.
     const bearer = authorization !== undefined && /^bearer(\s|$)/i.test(authorization);
     if (bearer || (authorization !== undefined && cookie === undefined)) {
-      return authenticateToken(s, /^Bearer\s+(\S+)\s*$/i.exec(authorization!)?.[1], envDigest);
+      return authenticateToken(s, /^Bearer\s+(\S+)\s*$/i.exec(authorization!)?.[1], envDigest, { reqId: request.id, ip: () => app.clientAddress(request) ?? undefined });
     }
     if (cookie !== undefined) return authenticateSession(s, cookie, idleMs);
     // Nothing presented: the dashboard's own calls say "sign in"; the API's say what they always did.

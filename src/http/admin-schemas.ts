@@ -144,8 +144,11 @@ const activityStats = {
 } as const;
 const revokedSessions = { $id: 'RevokedSessions', type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer', minimum: 0 } } } as const;
 
-const tokenProperties = { id: uuid, name: { type: 'string' }, role: { type: 'string', enum: ['owner', 'admin', 'support', 'viewer'] }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp } as const;
-const tokenRequired = ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'];
+const tokenProperties = { id: uuid, name: { type: 'string' }, role: { type: 'string', enum: ['owner', 'admin', 'support', 'viewer'] }, created_at: timestamp, last_used_at: nullableTimestamp, revoked_at: nullableTimestamp,
+  operator_id: { type: ['string', 'null'], format: 'uuid', description: 'The operator who minted it (their tokens are revoked when they are deleted or disabled, capped when demoted); null when TOLLGATE_ADMIN_TOKEN, the local CLI or the first start did' },
+  operator_username: { type: ['string', 'null'], description: 'That operator’s username when the token was minted (kept after the operator is deleted)' },
+} as const;
+const tokenRequired = ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at', 'operator_id', 'operator_username'];
 const adminToken = { $id: 'AdminToken', type: 'object', required: tokenRequired, properties: tokenProperties } as const;
 const adminTokenWithSecret = {
   $id: 'AdminTokenWithSecret',

@@ -57,6 +57,8 @@ export interface AccessFields {
   reqId: string;
   method: string;
   route: string;
+  /** Only when no route matched (access-log.ts): the path, without the query. */
+  path?: string | undefined;
   status: number;
   ms: number;
   ip: string | null;

@@ -117,15 +117,19 @@ describe('the packed tollgate, installed with npm install -g into a temporary pr
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && child.exitCode === null && !/export TOLLGATE_ADMIN_TOKEN=/.test(stdout)) {
+    // Not at a terminal: the first start's block is in ./tollgate-admin-token (mode 0600), never on stdout.
+    const saved = join(elsewhere, 'tollgate-admin-token');
+    while (Date.now() < deadline && child.exitCode === null && !(existsSync(saved) && /export TOLLGATE_ADMIN_TOKEN=/.test(readFileSync(saved, 'utf8')))) {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(stderr).toContain(`tollgate: database ${join(elsewhere, 'data', 'tollgate.db')} (SQLite, new file)`);
     // The first start names the command as installed: `tollgate`, not `npx tollgate` (which would ask the registry for another package).
-    const token = /export TOLLGATE_ADMIN_TOKEN=(\S+)/.exec(stdout)?.[1];
-    expect(token, `${stdout}\n${stderr}`).toBeDefined();
-    expect(stdout).toMatch(/^ {2}tollgate apps create/m);
-    expect(stdout).not.toContain('npx');
+    const block = readFileSync(saved, 'utf8');
+    const token = /export TOLLGATE_ADMIN_TOKEN=(\S+)/.exec(block)?.[1];
+    expect(token, `${block}\n${stderr}`).toBeDefined();
+    expect(stdout).not.toContain(token!);
+    expect(block).toMatch(/^ {2}tollgate apps create/m);
+    expect(block).not.toContain('npx');
 
     // Administered by the installed CLI, --url without a scheme.
     const created = JSON.parse(ok(await sh(bin, ['--url', `127.0.0.1:${port}`, '--token', token!, 'apps', 'create', 'Installed', '--json'], elsewhere), 'apps create').stdout);

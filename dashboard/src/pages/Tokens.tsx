@@ -56,12 +56,13 @@ export function Tokens() {
       <Section title="Tokens">
         <ErrorBox error={paged.error ?? row.error} />
         <Table caption="Admin tokens" empty={!paged.loading && paged.items.length === 0}>
-          <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+          <thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Minted by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
           <tbody>
             {paged.items.map((t) => (
               <tr key={t.id}>
                 <td>{t.name}</td>
                 <td>{t.role ?? 'owner'}</td>
+                <td>{t.operator_username ?? <span class="muted" title="TOLLGATE_ADMIN_TOKEN, the local CLI or the first start">no operator</span>}</td>
                 <td><Time at={t.created_at} /></td>
                 <td><Time at={t.last_used_at} never="never" /></td>
                 <td>{t.revoked_at ? <span class="badge bad">revoked</span> : <span class="badge ok">active</span>}</td>

@@ -9,7 +9,7 @@ import type { Services } from '../../domain/services.js';
 import type { Db } from '../../store/db.js';
 import { decodeCursor, type Cursor } from '../../store/pagination.js';
 import { printObject, printRows } from '../output.js';
-import { configOrExit, dbTarget, exit, failureLine, guardStart, StartError, type DbTarget } from '../start.js';
+import { configOrExit, dbTarget, exit, failureLine, guardStart, localRefusal, StartError, type DbTarget } from '../start.js';
 
 /**
  * `tollgate operators create|list`: dashboard accounts written straight into
@@ -77,7 +77,7 @@ async function withDatabase(databaseUrl: string | undefined, fn: (s: Services, t
       await (await import('../../store/migrate.js')).refuseNewerSchema(db);
       const services = await createServices({ store: createStore(db), clock: systemClock, random: cryptoRandom, hasher: argon2Hasher(), counters: null });
       await fn(services, target).catch((err: unknown) => {
-        throw err instanceof DomainError ? new StartError(err.message) : err;
+        throw err instanceof DomainError ? localRefusal(err, { 'body.username': 'the username', 'body.password': 'the password' }) : err;
       });
     } finally {
       await db.close();

@@ -9,6 +9,7 @@ import { write } from '../unit-of-work.js';
 import { Checker, USERNAME, usernameKey } from '../validation.js';
 import { diff, type AdminServices } from './audit.js';
 import { requireGrantable, type Role } from './roles.js';
+import { settleOperatorTokens } from './tokens.js';
 
 /** Operators choose their own passwords; 12 characters is the floor a dashboard with every customer's data behind it deserves. */
 export const OPERATOR_PASSWORD_MIN = 12;
@@ -78,7 +79,8 @@ export async function patchOperator(a: AdminServices, actorRole: Role, id: strin
     ...(patch.disabled !== undefined && { disabled: patch.disabled }),
     ...(patch.password !== undefined && { passwordHash: await a.hasher.hash(patch.password) }),
   };
-  return write(a, async ({ tx, audit }) => {
+  return write(a, async (w) => {
+    const { tx, audit } = w;
     await tx.operators.lockActiveOwners();
     const before = await tx.operators.findById(id);
     if (!before) throw new DomainError('not_found', 'Operator not found');
@@ -91,17 +93,23 @@ export async function patchOperator(a: AdminServices, actorRole: Role, id: strin
       ...diff({ role: before.role, disabled: before.disabled }, { role: after.role, disabled: after.disabled }),
       ...(patch.password !== undefined && { password_changed: true }),
     });
+    // After the operator's own entry, so the log reads cause first. A new password alone leaves the tokens be:
+    // it answers a leaked password, and the tokens are not the password.
+    if (after.disabled && !before.disabled) await settleOperatorTokens(w, after, { revoke: 'operator disabled' }, a.clock());
+    else if (after.role !== before.role) await settleOperatorTokens(w, after, { cap: after.role }, a.clock());
     return view;
   });
 }
 
 export async function deleteOperator(a: AdminServices, id: string): Promise<void> {
-  await write(a, async ({ tx, audit }) => {
+  await write(a, async (w) => {
+    const { tx, audit } = w;
     await tx.operators.lockActiveOwners();
     const before = await tx.operators.findById(id);
     if (!before || !(await tx.operators.delete(id))) throw new DomainError('not_found', 'Operator not found');
     await keepAnOwner(tx.operators, before);
     await audit('operator.delete', null, id, { username: before.username });
+    await settleOperatorTokens(w, before, { revoke: 'operator deleted' }, a.clock());
   });
 }
 

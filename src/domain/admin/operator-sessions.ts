@@ -1,5 +1,6 @@
 import type { OperatorRecord } from '../../store/repositories/operators.js';
 import { DomainError } from '../errors.js';
+import { events } from '../events.js';
 import type { Services } from '../services.js';
 import { constantTimeEqual, digest } from '../tokens.js';
 import { write } from '../unit-of-work.js';
@@ -24,6 +25,19 @@ export interface Principal {
   actor: string;
   /** A cookie session: the operator, the digest of the cookie and the CSRF token it must be sent with. */
   session?: { operator: OperatorRecord; idHash: string; csrfToken: string };
+  /**
+   * The operator behind the call: the signed-in one, or the one who minted the
+   * token. A token minted with this principal records it, so the operator's
+   * deletion or demotion reaches every token minted in their name, tokens
+   * minted by those tokens included.
+   */
+  operator: Minter | null;
+}
+
+/** An operator as a token records its minter. */
+export interface Minter {
+  id: string;
+  username: string;
 }
 
 export interface OperatorView {
@@ -56,7 +70,20 @@ export interface LoginInput {
  * against the dummy hash, so the answer and its time are the same as for a
  * wrong password (and for a disabled account).
  */
-export async function loginOperator(s: Services, ip: string, input: LoginInput): Promise<SignedIn> {
+export async function loginOperator(s: Services, ip: string, input: LoginInput, reqId?: string): Promise<SignedIn> {
+  let named: OperatorRecord | undefined;
+  try {
+    return await signIn(s, ip, input, (found) => (named = found));
+  } catch (err) {
+    // totp_required is the sign-in's second step (the password was right), not a failure.
+    if (err instanceof DomainError && err.code !== 'totp_required' && err.code !== 'validation_error') {
+      events.adminAuthFailed(s, { reqId, ip, via: 'sign_in', code: err.code, operator: named?.username });
+    }
+    throw err;
+  }
+}
+
+async function signIn(s: Services, ip: string, input: LoginInput, looked: (found: OperatorRecord | undefined) => void): Promise<SignedIn> {
   const check = new Checker();
   check.text('body.username', input.username, { min: 1, max: 64 });
   if (Buffer.byteLength(input.password, 'utf8') > PASSWORD_MAX_BYTES) check.add('body.password', `must be at most ${PASSWORD_MAX_BYTES} bytes`);
@@ -64,6 +91,7 @@ export async function loginOperator(s: Services, ip: string, input: LoginInput):
   const now = s.clock();
   const operator = await s.limits.attemptOperator(ip, input.username, now, async () => {
     const found = await s.store.operators.findByUsernameKey(usernameKey(input.username));
+    looked(found);
     const ok = await s.hasher.verify(found?.passwordHash ?? s.dummyHash, input.password);
     if (!found || !ok || found.disabled) throw new DomainError('invalid_credentials');
     if (found.totpEnabled) {
@@ -113,7 +141,7 @@ export async function authenticateSession(s: Services, cookie: string, idleMs: n
   await write(s, ({ tx }) => tx.operators.touchSession(idHash, now));
   return {
     kind: 'operator', name: operator.username, role: operator.role, actor: operatorActor(operator.username),
-    session: { operator, idHash, csrfToken: session.csrfToken },
+    session: { operator, idHash, csrfToken: session.csrfToken }, operator: { id: operator.id, username: operator.username },
   };
 }
 
@@ -190,12 +218,24 @@ export const ENV_TOKEN_ACTOR = 'env:TOLLGATE_ADMIN_TOKEN';
  * Who presents this admin token: the environment's token (owner; compared in
  * constant time) or a live named token with its role (looked up by digest).
  */
-export async function authenticateToken(s: Services, presented: string | undefined, envDigest: string | null): Promise<Principal> {
-  if (!presented || presented.length > 512) throw new DomainError('invalid_admin_token');
+export async function authenticateToken(
+  s: Services, presented: string | undefined, envDigest: string | null,
+  /** For the failure's event line; the address is worked out only then. */
+  who: { reqId?: string; ip?: () => string | undefined } = {},
+): Promise<Principal> {
+  const refuse = async (presentedDigest?: string): Promise<never> => {
+    const tokenId = presentedDigest === undefined ? undefined : await s.store.admin.revokedTokenId(presentedDigest);
+    events.adminAuthFailed(s, { reqId: who.reqId, ip: who.ip?.(), via: 'token', code: 'invalid_admin_token', tokenId });
+    throw new DomainError('invalid_admin_token');
+  };
+  if (!presented || presented.length > 512) return refuse();
   const presentedDigest = digest(presented);
-  if (envDigest && constantTimeEqual(presentedDigest, envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR };
+  if (envDigest && constantTimeEqual(presentedDigest, envDigest)) return { kind: 'token', name: 'TOLLGATE_ADMIN_TOKEN', role: 'owner', actor: ENV_TOKEN_ACTOR, operator: null };
   const token = await s.store.admin.findLiveToken(presentedDigest);
-  if (!token) throw new DomainError('invalid_admin_token');
+  if (!token) return refuse(presentedDigest);
   await write(s, ({ tx }) => tx.admin.touchToken(token.id, s.clock()));
-  return { kind: 'token', name: token.name, role: token.role, actor: `token:${token.name} (${token.id})` };
+  return {
+    kind: 'token', name: token.name, role: token.role, actor: `token:${token.name} (${token.id})`,
+    operator: token.operatorId === null ? null : { id: token.operatorId, username: token.operatorUsername ?? '' },
+  };
 }

@@ -74,3 +74,8 @@ export function requirePermission(role: Role, needed: Permission): void {
 export function requireGrantable(actorRole: Role, granted: Role, what = `grant the ${granted} role`): void {
   if (RANK[granted] > RANK[actorRole]) throw new DomainError('forbidden', `The ${actorRole} role may not ${what}`);
 }
+
+/** Whether `role` holds more than `than` (a token above its demoted minter's new role). */
+export function outranks(role: Role, than: Role): boolean {
+  return RANK[role] > RANK[than];
+}

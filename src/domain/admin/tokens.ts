@@ -7,9 +7,10 @@ import { iso } from '../membership.js';
 import type { Services } from '../services.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
-import { write } from '../unit-of-work.js';
+import { write, type AdminWork } from '../unit-of-work.js';
 import { type AdminServices } from './audit.js';
-import { requireGrantable, type Role } from './roles.js';
+import type { Minter } from './operator-sessions.js';
+import { outranks, requireGrantable, type Role } from './roles.js';
 
 export interface AdminTokenView {
   id: string;
@@ -18,19 +19,25 @@ export interface AdminTokenView {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** The operator who minted it (null: the environment's token, the local CLI or the first start); kept after the operator is deleted. */
+  operator_id: string | null;
+  operator_username: string | null;
 }
 
 const viewToken = (t: AdminTokenRecord): AdminTokenView => ({
   id: t.id, name: t.name, role: t.role, created_at: iso(t.createdAt),
   last_used_at: t.lastUsedAt === null ? null : iso(t.lastUsedAt), revoked_at: t.revokedAt === null ? null : iso(t.revokedAt),
+  operator_id: t.operatorId, operator_username: t.operatorUsername,
 });
 
-async function insertToken(a: AdminServices, name: string, role: Role, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
+async function insertToken(a: AdminServices, name: string, role: Role, minter: Minter | null, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
   const check = new Checker();
   check.text('body.name', name, { min: 1, max: 128 });
   check.throwIfAny();
   const token = newToken('admin', a.random);
-  const record: AdminTokenRecord = { id: randomUUID(), name, role, createdAt: a.clock(), lastUsedAt: null, revokedAt: null };
+  const record: AdminTokenRecord = { id: randomUUID(), name, role, createdAt: a.clock(), lastUsedAt: null, revokedAt: null,
+    operatorId: minter?.id ?? null, operatorUsername: minter?.username ?? null,
+  };
   await write(a, async ({ tx, audit }) => {
     await tx.admin.insertToken(record, digest(token));
     await audit('admin_token.create', null, record.id, details);
@@ -41,13 +48,15 @@ async function insertToken(a: AdminServices, name: string, role: Role, details: 
 /**
  * A named token with a role: by default its creator's, never above it (a
  * support operator cannot mint an owner token). The token itself is in this
- * answer only. `actorRole` is owner for the local CLI (it holds the database).
+ * answer only. `minter` is the operator behind the call (operatorTokens below
+ * acts on their tokens when they go or lose their role). `actorRole` is owner for the local CLI (it holds the database).
  */
-export async function createAdminToken(a: AdminServices, name: string, opts: { role?: Role | undefined; actorRole?: Role } = {}): Promise<AdminTokenView & { token: string }> {
+export async function createAdminToken(a: AdminServices, name: string, opts: { role?: Role | undefined; actorRole?: Role; minter?: Minter | null } = {}): Promise<AdminTokenView & { token: string }> {
   const actorRole = opts.actorRole ?? 'owner';
   const role = opts.role ?? actorRole;
   requireGrantable(actorRole, role);
-  return insertToken(a, name, role, { name, role });
+  const minter = opts.minter ?? null;
+  return insertToken(a, name, role, minter, { name, role, ...(minter && { operator_id: minter.id, operator_username: minter.username }) });
 }
 
 export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number, withTotal = false): Promise<Page<AdminTokenView>> {
@@ -77,6 +86,30 @@ export async function revokeAdminToken(a: AdminServices, id: string, actorRole: 
  */
 export async function bootstrapAdminToken(s: Services, envTokenSet: boolean): Promise<string | null> {
   if (envTokenSet || (await s.store.admin.countTokens()) > 0) return null;
-  const created = await insertToken({ ...s, actor: 'system' }, 'initial', 'owner', { name: 'initial', role: 'owner', reason: 'first start' });
+  const created = await insertToken({ ...s, actor: 'system' }, 'initial', 'owner', null, { name: 'initial', role: 'owner', reason: 'first start' });
   return created.token;
+}
+
+/**
+ * Inside an operator change's transaction: an operator deleted or disabled
+ * takes every live token minted in their name with them (revoked, one audit
+ * entry per token, so the log names each one cut); one demoted leaves them at
+ * most at the new role. Re-enabling or promoting restores nothing: the tokens
+ * were cut on purpose, and new ones are one click away.
+ */
+export async function settleOperatorTokens(
+  { tx, audit }: AdminWork,
+  operator: { id: string; username: string },
+  change: { revoke: string } | { cap: Role },
+  now: number,
+): Promise<void> {
+  for (const token of await tx.admin.liveTokensOf(operator.id)) {
+    if ('revoke' in change) {
+      if (await tx.admin.revokeToken(token.id, now)) {
+        await audit('admin_token.revoke', null, token.id, { name: token.name, reason: change.revoke, operator_id: operator.id, operator_username: operator.username });
+      }
+    } else if (outranks(token.role, change.cap) && (await tx.admin.setTokenRole(token.id, change.cap))) {
+      await audit('admin_token.update', null, token.id, { before: { role: token.role }, after: { role: change.cap }, reason: 'operator demoted', operator_id: operator.id });
+    }
+  }
 }

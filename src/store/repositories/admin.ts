@@ -14,6 +14,9 @@ export interface AdminTokenRecord {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
+  /** The operator who minted it, by id and by username then; null when no operator did (environment token, local CLI, first start, before migration 9). */
+  operatorId: string | null;
+  operatorUsername: string | null;
 }
 
 export interface AuditRecord {
@@ -37,8 +40,13 @@ export interface AuditFilter {
 }
 
 
+const TOKEN_COLUMNS = 'id, name, role, created_at, last_used_at, revoked_at, operator_id, operator_username';
+
 function toToken(r: Row): AdminTokenRecord {
-  return { id: r.id as string, name: r.name as string, role: r.role as Role, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at) };
+  return {
+    id: r.id as string, name: r.name as string, role: r.role as Role, createdAt: Number(r.created_at), lastUsedAt: nullableNumber(r.last_used_at), revokedAt: nullableNumber(r.revoked_at),
+    operatorId: (r.operator_id as string | null) ?? null, operatorUsername: (r.operator_username as string | null) ?? null,
+  };
 }
 
 function toAudit(r: Row): AuditRecord {
@@ -65,20 +73,27 @@ function auditMatching(filter: AuditFilter, dialect: Dialect): { where: string[]
 export function adminRepository(q: Queryable, dialect: Dialect) {
   return {
     async insertToken(t: AdminTokenRecord, tokenHash: string): Promise<void> {
-      await q.run('INSERT INTO admin_tokens (id, name, role, token_hash, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL, NULL)', [
-        t.id, t.name, t.role, tokenHash, t.createdAt,
-      ]);
+      await q.run(
+        'INSERT INTO admin_tokens (id, name, role, token_hash, created_at, last_used_at, revoked_at, operator_id, operator_username) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?)',
+        [t.id, t.name, t.role, tokenHash, t.createdAt, t.operatorId, t.operatorUsername],
+      );
     },
 
     /** A live (unrevoked) token by the digest of the presented token. */
     async findLiveToken(tokenHash: string): Promise<AdminTokenRecord | undefined> {
-      const r = await q.one('SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL', [tokenHash]);
+      const r = await q.one(`SELECT ${TOKEN_COLUMNS} FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NULL`, [tokenHash]);
       return r && toToken(r);
+    },
+
+    /** The id of a revoked token by the digest of the presented token (for the failure's log line only). */
+    async revokedTokenId(tokenHash: string): Promise<string | undefined> {
+      const r = await q.one<{ id: string }>('SELECT id FROM admin_tokens WHERE token_hash = ? AND revoked_at IS NOT NULL', [tokenHash]);
+      return r?.id;
     },
 
     /** A token by its id, revoked or not. */
     async findToken(id: string): Promise<AdminTokenRecord | undefined> {
-      const r = await q.one('SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE id = ?', [id]);
+      const r = await q.one(`SELECT ${TOKEN_COLUMNS} FROM admin_tokens WHERE id = ?`, [id]);
       return r && toToken(r);
     },
 
@@ -88,7 +103,7 @@ export function adminRepository(q: Queryable, dialect: Dialect) {
 
     async listTokens(cursor: Cursor | null, limit: number): Promise<Page<AdminTokenRecord>> {
       const rows = await q.all(
-        `SELECT id, name, role, created_at, last_used_at, revoked_at FROM admin_tokens WHERE ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
+        `SELECT ${TOKEN_COLUMNS} FROM admin_tokens WHERE ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
         [...cursorParams(cursor), limit + 1],
       );
       return toPage(rows, limit, toToken, (r) => ({ at: Number(r.created_at), id: r.id as string }));
@@ -101,6 +116,16 @@ export function adminRepository(q: Queryable, dialect: Dialect) {
 
     async revokeToken(id: string, now: number): Promise<boolean> {
       return (await q.run('UPDATE admin_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id])) === 1;
+    },
+
+    /** The live tokens an operator minted, oldest first (few: one operator's). */
+    async liveTokensOf(operatorId: string): Promise<AdminTokenRecord[]> {
+      const rows = await q.all(`SELECT ${TOKEN_COLUMNS} FROM admin_tokens WHERE operator_id = ? AND revoked_at IS NULL ORDER BY created_at, id`, [operatorId]);
+      return rows.map(toToken);
+    },
+
+    async setTokenRole(id: string, role: Role): Promise<boolean> {
+      return (await q.run('UPDATE admin_tokens SET role = ? WHERE id = ? AND revoked_at IS NULL', [role, id])) === 1;
     },
 
     async insertAudit(a: AuditRecord): Promise<void> {

@@ -61,7 +61,7 @@ export function operatorAccountRoutes(app: FastifyInstance, s: Services, idleSec
     handler: async (request, reply) => {
       const ip = request.server.clientAddress(request);
       if (ip === null) throw new DomainError('invalid_client_address');
-      const signedIn = await loginOperator(s, ip, request.body);
+      const signedIn = await loginOperator(s, ip, request.body, request.id);
       void reply.header('set-cookie', sessionCookie(request, signedIn.cookie, SESSION_ABSOLUTE_MS / 1000)).header('cache-control', 'no-store');
       return { operator: signedIn.operator, csrf_token: signedIn.csrf_token, idle_timeout_seconds: idleSeconds };
     },

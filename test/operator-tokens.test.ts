@@ -1,0 +1,113 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditView } from '../src/domain/admin/audit.js';
+import { ADMIN_TOKEN, harness, type Harness } from './helpers.js';
+import { makeOperator, signIn, withToken, type Session } from './operator-helpers.js';
+
+/**
+ * Issue 30, item 1: an admin token records the operator who minted it, and
+ * goes with them. Deleting or disabling the operator revokes their tokens
+ * (one audit entry per token), demoting caps them at the new role
+ * (docs/decisions.md, "Tokens follow their operator").
+ */
+
+let h: Harness;
+beforeEach(async () => {
+  h = await harness();
+});
+afterEach(async () => h.close());
+
+async function mint(via: Session | string, name: string, role?: string): Promise<{ id: string; token: string; operator_id: string | null; operator_username: string | null }> {
+  const body = { name, ...(role && { role }) };
+  const res = typeof via === 'string' ? await withToken(h, via, 'POST', '/tokens', body) : await via.call('POST', '/tokens', body);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+const whoami = (token: string) => withToken(h, token, 'GET', '/whoami');
+
+async function auditOf(targetId: string): Promise<AuditView[]> {
+  const res = await h.admin('GET', `/audit?target_id=${targetId}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().items;
+}
+
+async function tokenRow(id: string) {
+  const res = await h.admin('GET', '/tokens?limit=500');
+  return (res.json().items as { id: string; role: string; revoked_at: string | null; operator_id: string | null; operator_username: string | null }[]).find((t) => t.id === id)!;
+}
+
+describe('admin tokens follow the operator who minted them', () => {
+  it('the issue: operator signs in, mints a token, the owner deletes the operator; the token is refused (401) and its row says who minted it', async () => {
+    const opId = await makeOperator(h, 'mallory', 'admin');
+    const session = await signIn(h, 'mallory');
+    const minted = await mint(session, 'mallory-ci');
+    expect(minted).toMatchObject({ operator_id: opId, operator_username: 'mallory' });
+    expect((await whoami(minted.token)).statusCode).toBe(200);
+
+    expect((await h.admin('DELETE', `/operators/${opId}`)).statusCode).toBe(204);
+    expect((await session.call('GET', '/whoami')).statusCode).toBe(401);
+    const after = await whoami(minted.token);
+    expect(after.statusCode, after.body).toBe(401);
+    expect(after.json().code).toBe('invalid_admin_token');
+
+    const row = await tokenRow(minted.id);
+    expect(row.revoked_at).not.toBeNull();
+    expect(row).toMatchObject({ operator_id: opId, operator_username: 'mallory' });
+    const entries = await auditOf(minted.id);
+    expect(entries.map((e) => e.action)).toEqual(['admin_token.revoke', 'admin_token.create']);
+    expect(entries[0]!.details).toMatchObject({ reason: 'operator deleted', operator_id: opId, operator_username: 'mallory' });
+  });
+
+  it('tokens minted with such a token are the operator’s too, and go with them; one audit entry per token', async () => {
+    const opId = await makeOperator(h, 'erin', 'admin');
+    const session = await signIn(h, 'erin');
+    const first = await mint(session, 'erin-a');
+    const second = await mint(session, 'erin-b', 'viewer');
+    const child = await mint(first.token, 'erin-child');
+    expect(child).toMatchObject({ operator_id: opId, operator_username: 'erin' });
+    const bystander = await mint(ADMIN_TOKEN, 'env-made');
+    expect(bystander.operator_id).toBeNull();
+
+    const res = await h.admin('PATCH', `/operators/${opId}`, { disabled: true });
+    expect(res.statusCode, res.body).toBe(200);
+    for (const t of [first, second, child]) {
+      expect((await whoami(t.token)).statusCode).toBe(401);
+      const revokes = (await auditOf(t.id)).filter((e) => e.action === 'admin_token.revoke');
+      expect(revokes).toHaveLength(1);
+      expect(revokes[0]!.details).toMatchObject({ reason: 'operator disabled', operator_id: opId });
+    }
+    expect((await whoami(bystander.token)).statusCode).toBe(200);
+
+    // Enabling the operator again brings nothing back.
+    expect((await h.admin('PATCH', `/operators/${opId}`, { disabled: false })).statusCode).toBe(200);
+    expect((await whoami(first.token)).statusCode).toBe(401);
+  });
+
+  it('demoting caps the operator’s tokens at the new role (audited), leaves lower ones alone, and promoting restores nothing', async () => {
+    const opId = await makeOperator(h, 'dave', 'admin');
+    const session = await signIn(h, 'dave');
+    const high = await mint(session, 'dave-admin');
+    const low = await mint(session, 'dave-viewer', 'viewer');
+
+    expect((await h.admin('PATCH', `/operators/${opId}`, { role: 'support' })).statusCode).toBe(200);
+    const me = await whoami(high.token);
+    expect(me.statusCode).toBe(200);
+    expect(me.json().role).toBe('support');
+    expect((await withToken(h, high.token, 'POST', '/apps', { name: 'not for support' })).statusCode).toBe(403);
+    expect((await whoami(low.token)).json().role).toBe('viewer');
+    const updates = (await auditOf(high.id)).filter((e) => e.action === 'admin_token.update');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.details).toMatchObject({ before: { role: 'admin' }, after: { role: 'support' }, operator_id: opId });
+    expect((await auditOf(low.id)).filter((e) => e.action === 'admin_token.update')).toHaveLength(0);
+
+    expect((await h.admin('PATCH', `/operators/${opId}`, { role: 'admin' })).statusCode).toBe(200);
+    expect((await tokenRow(high.id)).role).toBe('support');
+  });
+
+  it('a new password alone leaves the tokens working (it answers a leaked password, not a leaked token)', async () => {
+    const opId = await makeOperator(h, 'carol', 'admin');
+    const t = await mint(await signIn(h, 'carol'), 'carol-ci');
+    expect((await h.admin('PATCH', `/operators/${opId}`, { password: 'another password 0123' })).statusCode).toBe(200);
+    expect((await whoami(t.token)).statusCode).toBe(200);
+  });
+});
