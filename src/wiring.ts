@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config/index.js';
+import { sealKeys, type Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { silentLog, type EventLog } from './domain/events.js';
 import { createServices, type Services } from './domain/services.js';
+import { KeySeal, kek } from './domain/signing/seal.js';
+import { sealReport } from './domain/signing/reseal.js';
 import { buildServer } from './http/server.js';
 import { prettyStream, stdoutLog, type LogOutput } from './http/log-output.js';
 import { createStore } from './store/index.js';
@@ -63,7 +65,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       hasher: overrides.hasher ?? argon2Hasher(),
       cacheTtlMs: cacheTtlFor(db),
       counters,
-      log: { info: (obj, msg) => log.info(obj, msg) },
+      log: { info: (obj, msg) => log.info(obj, msg), error: (obj, msg) => (log.error ?? log.info).call(log, obj, msg) },
+      seal: sealOf(config),
     });
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
@@ -83,6 +86,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       await db.close();
       output?.flush();
     });
+    await reportSeal(services, server);
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
     return { server, services, initialAdminToken, close: () => closeGracefully(server) };
   } catch (err) {
@@ -90,6 +94,28 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     await db.close();
     throw err;
   }
+}
+
+export function sealOf(config: Readonly<Config>): KeySeal {
+  const { current, old } = sealKeys(config);
+  return new KeySeal(current && kek(current), old && kek(old));
+}
+
+/**
+ * Says at start how the signing private keys are kept (docs/signing.md, "Sealed at rest"): a warning without a
+ * key-encryption key (they sit in the database as plain PKCS#8), and with one, the keys still to reseal and
+ * those this node cannot open (a backup restored without its KEK: they do not sign, and here is why).
+ */
+async function reportSeal(services: Services, server: FastifyInstance): Promise<void> {
+  const seal = services.seal;
+  if (seal.current === null) {
+    server.log.warn({ event: 'signing_keys_unsealed' }, 'SIGNING_KEY_SEAL is not set: signing private keys are stored unsealed (plain PKCS#8) in the database, so every backup and database credential can sign answers and leases (docs/deploy.md, "Sealing the signing keys")');
+  }
+  const report = await sealReport(services.store, seal);
+  if (seal.current !== null && report.plain + report.other > 0) {
+    server.log.warn({ event: 'signing_keys_to_reseal', plain: report.plain, otherKek: report.other }, `${report.plain + report.other} signing keys are not sealed under SIGNING_KEY_SEAL yet: run \`tollgate reseal-keys\``);
+  }
+  for (const u of report.unopenable) server.log.error({ event: 'signing_key_sealed', appId: u.appId, kid: u.kid, cause: u.reason }, 'a signing key cannot be unsealed on this node: it does not sign');
 }
 
 /** stdout (buffered JSON, or pretty text), or the stream a test gave, in the configured format. */

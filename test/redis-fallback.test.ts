@@ -6,6 +6,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
+import { UNSEALED_WARNING } from '../src/http/routes/meta.js';
 import { ADMIN_TOKEN, fastHasher, PASSWORD, STORE, TestClock } from './helpers.js';
 import { privateRedis, redisServerMissing, type PrivateRedis } from './private-redis.js';
 
@@ -121,7 +122,7 @@ describe.skipIf(redisServerMissing || STORE !== 'sqlite')('Redis down, frozen an
 
     await redis.start();
     await until(() => limits(a).status() === 'shared' && limits(b).status() === 'shared');
-    expect((await a.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: 'shared' });
+    expect((await a.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: 'shared', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
     expect(count(a, INFO, BACK)).toBe(1);
     expect(count(a, WARN, WENT)).toBe(1);
     // Shared again: failures on one node limit the other.

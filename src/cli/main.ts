@@ -11,6 +11,7 @@ import { operatorAccountsCommand } from './commands/operator-accounts.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
 import { localCommands } from './local.js';
+import { resealCommand } from './reseal.js';
 import { commandName, VERSION } from './package-info.js';
 import { configOrExit, dbTarget, exit, failureLine, guardStart, waitForDatabase, type Flags } from './start.js';
 
@@ -104,6 +105,7 @@ function printFirstStart(url: string, token: string): void {
 }
 
 localCommands(program);
+resealCommand(program);
 appsCommand(program);
 licensesCommand(program);
 usersCommand(program);

@@ -4,6 +4,8 @@ import type { Services } from './services.js';
 /** Where the domain's event lines go: the server's logger, at info. */
 export interface EventLog {
   info(obj: object, msg: string): void;
+  /** A condition the operator must fix (a signing key this node cannot unseal); info when absent. */
+  error?(obj: object, msg: string): void;
 }
 
 export const silentLog: EventLog = { info: () => undefined };
