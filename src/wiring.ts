@@ -44,6 +44,7 @@ export function serverSettings(config: Readonly<Config>) {
     metricsToken: config.metricsToken,
     corsOrigins: config.corsOrigins,
     accessLog: config.accessLog,
+    downloadPace: { minBytesPerSecond: config.downloadMinBytesPerSecond, graceMs: config.downloadGraceMs },
     timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
     dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
   };
