@@ -31,8 +31,8 @@ export function resealCommand(program: Command): void {
           const { resealed, unopenable } = await resealKeys(createStore(db), seal);
           process.stdout.write(`resealed ${resealed.length} signing key${resealed.length === 1 ? '' : 's'} under key-encryption key ${seal.current.id} in ${target.location}\n`);
           if (unopenable.length > 0) {
-            for (const u of unopenable) process.stderr.write(`tollgate: ${u.reason}\n`);
-            throw new StartError(`${unopenable.length} signing key${unopenable.length === 1 ? '' : 's'} could not be opened and stay as they were: set SIGNING_KEY_SEAL_OLD to the key that sealed them and run again`);
+            const n = unopenable.length;
+            throw new StartError(`${n} signing key${n === 1 ? '' : 's'} could not be opened and stay${n === 1 ? 's' : ''} as before (${unopenable[0]!.reason}${n > 1 ? '; and others' : ''}): set SIGNING_KEY_SEAL_OLD to the key that sealed ${n === 1 ? 'it' : 'them'} and run again`);
           }
         } finally {
           await db.close();
