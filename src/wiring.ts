@@ -87,7 +87,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       await db.close();
       output?.flush();
     });
-    await reportSeal(services, server);
+    // A report that cannot be made (the database went away since the migration) must not stop the start.
+    await reportSeal(services, server).catch((err: unknown) => server.log.warn({ cause: err instanceof Error ? err.message : String(err) }, 'could not check how the signing keys are sealed'));
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
     return { server, services, initialAdminToken, close: () => closeGracefully(server) };
   } catch (err) {
