@@ -115,7 +115,7 @@ describe.skipIf(redisServerMissing || STORE !== 'sqlite')('Redis down, frozen an
     // The optional accelerator being away takes no node out of a load balancer.
     const ready = await a.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', rate_limits: 'local' });
+    expect(ready.json()).toEqual({ status: 'ok', rate_limits: 'local', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
     // The node still limits, on its own.
     for (let i = 0; i < 10; i++) await login(a, app, 'mallory', `wrong-${i}`, `203.0.113.${i}`);
     expect((await login(a, app, 'mallory', 'wrong-x', '203.0.113.99')).statusCode).toBe(429);
