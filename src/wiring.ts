@@ -1,9 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from './config/index.js';
+import { sealKeys, type Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { createServices, observeCaches, type Services } from './domain/services.js';
+import { KeySeal, kek } from './domain/signing/seal.js';
+import { sealReport } from './domain/signing/reseal.js';
 import { buildServer } from './http/server.js';
 import { prettyStream, stdoutLog, type LogOutput } from './http/log-output.js';
 import { createStore } from './store/index.js';
@@ -43,6 +45,7 @@ export function serverSettings(config: Readonly<Config>) {
     metricsToken: config.metricsToken,
     corsOrigins: config.corsOrigins,
     accessLog: config.accessLog,
+    downloadPace: { minBytesPerSecond: config.downloadMinBytesPerSecond, graceMs: config.downloadGraceMs },
     timeouts: { requestMs: config.requestTimeoutMs, headersMs: config.headersTimeoutMs, keepAliveMs: config.keepAliveTimeoutMs },
     dashboard: { sessionIdleSeconds: config.adminSessionIdleSeconds, dir: config.dashboardDir },
   };
@@ -67,10 +70,12 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       log: {
         info: (obj, msg) => log?.info(obj, msg),
         warn: (obj, msg) => log?.warn(obj, msg),
+        error: (obj, msg) => log?.error(obj, msg),
         debug: (obj, msg) => log?.debug(obj, msg),
         trace: (obj, msg) => log?.trace(obj, msg),
         enabled: (level) => (log as { isLevelEnabled?(level: string): boolean } | null)?.isLevelEnabled?.(level) ?? false,
       },
+      seal: sealOf(config),
     });
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
@@ -91,6 +96,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
       await db.close();
       output?.flush();
     });
+    // A report that cannot be made (the database went away since the migration) must not stop the start.
+    await reportSeal(services, server).catch((err: unknown) => server.log.warn({ cause: err instanceof Error ? err.message : String(err) }, 'could not check how the signing keys are sealed'));
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
     return { server, services, initialAdminToken, flushLog: () => output?.flush(), close: () => closeGracefully(server) };
   } catch (err) {
@@ -98,6 +105,28 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     await db.close();
     throw err;
   }
+}
+
+export function sealOf(config: Readonly<Config>): KeySeal {
+  const { current, old } = sealKeys(config);
+  return new KeySeal(current && kek(current), old && kek(old));
+}
+
+/**
+ * Says at start how the signing private keys are kept (docs/signing.md, "Sealed at rest"): a warning without a
+ * key-encryption key (they sit in the database as plain PKCS#8), and with one, the keys still to reseal and
+ * those this node cannot open (a backup restored without its KEK: they do not sign, and here is why).
+ */
+async function reportSeal(services: Services, server: FastifyInstance): Promise<void> {
+  const seal = services.seal;
+  if (seal.current === null) {
+    server.log.warn({ event: 'signing_keys_unsealed' }, 'SIGNING_KEY_SEAL is not set: signing private keys are stored unsealed (plain PKCS#8) in the database, so every backup and database credential can sign answers and leases (docs/deploy.md, "Sealing the signing keys")');
+  }
+  const report = await sealReport(services.store, seal);
+  if (seal.current !== null && report.plain + report.other > 0) {
+    server.log.warn({ event: 'signing_keys_to_reseal', plain: report.plain, otherKek: report.other }, `${report.plain + report.other} signing keys are not sealed under SIGNING_KEY_SEAL yet: run \`tollgate reseal-keys\``);
+  }
+  for (const u of report.unopenable) server.log.error({ event: 'signing_key_sealed', appId: u.appId, kid: u.kid, cause: u.reason }, 'a signing key cannot be unsealed on this node: it does not sign');
 }
 
 /** stdout (buffered JSON, or pretty text), or the stream a test gave, in the configured format. */

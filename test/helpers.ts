@@ -53,6 +53,8 @@ export interface Harness {
   tollgate: Tollgate;
   clock: TestClock;
   dbPath: string;
+  /** The harness's own database (a SQLite file, or a PostgreSQL schema): a test starts a second node on it. */
+  databaseUrl: string;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** An admin API call with the admin token. */
   admin(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown): Promise<LightMyRequestResponse>;
@@ -183,6 +185,7 @@ export async function harness(options: { clock?: TestClock; env?: Record<string,
     tollgate,
     clock,
     dbPath,
+    databaseUrl: database.url,
     inject,
     // Through h.inject, so a test can wrap it (test/openapi-answers.test.ts records every answer).
     admin: (method, url, payload) =>

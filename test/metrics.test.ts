@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { STORE, errorOf, harness, type Harness } from './helpers.js';
+import { UNSEALED_WARNING } from '../src/http/routes/meta.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
@@ -38,6 +39,6 @@ describe('GET /metrics (Prometheus)', () => {
     h = await harness({ env: { METRICS_TOKEN, RATE_LIMIT: 'on' } });
     const res = await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(res.body).toMatch(new RegExp(`^tollgate_rate_limits_shared ${STORE === 'postgres' ? 1 : 0}$`, 'm'));
-    expect((await h.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: STORE === 'postgres' ? 'shared' : 'local' });
+    expect((await h.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: STORE === 'postgres' ? 'shared' : 'local', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
   });
 });

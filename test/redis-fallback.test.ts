@@ -6,6 +6,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
+import { UNSEALED_WARNING } from '../src/http/routes/meta.js';
 import { ADMIN_TOKEN, fastHasher, PASSWORD, STORE, TestClock } from './helpers.js';
 import { privateRedis, redisServerMissing, type PrivateRedis } from './private-redis.js';
 
@@ -114,14 +115,14 @@ describe.skipIf(redisServerMissing || STORE !== 'sqlite')('Redis down, frozen an
     // The optional accelerator being away takes no node out of a load balancer.
     const ready = await a.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok', rate_limits: 'local' });
+    expect(ready.json()).toEqual({ status: 'ok', rate_limits: 'local', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
     // The node still limits, on its own.
     for (let i = 0; i < 10; i++) await login(a, app, 'mallory', `wrong-${i}`, `203.0.113.${i}`);
     expect((await login(a, app, 'mallory', 'wrong-x', '203.0.113.99')).statusCode).toBe(429);
 
     await redis.start();
     await until(() => limits(a).status() === 'shared' && limits(b).status() === 'shared');
-    expect((await a.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: 'shared' });
+    expect((await a.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: 'shared', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
     expect(count(a, INFO, BACK)).toBe(1);
     expect(count(a, WARN, WENT)).toBe(1);
     // Shared again: failures on one node limit the other.

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, errorOf, fastHasher, harness, PASSWORD, STORE, type Harness } from './helpers.js';
+import { UNSEALED_WARNING } from '../src/http/routes/meta.js';
 
 /** A Tollgate on its own SQLite file whose log lines are collected; closed and removed after `fn`. */
 async function withLogs(level: string, fn: (t: Tollgate, lines: string[]) => Promise<void>): Promise<void> {
@@ -50,7 +51,7 @@ describe('no leaks, headers, CORS, session cap', () => {
     await withLogs('warn', async (t, lines) => {
       const up = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(up.statusCode).toBe(200);
-      expect(up.json()).toEqual({ status: 'ok', rate_limits: 'off' });
+      expect(up.json()).toEqual({ status: 'ok', rate_limits: 'off', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
       await t.services.store.db.close(); // the database goes away under the server
       const down = await t.server.inject({ method: 'GET', url: '/readyz' });
       expect(down.statusCode).toBe(503);

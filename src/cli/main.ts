@@ -12,6 +12,7 @@ import { operatorAccountsCommand } from './commands/operator-accounts.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
 import { localCommands } from './local.js';
+import { resealCommand } from './reseal.js';
 import { commandName, VERSION } from './package-info.js';
 import { configOrExit, dbTarget, exit, failureLine, guardStart, waitForDatabase, type Flags } from './start.js';
 
@@ -140,6 +141,7 @@ function firstStartText(url: string, token: string): string {
 }
 
 localCommands(program);
+resealCommand(program);
 appsCommand(program);
 licensesCommand(program);
 usersCommand(program);

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { PROXY_KEYWORDS, familiesTrusted, parseIpRange } from '../domain/ip.js';
+import { parseKek } from '../domain/signing/seal.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -45,6 +47,16 @@ export interface Config {
   adminSessionIdleSeconds: number;
   /** Where the built dashboard is; null: this package's dashboard/dist. */
   dashboardDir: string | null;
+  /** The key-encryption key that seals signing private keys (32 bytes); null: they are stored unsealed. At most one of it and the file's. */
+  signingKeySeal: Buffer | null;
+  signingKeySealFile: Buffer | null;
+  /** The previous key-encryption key during a rotation: opens keys, never seals. */
+  signingKeySealOld: Buffer | null;
+  signingKeySealOldFile: Buffer | null;
+  /** A download whose reader takes fewer bytes a second than this over a grace window is cut; 0: never. */
+  downloadMinBytesPerSecond: number;
+  /** The window a download's reader is judged over, and the time it gets before the first judgement. */
+  downloadGraceMs: number;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -65,6 +77,19 @@ export class ConfigError extends Error {
 
 const fail = (message: string): never => {
   throw new Error(message);
+};
+
+const KEK_FORMAT = 'must be 32 random bytes as base64 (openssl rand -base64 32) or 64 hex digits';
+const kekValue = (raw: string): Buffer => parseKek(raw) ?? fail(KEK_FORMAT);
+/** A file holding a key-encryption key, read once here; the message never repeats its content. */
+const kekFile = (path: string): Buffer => {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return fail(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return parseKek(text) ?? fail(`${path} ${KEK_FORMAT}`);
 };
 
 /** A connection timeout: never 0 (Node's "no limit", which lets slow senders hold connections forever), at most an hour. */
@@ -219,6 +244,36 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: 'dashboardDir', env: 'DASHBOARD_DIR', flag: '--dashboard-dir', description: 'directory of the built dashboard (default: dashboard/dist of the installed package)',
     parse: (raw) => raw,
   },
+  signingKeySeal: {
+    key: 'signingKeySeal', env: 'SIGNING_KEY_SEAL', flag: '--signing-key-seal',
+    description: 'key-encryption key sealing signing private keys in the database: base64 of 32 random bytes (default: unsealed, with a warning)',
+    parse: kekValue,
+  },
+  signingKeySealFile: {
+    key: 'signingKeySealFile', env: 'SIGNING_KEY_SEAL_FILE', flag: '--signing-key-seal-file',
+    description: 'a file holding SIGNING_KEY_SEAL instead (read once at start)',
+    parse: kekFile,
+  },
+  signingKeySealOld: {
+    key: 'signingKeySealOld', env: 'SIGNING_KEY_SEAL_OLD', flag: '--signing-key-seal-old',
+    description: 'the previous key-encryption key during a rotation: still opens keys, never seals (until `tollgate reseal-keys`)',
+    parse: kekValue,
+  },
+  signingKeySealOldFile: {
+    key: 'signingKeySealOldFile', env: 'SIGNING_KEY_SEAL_OLD_FILE', flag: '--signing-key-seal-old-file',
+    description: 'a file holding SIGNING_KEY_SEAL_OLD instead',
+    parse: kekFile,
+  },
+  downloadMinBytesPerSecond: {
+    key: 'downloadMinBytesPerSecond', env: 'DOWNLOAD_MIN_BYTES_PER_SECOND', flag: '--download-min-bytes-per-second',
+    description: 'a download whose reader takes less than this many bytes a second over DOWNLOAD_GRACE_MS is cut; 0 never cuts (default 4096)',
+    parse: (raw) => (/^\d{1,9}$/.test(raw) ? Number(raw) : fail('must be a non-negative integer number of bytes a second')),
+  },
+  downloadGraceMs: {
+    key: 'downloadGraceMs', env: 'DOWNLOAD_GRACE_MS', flag: '--download-grace-ms',
+    description: 'ms a download reader is judged over, and given before the first judgement (default 30000)',
+    parse: (raw) => milliseconds(raw),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -248,6 +303,12 @@ export const DEFAULTS: Config = {
   databaseWaitMs: 30_000,
   adminSessionIdleSeconds: 1800,
   dashboardDir: null,
+  signingKeySeal: null,
+  signingKeySealFile: null,
+  signingKeySealOld: null,
+  signingKeySealOldFile: null,
+  downloadMinBytesPerSecond: 4096,
+  downloadGraceMs: 30_000,
 };
 
 /**
@@ -267,5 +328,22 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Partial<Record<keyof C
       throw new ConfigError(name, (err as Error).message);
     }
   }
+  checkSeal(config);
   return Object.freeze(config);
+}
+
+/** The sealing keys together: one source each, no old key without a new one, and not the same key twice. */
+function checkSeal(c: Config): void {
+  if (c.signingKeySeal && c.signingKeySealFile) throw new ConfigError('SIGNING_KEY_SEAL_FILE', 'give the sealing key in SIGNING_KEY_SEAL or SIGNING_KEY_SEAL_FILE, not both');
+  if (c.signingKeySealOld && c.signingKeySealOldFile) throw new ConfigError('SIGNING_KEY_SEAL_OLD_FILE', 'give the old sealing key in SIGNING_KEY_SEAL_OLD or SIGNING_KEY_SEAL_OLD_FILE, not both');
+  const current = c.signingKeySeal ?? c.signingKeySealFile;
+  const old = c.signingKeySealOld ?? c.signingKeySealOldFile;
+  const oldName = c.signingKeySealOld ? 'SIGNING_KEY_SEAL_OLD' : 'SIGNING_KEY_SEAL_OLD_FILE';
+  if (old && !current) throw new ConfigError(oldName, 'is only read during a rotation: set the new key in SIGNING_KEY_SEAL (or SIGNING_KEY_SEAL_FILE) too');
+  if (old && current && old.equals(current)) throw new ConfigError(oldName, 'is the same key as SIGNING_KEY_SEAL: a rotation needs a new key');
+}
+
+/** The sealing keys a configuration gives: the one that seals, and the one a rotation still opens with. */
+export function sealKeys(c: Readonly<Config>): { current: Buffer | null; old: Buffer | null } {
+  return { current: c.signingKeySeal ?? c.signingKeySealFile, old: c.signingKeySealOld ?? c.signingKeySealOldFile };
 }

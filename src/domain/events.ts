@@ -11,6 +11,8 @@ export interface EventLog {
   trace(obj: object, msg: string): void;
   /** Whether lines of this level are written: checked before measuring anything for them. */
   enabled(level: 'debug' | 'trace'): boolean;
+  /** A condition the operator must fix (a signing key this node cannot unseal); info when absent. */
+  error?(obj: object, msg: string): void;
 }
 
 export const silentLog: EventLog = { info: () => undefined, warn: () => undefined, debug: () => undefined, trace: () => undefined, enabled: () => false };

@@ -20,14 +20,16 @@ export async function fileForDownload(s: Services, ctx: RequestContext, creds: U
 
 /**
  * Streams bytes [start, end] (inclusive) of a file, one chunk read at a time
- * and only when the consumer asks, so memory stays bounded by a few chunks
+ * and only when the consumer asks, so memory stays bounded by one chunk
  * however large the file and however slow the client.
  */
 export function contentStream(s: Services, file: FileRecord, start: number, end: number): Readable {
   let seq = Math.floor(start / file.chunkSize);
   const lastSeq = Math.floor(end / file.chunkSize);
   return new Readable({
-    highWaterMark: file.chunkSize,
+    // No read-ahead: the next chunk is read only once the socket has taken the last one (the pipe resumes on
+    // 'drain'), so a download holds at most one chunk in this process however slow its reader (issue 28 item 4).
+    highWaterMark: 0,
     async read() {
       try {
         if (seq > lastSeq || end < start) {

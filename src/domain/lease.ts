@@ -4,12 +4,15 @@ import type { RequestContext } from './access.js';
 import { DomainError, validationError } from './errors.js';
 import type { Services } from './services.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
-import { currentSigningKey, type SigningKey } from './signing/keys.js';
+import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { write } from './unit-of-work.js';
 
 export const NO_SIGNING_KEY_DETAIL = 'This application has no usable signing key, so it cannot issue leases: the operator must run `tollgate keys init` (or `keys rotate`)';
+/** The log line (event signing_key_sealed) names the key, the KEK it needs and the setting; the client learns only the kind. */
+export const SEALED_KEY_DETAIL =
+  "This application's signing key is sealed under a key-encryption key this server was not given, so it cannot issue leases: the operator must set SIGNING_KEY_SEAL";
 export const ANONYMOUS_LEASE_DETAIL = 'A lease is issued only to a logged in user';
 
 /**
@@ -36,7 +39,7 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
   if (app.offlineGraceSeconds <= 0) throw new DomainError('leases_disabled');
   if (creds.hardwareId === undefined) throw validationError('header.x-hardware-id', 'is required');
   const key = await currentSigningKey(s, app.id, ctx.now);
-  if (!key) throw new DomainError('service_unavailable', NO_SIGNING_KEY_DETAIL);
+  if (!key) throw new DomainError('service_unavailable', (await unsealedCause(s, app.id)) === null ? NO_SIGNING_KEY_DETAIL : SEALED_KEY_DETAIL);
 
   const user = await run(authenticateUser(s, ctx, creds));
   if (!user) throw new DomainError('anonymous_not_allowed', ANONYMOUS_LEASE_DETAIL);

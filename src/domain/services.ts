@@ -11,6 +11,7 @@ import type { Clock, PasswordHasher, RandomSource } from './deps.js';
 import { silentLog, type EventLog } from './events.js';
 import { Limiter } from './limits.js';
 import { keyRingCache, type KeyRing } from './signing/keys.js';
+import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
 import { write } from './unit-of-work.js';
 
@@ -30,6 +31,8 @@ export interface Services {
   log: EventLog;
   /** Activity counters for the dashboard (stats.ts): counted in memory, flushed by a timer. */
   stats: ActivityStats;
+  /** Seals signing private keys at rest (signing/seal.ts); off without SIGNING_KEY_SEAL. */
+  seal: KeySeal;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -99,20 +102,24 @@ export interface ServiceOptions {
   counters: Counters | null;
   /** Where event lines go (default: nowhere). */
   log?: EventLog;
+  /** The signing keys' sealing (default: none, keys stored plain). */
+  seal?: KeySeal;
 }
 
 const CHANNEL = 'tollgate_changes';
 const NOT_KEPT = 0;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs, counters, log = silentLog, ...rest } = opts;
+  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), ...rest } = opts;
   const options = { ttlMs: cacheTtlMs };
   const appsByKey = new InvalidatingCache<AppRecord | null>(async (key) => {
     const app = (await store.apps.findByKey(key)) ?? null;
     return { value: app, validUntil: app ? Infinity : NOT_KEPT };
   }, clock, options);
   const bans = banCache(store, clock, cacheTtlMs);
-  const signingKeys = keyRingCache(store, clock, cacheTtlMs);
+  const signingKeys = keyRingCache(store, clock, cacheTtlMs, seal, (appId, kid, reason) =>
+    (log.error ?? log.info).call(log, { event: 'signing_key_sealed', appId, kid, cause: reason }, 'a signing key cannot be unsealed on this node: it does not sign'),
+  );
   const applications = applicationCache(store, clock, cacheTtlMs);
   const sessions = new InvalidatingCache<SessionRecord | null>(async (digest) => {
     const session = (await store.sessions.findByHash(digest)) ?? null;
@@ -183,7 +190,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats };
   return services;
 }
 

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Downloads, type DownloadPace } from './downloads.js';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
 import swagger from '@fastify/swagger';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   metricsToken?: string | null;
   corsOrigins?: string[] | null;
   timeouts: Timeouts;
+  /** DOWNLOAD_MIN_BYTES_PER_SECOND and DOWNLOAD_GRACE_MS (default: 4096 bytes a second over 30 s). */
+  downloadPace?: DownloadPace;
   /** One info line per request (src/http/access-log.ts); ACCESS_LOG. */
   accessLog?: boolean;
   /** ADMIN_SESSION_IDLE_SECONDS (default 1800) and DASHBOARD_DIR (default the package's dashboard/dist). */
@@ -49,6 +52,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The client's IP address (X-Forwarded-For only from TRUST_PROXY), or null when a forwarded hop is not an address. */
     clientAddress(request: FastifyRequest): string | null;
+    /** The downloads in flight on this server (src/http/downloads.ts). */
+    downloads: Downloads;
   }
 }
 
@@ -155,12 +160,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  const downloads = new Downloads(opts.downloadPace ?? { minBytesPerSecond: 4096, graceMs: 30_000 });
+  app.decorate('downloads', downloads);
   metaRoutes(app, opts.services);
   if (opts.metricsToken) observe = registerMetrics(app, opts.services, opts.metricsToken);
   await app.register(async (scope) => {
     // CORS is off unless origins are configured, and only ever on the client API: admin tokens do not belong in browsers.
     if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);
-    await clientRoutes(scope, opts.services);
+    await clientRoutes(scope, opts.services, downloads);
   });
   await app.register(adminRoutes, {
     prefix: '/admin/v1',

@@ -91,6 +91,11 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
   function unsigned(request: FastifyRequest, now: number): void {
     const appId = request.ctx.app.id;
     if (!due(warnedAt, appId, now)) return;
+    const unopened = s.caches.signingKeys.peek(appId, now)?.unopened ?? [];
+    if (unopened.length > 0) {
+      request.log.error({ appId, cause: unopened[0]!.reason }, 'a request asked for a signed answer, but the app\'s signing keys are sealed under a key this node was not given: answering unsigned');
+      return;
+    }
     request.log.warn({ appId }, 'a request asked for a signed answer, but the app has no usable signing key (none certified, or all retired or expired): answering unsigned');
   }
 

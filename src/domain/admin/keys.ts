@@ -84,13 +84,15 @@ export async function setRootKey(s: AdminServices, appId: string, input: { publi
 export async function createSigningKey(s: AdminServices, appId: string): Promise<KeyView> {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const now = s.clock();
+  // Time-ordered (UUIDv7): keys made in the same millisecond still sort in the order they were made, so
+  // "the newest key" is never a coin toss. Public (it is in every signature header), and unique across apps.
+  const kid = uuidv7(now);
   const record: SigningKeyRecord = {
-    // Time-ordered (UUIDv7): keys made in the same millisecond still sort in the order they were made, so
-    // "the newest key" is never a coin toss. Public (it is in every signature header), and unique across apps.
-    kid: uuidv7(now),
+    kid,
     appId,
     publicKey: publicKey.export({ format: 'jwk' }).x!,
-    privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    // Sealed under the node's key-encryption key when it has one (signing/seal.ts): the row holds no PKCS#8.
+    privateKey: s.seal.seal(appId, kid, privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64')),
     certificate: null,
     notBefore: null,
     notAfter: null,

@@ -11,6 +11,7 @@ import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js'
 import { InvalidatingCache } from '../cache.js';
 import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
+import { UnsealError, type KeySeal } from './seal.js';
 
 export interface SigningKey {
   kid: string;
@@ -36,23 +37,40 @@ export interface KeyRing {
   /** Certified and not retired (whatever their validity), oldest first. */
   certified: ListedKey[];
   retired: string[];
+  /** Keys that would sign but whose private key this node cannot unseal (a backup restored without its KEK), and why. */
+  unopened: { kid: string; reason: string }[];
 }
 
-export function buildKeyRing(records: SigningKeyRecord[]): KeyRing {
+export function buildKeyRing(records: SigningKeyRecord[], seal: KeySeal): KeyRing {
   const usable = records.filter(
     (k): k is SigningKeyRecord & { privateKey: string; certificate: string; notBefore: number; notAfter: number } =>
       k.status === 'active' && k.privateKey !== null && k.certificate !== null && k.notBefore !== null && k.notAfter !== null,
   );
   usable.sort((a, b) => b.notBefore - a.notBefore || b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : -1));
-  return {
-    signers: usable.map((k) => ({
+  const signers: SigningKey[] = [];
+  const unopened: KeyRing['unopened'] = [];
+  for (const k of usable) {
+    let der: Buffer;
+    try {
+      der = seal.open(k.appId, k.kid, k.privateKey);
+    } catch (err) {
+      // Left out of the signers: an older key this node can open still signs; none left answers as "no usable key", saying why.
+      if (!(err instanceof UnsealError)) throw err;
+      unopened.push({ kid: k.kid, reason: err.message });
+      continue;
+    }
+    signers.push({
       kid: k.kid,
       appId: k.appId,
-      privateKey: createPrivateKey({ key: Buffer.from(k.privateKey, 'base64'), format: 'der', type: 'pkcs8' }),
+      privateKey: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }),
       certificate: k.certificate,
       notBefore: k.notBefore,
       notAfter: k.notAfter,
-    })),
+    });
+  }
+  return {
+    signers,
+    unopened,
     certified: records
       .filter((k) => k.status === 'active' && k.certificate !== null && k.notAfter !== null)
       .map((k) => ({ kid: k.kid, certificate: k.certificate!, notAfter: k.notAfter! })),
@@ -60,9 +78,31 @@ export function buildKeyRing(records: SigningKeyRecord[]): KeyRing {
   };
 }
 
+/** Where a key this node cannot unseal is reported: the server's log at error, once per key a minute (rings reload every TTL). */
+export type UnsealedReport = (appId: string, kid: string, reason: string) => void;
+const REPORT_EVERY_MS = 60_000;
+
 /** Key rings per app id. Validity is judged at read time against the caller's `now`, so nothing here expires by itself. */
-export function keyRingCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<KeyRing> {
-  return new InvalidatingCache<KeyRing>(async (appId) => ({ value: buildKeyRing(await store.signingKeys.all(appId)), validUntil: Infinity }), clock, { ttlMs });
+export function keyRingCache(store: Store, clock: () => number, ttlMs: number | undefined, seal: KeySeal, report: UnsealedReport): InvalidatingCache<KeyRing> {
+  const reported = new Map<string, number>();
+  return new InvalidatingCache<KeyRing>(async (appId) => {
+    const ring = buildKeyRing(await store.signingKeys.all(appId), seal);
+    const now = clock();
+    for (const { kid, reason } of ring.unopened) {
+      const last = reported.get(kid);
+      if (last !== undefined && now - last < REPORT_EVERY_MS && now >= last) continue;
+      if (reported.size >= 10_000) reported.clear();
+      reported.set(kid, now);
+      report(appId, kid, reason);
+    }
+    return { value: ring, validUntil: Infinity };
+  }, clock, { ttlMs });
+}
+
+/** Why the app has no key that signs, when the reason is sealing (for answers and log lines); null otherwise. */
+export async function unsealedCause(s: Services, appId: string): Promise<string | null> {
+  const ring = await s.caches.signingKeys.get(appId);
+  return ring.signers.length === 0 && ring.unopened.length > 0 ? ring.unopened[0]!.reason : null;
 }
 
 /** The key that signs at `now`: the first (newest) signer whose validity contains it. */

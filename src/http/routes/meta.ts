@@ -11,6 +11,8 @@ import { watchStore, within } from '../outage.js';
  */
 const READY_WITHIN_MS = 1500;
 
+export const UNSEALED_WARNING = 'SIGNING_KEY_SEAL is not set: signing private keys are stored unsealed in the database';
+
 /** Health and readiness, with no application headers. */
 export function metaRoutes(app: FastifyInstance, s: Services): void {
   // Probes, load balancers and clients retry while the database is down: log its changes of state, not each refusal.
@@ -24,6 +26,11 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
         type: 'string', enum: ['shared', 'local', 'off'],
         description: 'shared: counted in Redis or PostgreSQL by every node; local: this node counts alone (SQLite, or Redis unreachable); off: RATE_LIMIT=off',
       },
+      signing_key_seal: {
+        type: 'string', enum: ['on', 'rotating', 'off'],
+        description: 'on: signing private keys are sealed under SIGNING_KEY_SEAL; rotating: SIGNING_KEY_SEAL_OLD also opens them; off: stored unsealed (see warnings)',
+      },
+      warnings: { type: 'array', items: { type: 'string' }, description: 'Conditions the operator should fix that do not make the node unready' },
     },
   } as const;
   app.get('/healthz', {
@@ -45,7 +52,10 @@ export function metaRoutes(app: FastifyInstance, s: Services): void {
     },
     handler: async (request, reply) => {
       // Redis down does not make a node unready (it limits on its own); the field lets an operator see it.
-      if (await within(s.store.db.ping(), READY_WITHIN_MS)) return { status: 'ok', rate_limits: s.limits.status() };
+      if (await within(s.store.db.ping(), READY_WITHIN_MS)) {
+        const seal = s.seal.mode;
+        return { status: 'ok', rate_limits: s.limits.status(), signing_key_seal: seal, ...(seal === 'off' && { warnings: [UNSEALED_WARNING] }) };
+      }
       outage.refused('readiness: the database does not answer or cannot take writes', request.id);
       return reply
         .code(503)

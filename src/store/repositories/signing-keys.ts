@@ -11,7 +11,7 @@ export interface SigningKeyRecord {
   appId: string;
   /** base64url of the 32 raw bytes. */
   publicKey: string;
-  /** PKCS#8 DER, base64; null once retired (it can never sign again). Never leaves the domain's signer. */
+  /** PKCS#8 DER, base64, or that sealed (domain/signing/seal.ts); null once retired (it can never sign again). Never leaves the domain's signer. */
   privateKey: string | null;
   /** The encoded certificate (docs/signing.md); null while pending. */
   certificate: string | null;
@@ -109,6 +109,17 @@ export function signingKeysRepository(q: Queryable) {
       const rows = await q.all(`SELECT kid FROM signing_keys WHERE app_id = ? AND status = 'active' ORDER BY created_at, kid`, [appId]);
       await q.run(`UPDATE signing_keys SET status = 'retired', private_key = NULL, retired_at = ? WHERE app_id = ? AND status = 'active'`, [now, appId]);
       return rows.map((r) => r.kid as string);
+    },
+
+    /** Every stored private key, of every app, in a stable order: what `tollgate reseal-keys` and the start-up report go through. */
+    async privateKeys(): Promise<{ appId: string; kid: string; privateKey: string }[]> {
+      const rows = await q.all('SELECT app_id, kid, private_key FROM signing_keys WHERE private_key IS NOT NULL ORDER BY app_id, created_at, kid');
+      return rows.map((r) => ({ appId: r.app_id as string, kid: r.kid as string, privateKey: r.private_key as string }));
+    },
+
+    /** Replaces a stored private key only if it is still `before` (a concurrent retirement or reseal wins). */
+    async replacePrivateKey(appId: string, kid: string, before: string, after: string): Promise<boolean> {
+      return (await q.run('UPDATE signing_keys SET private_key = ? WHERE app_id = ? AND kid = ? AND private_key = ?', [after, appId, kid, before])) === 1;
     },
 
     async setRootPublicKey(appId: string, publicKey: string, now: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { contentStream, fileForDownload } from '../../../domain/files.js';
 import type { Services } from '../../../domain/services.js';
+import type { Downloads } from '../../downloads.js';
 import { errorBody } from '../../errors.js';
 import { header, userCredentials } from '../../client-plugin.js';
 import { contentDisposition, parseRange } from '../../range.js';
@@ -11,7 +12,7 @@ const binary = { 'application/octet-stream': { schema: { type: 'string', format:
 const downloadHeaders = ['ContentDisposition', 'ETag', 'AcceptRanges', 'ContentLength'];
 
 /** GET /files/{file_id}/download (SPEC 4.6): streamed, resumable (Range), verifiable (ETag = SHA-256). */
-export function fileRoutes(app: FastifyInstance, s: Services): void {
+export function fileRoutes(app: FastifyInstance, s: Services, downloads: Downloads): void {
   app.get<{ Params: { file_id: string } }>('/files/:file_id/download', {
     exposeHeadRoute: false,
     config: { limited: 'legacy_auth' },
@@ -55,7 +56,9 @@ export function fileRoutes(app: FastifyInstance, s: Services): void {
       const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, file.size - 1];
       if (range.kind === 'partial') reply.code(206).header('content-range', `bytes ${start}-${end}/${file.size}`);
       reply.header('content-length', String(end - start + 1));
-      return reply.send(contentStream(s, file, start, end));
+      const stream = contentStream(s, file, start, end);
+      downloads.watch(stream, reply.raw, request.log);
+      return reply.send(stream);
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../domain/services.js';
+import type { Downloads } from '../../downloads.js';
 import { requireApp } from '../../client-plugin.js';
 import { signAnswers } from '../../signing.js';
 import { accountRoutes } from './accounts.js';
@@ -10,13 +11,13 @@ import { keyListRoutes } from './keys.js';
 import { sessionRoutes } from './sessions.js';
 
 /** The client interface of SPEC.md, every route behind the application headers. */
-export async function clientRoutes(app: FastifyInstance, s: Services): Promise<void> {
+export async function clientRoutes(app: FastifyInstance, s: Services, downloads: Downloads): Promise<void> {
   requireApp(app, s);
   signAnswers(app, s);
   accountRoutes(app, s);
   sessionRoutes(app, s);
   contextRoutes(app, s);
-  fileRoutes(app, s);
+  fileRoutes(app, s, downloads);
   leaseRoutes(app, s);
   keyListRoutes(app, s);
 }
