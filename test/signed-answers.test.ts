@@ -15,6 +15,7 @@ let app: TestApp;
 let pin: Pin;
 let kid: string;
 let token: string;
+let aliceId: string;
 
 beforeEach(async () => {
   h = await harness();
@@ -22,7 +23,7 @@ beforeEach(async () => {
   const keys = await setUpKeys(h, app);
   pin = { appId: app.id, rootPublicKey: keys.rootPublicKey };
   kid = keys.kid;
-  await h.activeUser(app, 'alice');
+  aliceId = await h.activeUser(app, 'alice');
   token = await h.login(app, 'alice');
 });
 afterEach(async () => h.close());
@@ -227,5 +228,44 @@ describe('browsers (an SDK in an Electron renderer)', () => {
     const c = await send('GET', '/app_context', { headers: { origin } });
     expectVerified(c, 200);
     expect(String(c.res.headers['access-control-expose-headers'])).toMatch(/tollgate-signature.*tollgate-key-cert/);
+  });
+});
+
+describe("a signed banned answer carries the operator's ban_reason (issue 27); an unsigned one keeps the seed's bytes", () => {
+  const appContext = (nonce?: null) => send('GET', '/app_context', { headers: bearer(), ...(nonce === null && { nonce }) });
+
+  it('a user ban with a reason: signed answer carries it (and verifies), unsigned answer is exactly {detail, code}', async () => {
+    await h.ban(app, 'user', aliceId, { reason: 'Chargeback on order 1234' });
+    const signed = await appContext();
+    expectVerified(signed, 403);
+    expect(signed.res.json()).toEqual({ detail: 'This user is banned', code: 'banned', ban_reason: 'Chargeback on order 1234' });
+    const unsigned = await appContext(null);
+    expect(unsigned.res.statusCode).toBe(403);
+    expect(unsigned.res.headers['tollgate-signature']).toBeUndefined();
+    expect(String(unsigned.res.rawPayload)).toBe('{"detail":"This user is banned","code":"banned"}');
+  });
+
+  it('ip, hardware id and license bans carry their own reason; a ban without a reason carries no field', async () => {
+    const ipBan = await h.ban(app, 'ip', '127.0.0.1', { reason: 'abuse from this address' });
+    const c = await appContext();
+    expectVerified(c, 403);
+    expect(c.res.json()).toEqual({ detail: 'Your IP address is banned', code: 'banned', ban_reason: 'abuse from this address' });
+    expect((await h.admin('DELETE', `/apps/${app.id}/bans/${ipBan}`)).statusCode).toBe(204);
+
+    await h.ban(app, 'hardware_id', 'hw-1', { reason: 'stolen device' });
+    const hw = await send('GET', '/app_context', { headers: { ...bearer(), 'x-hardware-id': 'hw-1' } });
+    expectVerified(hw, 403);
+    expect(hw.res.json()).toEqual({ detail: 'This device is banned', code: 'banned', ban_reason: 'stolen device' });
+
+    await h.ban(app, 'hardware_id', 'hw-2');
+    const noReason = await send('GET', '/app_context', { headers: { ...bearer(), 'x-hardware-id': 'hw-2' } });
+    expectVerified(noReason, 403);
+    expect(noReason.res.json()).toEqual({ detail: 'This device is banned', code: 'banned' });
+
+    const { code } = await h.license(app);
+    await h.ban(app, 'license', code, { reason: 'refunded' });
+    const signUp = await send('POST', '/sign_up_with_license_code', { body: JSON.stringify({ code }) });
+    expectVerified(signUp, signUp.res.statusCode);
+    expect(signUp.res.json()).toMatchObject({ code: 'banned', ban_reason: 'refunded' });
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
 import type { ConnectionMemo } from './connection-memo.js';
-import { DomainError } from './errors.js';
+import { BannedError, DomainError } from './errors.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
 import { usersKey, type Services } from './services.js';
@@ -60,18 +60,19 @@ function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
 export function* checkRequestBans(s: Services, ctx: RequestContext, hardwareId: string | null | undefined): Steps<BanSet> {
   let bans = s.caches.bans.peek(ctx.app.id); // a hit at once (steps.ts: no generator per lookup on the hot path)
   if (bans === undefined) bans = yield* wait(s.caches.bans.get(ctx.app.id));
-  if (bans.ip(ctx.ip)) throw banned(s, ctx, 'ip', 'Your IP address is banned', bans.idOf('ip', ctx.ip));
-  if (bans.hardwareId(hardwareId)) throw banned(s, ctx, 'hardware_id', 'This device is banned', bans.idOf('hardware_id', hardwareId!));
+  if (bans.ip(ctx.ip)) throw banned(s, ctx, 'ip', 'Your IP address is banned', bans, ctx.ip);
+  if (bans.hardwareId(hardwareId)) throw banned(s, ctx, 'hardware_id', 'This device is banned', bans, hardwareId!);
   return bans;
 }
 
 /** Every ban refusal: logged (which kind of ban, never its value), counted for the ban (in memory), then answered 403. */
 export function banned(
-  s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', detail: string, banId: string | null, userId?: string,
+  s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', detail: string, bans: BanSet, value: string, userId?: string,
 ): DomainError {
+  const banId = bans.idOf(ban, value);
   events.banHit(s, ctx, ban, userId);
   if (banId) s.stats.banHit(ctx.app.id, banId, ctx.now);
-  return new DomainError('banned', detail);
+  return new BannedError(detail, bans.reasonOf(banId));
 }
 
 /**
@@ -79,9 +80,9 @@ export function banned(
  * created from (for a license-only account the code is its identity).
  */
 export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, user: UserRecord, presentedCode?: string): void {
-  if (bans.user(user.id)) throw banned(s, ctx, 'user', 'This user is banned', bans.idOf('user', user.id), user.id);
+  if (bans.user(user.id)) throw banned(s, ctx, 'user', 'This user is banned', bans, user.id, user.id);
   const code = bans.license(presentedCode) ? presentedCode! : bans.license(user.signupCode) ? user.signupCode! : null;
-  if (code !== null) throw banned(s, ctx, 'license', 'This license is banned', bans.idOf('license', code), user.id);
+  if (code !== null) throw banned(s, ctx, 'license', 'This license is banned', bans, code, user.id);
 }
 
 /**

@@ -12,10 +12,13 @@ export class BanSet {
   private readonly licenses = new Map<string, string>();
   private readonly users = new Map<string, string>();
   private readonly ipBans: { id: string; range: NonNullable<ReturnType<typeof parseIpRange>> }[] = [];
+  /** Each ban's id → the operator's reason, for bans that have one (sent in signed refusals, docs/signing.md). */
+  private readonly reasons = new Map<string, string>();
   private hasIps = false;
 
   constructor(bans: BanRecord[]) {
     for (const ban of bans) {
+      if (ban.reason) this.reasons.set(ban.id, ban.reason);
       switch (ban.type) {
         case 'ip': {
           const range = parseIpRange(ban.value);
@@ -67,6 +70,11 @@ export class BanSet {
       if (inList(one, value) && (!best || ban.range.prefix > best.range.prefix)) best = ban;
     }
     return best?.id ?? null;
+  }
+
+  /** The operator's reason of the ban with this id, or null when it has none. */
+  reasonOf(banId: string | null): string | null {
+    return banId === null ? null : (this.reasons.get(banId) ?? null);
   }
 }
 

@@ -57,6 +57,19 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * A ban refusal. `banReason` is the operator's reason of the ban that matched (null when it has none);
+ * http/ sends it only in signed answers, so unsigned answers keep the seed's bytes (decisions.md, issue 27).
+ */
+export class BannedError extends DomainError {
+  readonly banReason: string | null;
+
+  constructor(detail: string, banReason: string | null) {
+    super('banned', detail);
+    this.banReason = banReason;
+  }
+}
+
 export function validationError(field: string, message: string): DomainError {
   return new DomainError('validation_error', `Invalid request: ${field} ${message}`, [{ field, message }]);
 }

@@ -75,7 +75,7 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   const bans = await run(checkRequestBans(s, ctx, input.hardware_id));
   if (!ctx.app.registrationOpen) throw new DomainError('registration_closed');
   const license = await s.limits.attempt(ctx, { code: input.code }, () => findRedeemableLicense(s, ctx, input.code));
-  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned', bans.idOf('license', license.code));
+  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned', bans, license.code);
 
   const userId = randomUUID();
   let device: string | null = null;

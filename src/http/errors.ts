@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
+import { BannedError, DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
 import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 import { storeRefused } from './outage.js';
@@ -55,6 +55,8 @@ export interface ErrorBody {
   detail: string;
   code: string;
   errors?: FieldError[];
+  /** Only in a signed `banned` answer, when the ban has a reason (decisions.md, issue 27). */
+  ban_reason?: string;
 }
 
 /** Per-route exceptions to the table, declared where the route is (e.g. license sign-up answers invalid_license with 422). */
@@ -131,7 +133,11 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     // signing key) waits for an operator, so clients are told to come back in a minute, not in seconds.
     if (status === 503) reply.header('retry-after', String(RETRY_AFTER_OPERATOR_S));
     // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
-    void reply.code(status).send(errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined));
+    const body = errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined);
+    // The operator's reason goes only to a request that asked for a signed answer: a verified refusal can show it
+    // to the user, and the unsigned answers of the seed's clients keep their bytes (SPEC).
+    if (err instanceof BannedError && err.banReason !== null && request.signing) body.ban_reason = err.banReason;
+    void reply.code(status).send(body);
     return;
   }
   // A database dropped or a file removed under a running node (StoreMissing) is an outage too, not a bug.

@@ -60,6 +60,7 @@ const errorBody = {
     detail: { type: 'string', description: 'A sentence for people; may change between releases' },
     code: { type: 'string', enum: Object.keys(ERRORS), description: 'A stable machine-readable code' },
     errors: { type: 'array', items: ref('FieldError'), description: 'Only on 422: every field at fault' },
+    ban_reason: { type: 'string', description: "Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason" },
   },
 } as const;
 
