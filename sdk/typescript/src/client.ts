@@ -75,6 +75,9 @@ const DAY_MS = 24 * 3600 * 1000;
 /** Header values travel as bytes: send UTF-8, as the server reads them (Node's fetch writes each char as one byte). */
 const headerText = (text: string): string => String.fromCharCode(...new TextEncoder().encode(text));
 
+/** A verified answer's JSON body: parsed only now, the bytes were verified first. */
+const parse = <T>(body: Uint8Array): T => (body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(body))) as T;
+
 export class TollgateClient {
   /** The user of the calls that need one; set by login() (or by you), cleared by logout(). */
   auth: UserAuth | null = null;
@@ -99,6 +102,7 @@ export class TollgateClient {
       {
         baseUrl: options.baseUrl, appKey: options.appKey, appSecret: options.appSecret, pinned, clock, fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
         builtinFetch: options.fetch === undefined, connectTimeoutMs: options.connectTimeoutMs ?? 10_000, timeoutMs: options.timeoutMs ?? 30_000,
+        leaseUserId: async () => (await this.offline.stored())?.user_id ?? null,
         keyRefreshMs: options.keyRefreshMs ?? DAY_MS, serverTimeFloor: options.notBefore ?? SDK_RELEASED_AT,
       },
       memory,
@@ -133,7 +137,10 @@ export class TollgateClient {
 
   /** The application (variables, files) and the user; `auth` defaults to the client's. */
   async getAppContext(auth: UserAuth | null = this.auth): Promise<Answer<'getAppContext'>> {
-    return this.json({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+    const res = await this.transport.send({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+    const context = parse<Answer<'getAppContext'>>(res.body);
+    if (context.user) this.transport.noteUser(res.credentialsSha256, context.user.id);
+    return context;
   }
 
   /** Downloads a file to `destination`, resuming an interrupted download, verified against the signed file hash. */
@@ -146,7 +153,9 @@ export class TollgateClient {
   async createLease(auth: UserAuth | null = this.auth): Promise<LeaseInfo> {
     const headers = { ...(await this.userHeaders(auth)), 'x-hardware-id': headerText(await this.hwid()) };
     const res = await this.transport.send({ method: 'POST', path: '/lease', headers, dropsLease: true });
-    return this.offline.keep(new TextDecoder().decode(res.body), res.t);
+    const lease = await this.offline.keep(new TextDecoder().decode(res.body), res.t);
+    this.transport.noteUser(res.credentialsSha256, lease.userId);
+    return lease;
   }
 
   /**
@@ -195,9 +204,7 @@ export class TollgateClient {
   }
 
   private async json<T>(req: Outgoing): Promise<T> {
-    const res = await this.transport.send(req);
-    // Parsed only now: the bytes were verified first.
-    return (res.body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(res.body))) as T;
+    return parse<T>((await this.transport.send(req)).body);
   }
 
   /**

@@ -29,6 +29,8 @@ export interface TransportOptions {
   keyRefreshMs: number;
   /** A floor for the highest server time (unix ms): the SDK's release time or the app's `notBefore` (amendment F). */
   serverTimeFloor: number;
+  /** The user id of the stored lease (null when none): a refusal drops it only when it is about that user. */
+  leaseUserId: () => Promise<string | null>;
   /** `fetch` is Node's own (not the app's): the connect timeout is given to it. */
   builtinFetch: boolean;
   /** Connect timeout (ms); applied to the built-in fetch only (a custom `fetch` brings its own). */
@@ -57,6 +59,8 @@ export interface Verified {
   headers: Headers;
   body: Uint8Array;
   t: number;
+  /** The digest of the credential headers the request carried (whose answer this is). */
+  credentialsSha256: string;
 }
 
 /** The verified refusals that tell the SDK to drop its lease: a ban, a revoked license, a deleted user, a device reset. */
@@ -69,6 +73,8 @@ const SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000;
 const UNKNOWN_KID_REFRESH_GAP_MS = 60_000;
 /** At most this many key-list fetches a minute for unknown kids, however many an emulator invents. */
 const UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4;
+/** Credential digests remembered with their user (issue 21.2); more are rare (one app, a few users): the map starts again. */
+const USERS_KEPT = 1000;
 /**
  * Amendment D: once an answer signed by a newer key (later not_before) has verified, answers signed by older
  * keys are refused this long after it: every node signs with the new key within the cache TTL (1 s), so an
@@ -82,6 +88,12 @@ export class Transport {
   /** No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one. */
   private retryAt = -Infinity;
   private refreshing = false;
+  /**
+   * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. A refusal
+   * drops the stored lease only when its request's digest maps to the lease's user (in memory: a refusal for
+   * credentials this process never saw accepted keeps the lease).
+   */
+  private readonly users = new Map<string, string>();
 
   constructor(private readonly o: TransportOptions, private readonly memory: Memory) {}
 
@@ -102,7 +114,7 @@ export class Transport {
     // A 413 is answered before the server reads the body: it is signed over the empty body's hash (docs/signing.md).
     const signedOver = response.status === 413 ? { ...sent, body: new Uint8Array(0) } : sent;
     const answer = await this.verify(signedOver, response, await sha256Hex(body));
-    const verified = { status: response.status, headers: response.headers, body, t: answer.t };
+    const verified = { status: response.status, headers: response.headers, body, t: answer.t, credentialsSha256: sent.credentialsSha256 };
     if (response.status >= 500) throw unavailable(response, true, parseError(body).code ?? null);
     if (response.status >= 400) await this.refuse(req, verified);
     return verified;
@@ -240,11 +252,20 @@ export class Transport {
     }
   }
 
-  /** A verified error answer: maybe drop the lease, then throw it as a TollgateError. */
+  /** A verified 2xx named the user of these credentials (app_context, a lease): refusals for them may drop that user's lease. */
+  noteUser(credentialsSha256: string, userId: string): void {
+    if (this.users.size >= USERS_KEPT && !this.users.has(credentialsSha256)) this.users.clear();
+    this.users.set(credentialsSha256, userId);
+  }
+
+  /** A verified error answer: maybe drop the lease (only for a refusal about its user), then throw it as a TollgateError. */
   async refuse(req: Outgoing, answer: Verified): Promise<never> {
     const parsed = parseError(answer.body);
     const code = parsed.code ?? 'unknown_error';
-    if (req.dropsLease && DROP_CODES.has(code)) await this.memory.update((s) => void (s.dropped = true));
+    if (req.dropsLease && DROP_CODES.has(code)) {
+      const about = this.users.get(answer.credentialsSha256);
+      if (about !== undefined && about === (await this.o.leaseUserId())) await this.memory.update((s) => void (s.dropped = true));
+    }
     throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason);
   }
 }

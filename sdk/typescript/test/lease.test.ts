@@ -189,6 +189,22 @@ describe('offline leases', () => {
     expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).not.toBe('ok');
   });
 
+  it("a refusal about another user keeps this user's lease; one about the lease's user drops it (issue 21.2)", async () => {
+    const device = new Device();
+    const { online, userId } = await leased(device);
+    const other = `other${++users}`;
+    await online.signUp({ username: other, password: PASSWORD }); // no membership: inactive
+    await expect(online.getAppContext({ username: other, password: PASSWORD })).rejects.toMatchObject({ code: 'membership_inactive' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+    // Credentials this process never saw accepted: not known to be the lease's user, the lease is kept.
+    await expect(online.getAppContext({ username: 'nobody-known', password: PASSWORD })).rejects.toMatchObject({ code: 'invalid_credentials' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+    // The lease's own user refused: dropped.
+    expect((await server.admin('PATCH', `/apps/${app.id}/users/${userId}`, { active_until: new Date(Date.now() - 60_000).toISOString() })).status).toBe(200);
+    await expect(online.getAppContext()).rejects.toMatchObject({ code: 'membership_inactive' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('dropped');
+  });
+
   it('no lease yet is no_lease; an app without leases answers 403 leases_disabled', async () => {
     const device = new Device();
     expect(await verdictOf((await device.client()).checkLease())).toBe('no_lease');
