@@ -5,6 +5,8 @@
  * own bugs), a LeaseError names its times and the online failure behind it,
  * and checkAccess() renews the lease online only when one is due.
  */
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLeaseStore, TollgateException, TollgateLeaseError, TollgateNetworkError } from '../src/index.js';
 import { freePort, PASSWORD, startServer, type Server, type TestApp } from './server.js';
@@ -36,6 +38,28 @@ describe('the error model', () => {
     expect((err as TollgateNetworkError).reason).toBe('connection');
     expect((err as Error).cause).toBeDefined(); // fetch's own error, for diagnostics
   });
+
+  it('connectTimeoutMs: a connect that never completes ends as a timeout, long before the total timeout', async () => {
+    // A listener with a full accept queue: Linux drops further SYNs, so a connect hangs (Node cannot listen
+    // without accepting; python3 runs the other SDK's suite here anyway).
+    const py = spawn('python3', ['-c', 'import socket,time\ns=socket.socket();s.bind(("127.0.0.1",0));s.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(60)']);
+    try {
+      const port = await new Promise<number>((done) => py.stdout.once('data', (d: Buffer) => done(Number(String(d).trim()))));
+      const filler = connect(port, '127.0.0.1'); // takes the one slot of the queue
+      await new Promise((r) => filler.once('connect', r));
+      const client = server.client(app, { baseUrl: `http://127.0.0.1:${port}`, connectTimeoutMs: 500, timeoutMs: 20_000 });
+      const started = performance.now();
+      const err = await client.getAppContext(null).catch((e: unknown) => e);
+      const elapsed = performance.now() - started;
+      filler.destroy();
+      expect(err).toBeInstanceOf(TollgateNetworkError);
+      expect((err as TollgateNetworkError).reason).toBe('timeout');
+      expect(elapsed).toBeGreaterThanOrEqual(450);
+      expect(elapsed).toBeLessThan(5_000); // neither undici's own 10 s connect timeout nor the total (20 s) ended it
+    } finally {
+      py.kill();
+    }
+  }, 40_000);
 
   it("the app's own bug after a good answer is not a TollgateException: `instanceof TollgateException` cannot mistake it for offline", async () => {
     const { auth } = await user();
