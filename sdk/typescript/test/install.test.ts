@@ -28,7 +28,7 @@ afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true }))
 
 /** npm without the registry: the SDK has no runtime dependencies, so nothing needs fetching. */
 const npm = (cwd: string, ...args: string[]) =>
-  run('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 120_000, env: { ...process.env, npm_config_cache: join(cwd, '.npm-cache') } });
+  run('npm', [...args, '--offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 120_000, env: { ...process.env, npm_config_cache: temp('npm-cache') } });
 
 /** A clean ESM project that installs `spec` and uses the SDK from JavaScript and from TypeScript (types checked). */
 async function consumer(spec: string): Promise<string> {
