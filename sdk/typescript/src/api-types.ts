@@ -52,6 +52,8 @@ export type ErrorBody = {
   code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
   /** Only on 422: every field at fault */
   errors?: FieldError[];
+  /** Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason */
+  ban_reason?: string;
 };
 
 export type FieldError = {

@@ -13,6 +13,7 @@ import { Offline, type LeaseInfo } from './offline.js';
 import { StateKeeper } from './state.js';
 import { FileLeaseStore, type LeaseStore } from './store.js';
 import { Transport, type Clock, type KeyList, type Outgoing } from './transport.js';
+import { TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError, type TollgateException } from './errors.js';
 
 export interface TollgateClientOptions {
   /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
@@ -28,7 +29,12 @@ export interface TollgateClientOptions {
   leaseStore?: LeaseStore;
   /** Injected clocks (tests): wall `now()` and `monotonic()`, both in ms. */
   clock?: Partial<Clock>;
+  /** Your own fetch (a proxy agent, tests). Default: Node's. */
   fetch?: typeof fetch;
+  /** Connect timeout in ms (Node's built-in fetch only). Default 10 000. */
+  connectTimeoutMs?: number;
+  /** Total timeout of a call in ms, from sending to the last byte of the answer (a download: to its headers). Default 30 000. */
+  timeoutMs?: number;
   /** How often the key list is refreshed when no unknown kid forces it. Default: one day. */
   keyRefreshMs?: number;
   /**
@@ -42,6 +48,22 @@ export interface TollgateClientOptions {
 /** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
 export const SDK_RELEASED_AT = Date.UTC(2026, 10, 23);
 
+/**
+ * What checkAccess() answered from: the server (a verified app context; `lease` is the lease now stored, or null)
+ * or the stored lease, with the online failure that led to it.
+ */
+export type Access =
+  | { source: 'online'; context: Answer<'getAppContext'>; /** The lease renewed by this call, null when none was due (or it failed). */ lease: LeaseInfo | null }
+  | { source: 'lease'; lease: LeaseInfo; cause: TollgateException };
+
+/**
+ * The failures after which checkAccess() falls back to the lease: no answer from Tollgate arrived (docs/signing.md,
+ * "The SDK error model"). A verified refusal and a forged answer are not among them.
+ */
+export function noAnswerFromTollgate(err: unknown): err is TollgateException {
+  return err instanceof TollgateNetworkError || err instanceof TollgateUnavailableError || (err instanceof TollgateVerificationError && err.verdict === 'missing_signature');
+}
+
 /** How a call authenticates its user: a session (after login), a license code, or a username and password. */
 export type UserAuth = { sessionToken: string } | { licenseCode: string } | { username: string; password: string };
 
@@ -53,12 +75,17 @@ const DAY_MS = 24 * 3600 * 1000;
 /** Header values travel as bytes: send UTF-8, as the server reads them (Node's fetch writes each char as one byte). */
 const headerText = (text: string): string => String.fromCharCode(...new TextEncoder().encode(text));
 
+/** A verified answer's JSON body: parsed only now, the bytes were verified first. */
+const parse = <T>(body: Uint8Array): T => (body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(body))) as T;
+
 export class TollgateClient {
   /** The user of the calls that need one; set by login() (or by you), cleared by logout(). */
   auth: UserAuth | null = null;
   private readonly transport: Transport;
   private readonly offline: Offline;
   private readonly hwid: () => Promise<string>;
+  /** The app answered leases_disabled: checkAccess() stops asking for leases in this process. */
+  private leasesDisabled = false;
 
   constructor(private readonly options: TollgateClientOptions) {
     const clock: Clock = { now: options.clock?.now ?? Date.now, monotonic: options.clock?.monotonic ?? (() => performance.now()) };
@@ -74,6 +101,8 @@ export class TollgateClient {
     this.transport = new Transport(
       {
         baseUrl: options.baseUrl, appKey: options.appKey, appSecret: options.appSecret, pinned, clock, fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+        builtinFetch: options.fetch === undefined, connectTimeoutMs: options.connectTimeoutMs ?? 10_000, timeoutMs: options.timeoutMs ?? 30_000,
+        leaseUserId: async () => (await this.offline.stored())?.user_id ?? null,
         keyRefreshMs: options.keyRefreshMs ?? DAY_MS, serverTimeFloor: options.notBefore ?? SDK_RELEASED_AT,
       },
       memory,
@@ -108,7 +137,10 @@ export class TollgateClient {
 
   /** The application (variables, files) and the user; `auth` defaults to the client's. */
   async getAppContext(auth: UserAuth | null = this.auth): Promise<Answer<'getAppContext'>> {
-    return this.json({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+    const res = await this.transport.send({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+    const context = parse<Answer<'getAppContext'>>(res.body);
+    if (context.user) this.transport.noteUser(res.credentialsSha256, context.user.id);
+    return context;
   }
 
   /** Downloads a file to `destination`, resuming an interrupted download, verified against the signed file hash. */
@@ -121,7 +153,44 @@ export class TollgateClient {
   async createLease(auth: UserAuth | null = this.auth): Promise<LeaseInfo> {
     const headers = { ...(await this.userHeaders(auth)), 'x-hardware-id': headerText(await this.hwid()) };
     const res = await this.transport.send({ method: 'POST', path: '/lease', headers, dropsLease: true });
-    return this.offline.keep(new TextDecoder().decode(res.body), res.t);
+    const lease = await this.offline.keep(new TextDecoder().decode(res.body), res.t);
+    this.transport.noteUser(res.credentialsSha256, lease.userId);
+    return lease;
+  }
+
+  /**
+   * Online first, the lease when no answer from Tollgate arrived (docs/signing.md, "The SDK error model"): a
+   * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored or its
+   * renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
+   * lease (`source: 'lease'`, the failure as `cause`), which throws TollgateLeaseError (with that `cause`) when it
+   * is not good. A verified refusal (TollgateError) and a forged answer (TollgateVerificationError) are thrown.
+   */
+  async checkAccess(auth: UserAuth | null = this.auth): Promise<Access> {
+    let context: Answer<'getAppContext'>;
+    try {
+      context = await this.getAppContext(auth);
+    } catch (err) {
+      if (!noAnswerFromTollgate(err)) throw err;
+      try {
+        return { source: 'lease', lease: await this.checkLease(), cause: err };
+      } catch (leaseErr) {
+        throw leaseErr instanceof TollgateLeaseError ? leaseErr.withCause(err) : leaseErr;
+      }
+    }
+    return { source: 'online', context, lease: await this.renewLease(auth) };
+  }
+
+  /** The lease renewal of checkAccess(): errors are swallowed (the app is online anyway); the new lease, or null when none was fetched. */
+  private async renewLease(auth: UserAuth | null): Promise<LeaseInfo | null> {
+    if (this.leasesDisabled) return null;
+    try {
+      const stored = await this.offline.stored();
+      if (stored !== null && this.transport.serverNow() < stored.renew_after) return null;
+      return await this.createLease(auth);
+    } catch (err) {
+      if (err instanceof TollgateError && err.code === 'leases_disabled') this.leasesDisabled = true;
+      return null;
+    }
   }
 
   /** Checks the stored lease without network; throws TollgateLeaseError with the verdict unless it is good. Call it periodically while offline. */
@@ -135,9 +204,7 @@ export class TollgateClient {
   }
 
   private async json<T>(req: Outgoing): Promise<T> {
-    const res = await this.transport.send(req);
-    // Parsed only now: the bytes were verified first.
-    return (res.body.length === 0 ? undefined : JSON.parse(new TextDecoder().decode(res.body))) as T;
+    return parse<T>((await this.transport.send(req)).body);
   }
 
   /**

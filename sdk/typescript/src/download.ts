@@ -5,7 +5,7 @@
  */
 import { incrementalSha256 } from './crypto.js';
 import { TollgateVerificationError } from './errors.js';
-import type { Outgoing, Transport } from './transport.js';
+import { networkError, type Outgoing, type Transport } from './transport.js';
 import { downloadLine } from './verify.js';
 
 export interface DownloadResult {
@@ -42,10 +42,8 @@ export async function download(transport: Transport, base: Outgoing, dest: strin
   const { response, sent } = await transport.fetch({ ...base, headers: { ...base.headers, ...headers } });
 
   if (response.status !== 200 && response.status !== 206) {
-    const body = new Uint8Array(await response.arrayBuffer());
-    const { sha256Hex } = await import('./crypto.js');
-    await transport.verify(sent, response, await sha256Hex(body));
-    return transport.refuse(base, { status: response.status, headers: response.headers, body, t: 0 });
+    const body = await response.arrayBuffer().then((b) => new Uint8Array(b), (err: unknown) => Promise.reject(networkError(err, false)));
+    return transport.refuse(base, await transport.answer(base, sent, response, body));
   }
 
   const contentRange = response.headers.get('content-range');
@@ -67,7 +65,13 @@ export async function download(transport: Transport, base: Outgoing, dest: strin
   const out = createWriteStream(part, { flags: start === 0 ? 'w' : 'a' });
   let received = start;
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    const chunks = (response.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    for (;;) {
+      // Only the read is a network failure (the connection dropped mid-file: what arrived is kept for a resume);
+      // an error of onProgress is the app's and stays as it is.
+      const next = await chunks.next().catch((err: unknown) => Promise.reject(networkError(err, false)));
+      if (next.done) break;
+      const chunk = next.value;
       if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
       received += chunk.length;
       opts.onProgress?.(received, Number.isFinite(total) ? total : undefined);

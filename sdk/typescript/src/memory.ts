@@ -35,6 +35,11 @@ export class Memory {
   /** Monotonic reading of the last offline check in this process (runtime is counted between checks). */
   lastTick: number | undefined;
 
+  /** The clock offset this instance knows (server minus local, ms), without a read of the store. */
+  offset(): number {
+    return this.mine.clock_offset_ms;
+  }
+
   constructor(private readonly open: () => Promise<{ store: LeaseStore; keeper: StateKeeper }>) {}
 
   /** Runs `fn` under the store's lock with the stored state re-read and merged with this instance's. */

@@ -6,7 +6,7 @@
  * rollback while a clock set back is.
  */
 import type { Pinned } from './certificate.js';
-import { TollgateLeaseError } from './errors.js';
+import { TollgateLeaseError, type LeaseTimes } from './errors.js';
 import { checkLease, parseLease, type LeasePayload, type LeaseVerdict } from './lease.js';
 
 type LeaseVerdictOrNone = LeaseVerdict | 'no_lease';
@@ -86,7 +86,7 @@ export class Offline {
   async check(): Promise<LeaseInfo> {
     const store = await this.store();
     const hardwareId = await this.hardwareId();
-    let outcome: { verdict: string; info?: LeaseInfo } = { verdict: 'no_lease' };
+    let outcome: { verdict: string; info?: LeaseInfo; times?: Partial<LeaseTimes> } = { verdict: 'no_lease' };
     await this.memory.update(async (s, tampered) => {
       const file = await store.readLease();
       if (file === null) return false;
@@ -104,14 +104,17 @@ export class Offline {
         tampered,
       });
       const ok = check.verdict === 'ok';
-      outcome = { verdict: check.verdict, ...(ok && { info: info(check.payload!, check.renewDue!, used) }) };
+      const p = check.payload;
+      // The times a message can name; from a lease that did not verify they are what it claims, for display only.
+      const times = { lastSeenTime: s.highest_trusted_time || null, ...(p && { expiresAt: p.exp, runtimeLeft: Math.max(0, p.max_offline_runtime_s * 1000 - used) }) };
+      outcome = { verdict: check.verdict, times, ...(ok && { info: info(check.payload!, check.renewDue!, used) }) };
       if (check.payload === undefined || check.payload.seq < s.highest_seq) return false;
       s.runtime_used_ms = used;
       // The local clock only counts as trusted time while it moves forward (and the lease is good).
       if (ok) s.highest_trusted_time = Math.max(s.highest_trusted_time, now);
       return true;
     });
-    if (outcome.info === undefined) throw new TollgateLeaseError(outcome.verdict as Exclude<LeaseVerdictOrNone, 'ok'>);
+    if (outcome.info === undefined) throw new TollgateLeaseError(outcome.verdict as Exclude<LeaseVerdictOrNone, 'ok'>, outcome.times);
     return outcome.info;
   }
 

@@ -3,9 +3,10 @@
  * (highest trusted time, highest seq, offline runtime used, dropped) and the
  * retired kids it learned. Kept in two places with an HMAC whose key derives
  * from the app id and the hardware id: public values, so the MAC only catches
- * accidental edits and naive tampering (edit or delete one file, copy the
- * files to another machine); a determined user can recompute it and rewrite
- * the state. What still holds then: a lease ends at its exp and never
+ * accidental edits and naive tampering (edit, delete or restore one file, copy
+ * the files to another machine); while a lease is kept both copies must be
+ * there and agree. A determined user can recompute the MAC and rewrite the
+ * state, or restore every file and the lease together. What still holds then: a lease ends at its exp and never
  * outlives its key's not_after.
  */
 import { hmacSha256Hex, sha256 } from './crypto.js';
@@ -67,7 +68,7 @@ export function merge(disk: ClientState, mine: ClientState, ownOffset: boolean):
 
 export interface LoadedState {
   state: ClientState;
-  /** The copies disagreed, a MAC failed, or a lease exists with no state at all: the verdict becomes clock_rollback. */
+  /** The copies disagreed, a MAC failed, or a lease exists without both copies: the verdict becomes clock_rollback. */
   tampered: boolean;
 }
 
@@ -98,10 +99,11 @@ export class StateKeeper {
     const [sa, sb] = await Promise.all([this.open(a), this.open(b)]);
     if (sa === 'bad' || sb === 'bad') return { state: freshState(), tampered: true };
     if (sa && sb) return JSON.stringify(sa) === JSON.stringify(sb) ? { state: sa, tampered: false } : { state: freshState(), tampered: true };
-    // One copy gone (a cleaner, a lost folder) is not tampering: the other is whole and its MAC holds.
-    if (sa || sb) return { state: (sa ?? sb)!, tampered: false };
-    // Both gone while a lease is kept: someone wiped the state to reset the clock and the runtime.
-    return { state: freshState(), tampered: (await this.store.readLease()) !== null };
+    // While a lease is kept both copies must be there (issue 21.1): a lone copy cannot prove it is the latest (one
+    // restored from a backup beside a deleted one undid a rollback verdict or a drop), so either copy missing is
+    // tampering until a new lease writes both again. With no lease, a lone copy holds only what was learned online.
+    if ((await this.store.readLease()) !== null) return { state: freshState(), tampered: true };
+    return { state: (sa || sb) ? (sa ?? sb)! : freshState(), tampered: false };
   }
 
   async save(state: ClientState): Promise<void> {

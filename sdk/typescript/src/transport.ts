@@ -6,7 +6,7 @@
  */
 import { newNonce, sha256Hex } from './crypto.js';
 import { utf8 } from './encoding.js';
-import { TollgateError, TollgateVerificationError } from './errors.js';
+import { TollgateError, TollgateException, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError } from './errors.js';
 import type { Memory } from './memory.js';
 import { credentialHeadersSha256, parseSignatureHeader, verifyAnswer, type SignedRequest } from './verify.js';
 import type { Pinned } from './certificate.js';
@@ -29,6 +29,14 @@ export interface TransportOptions {
   keyRefreshMs: number;
   /** A floor for the highest server time (unix ms): the SDK's release time or the app's `notBefore` (amendment F). */
   serverTimeFloor: number;
+  /** The user id of the stored lease (null when none): a refusal drops it only when it is about that user. */
+  leaseUserId: () => Promise<string | null>;
+  /** `fetch` is Node's own (not the app's): the connect timeout is given to it. */
+  builtinFetch: boolean;
+  /** Connect timeout (ms); applied to the built-in fetch only (a custom `fetch` brings its own). */
+  connectTimeoutMs: number;
+  /** Total timeout of one call (ms): sending, waiting and reading the answer (for a download: until its headers). */
+  timeoutMs: number;
 }
 
 export interface Outgoing {
@@ -51,6 +59,8 @@ export interface Verified {
   headers: Headers;
   body: Uint8Array;
   t: number;
+  /** The digest of the credential headers the request carried (whose answer this is). */
+  credentialsSha256: string;
 }
 
 /** The verified refusals that tell the SDK to drop its lease: a ban, a revoked license, a deleted user, a device reset. */
@@ -63,6 +73,8 @@ const SERVER_CLOCK_TOLERANCE_MS = 5 * 60_000;
 const UNKNOWN_KID_REFRESH_GAP_MS = 60_000;
 /** At most this many key-list fetches a minute for unknown kids, however many an emulator invents. */
 const UNKNOWN_KID_LOOKUPS_PER_MINUTE = 4;
+/** Credential digests remembered with their user (issue 21.2); more are rare (one app, a few users): the map starts again. */
+const USERS_KEPT = 1000;
 /**
  * Amendment D: once an answer signed by a newer key (later not_before) has verified, answers signed by older
  * keys are refused this long after it: every node signs with the new key within the cache TTL (1 s), so an
@@ -76,23 +88,44 @@ export class Transport {
   /** No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one. */
   private retryAt = -Infinity;
   private refreshing = false;
+  /**
+   * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. A refusal
+   * drops the stored lease only when its request's digest maps to the lease's user (in memory: a refusal for
+   * credentials this process never saw accepted keeps the lease).
+   */
+  private readonly users = new Map<string, string>();
 
   constructor(private readonly o: TransportOptions, private readonly memory: Memory) {}
 
-  /** Sends the request; returns the answer once verified; throws TollgateVerificationError or, for a verified error, TollgateError. */
+  /**
+   * Sends the request; returns the answer once verified. Throws TollgateNetworkError (no answer),
+   * TollgateUnavailableError (a 5xx), TollgateVerificationError, or, for a verified 4xx, TollgateError.
+   */
   async send(req: Outgoing): Promise<Verified> {
-    const { response, sent } = await this.fetch(req);
-    const body = new Uint8Array(await response.arrayBuffer());
+    const { response, sent, body } = await this.fetch(req, true);
+    return this.answer(req, sent, response, body!);
+  }
+
+  /** The checks of a whole answer: an unsigned 5xx is unavailable, anything else is verified, then a 4xx refused and a 5xx unavailable. */
+  async answer(req: Outgoing, sent: SignedRequest, response: Response, body: Uint8Array): Promise<Verified> {
+    // No signature on a 5xx: the server's own 503 while its database is down, or a proxy's 502. Nothing of it is
+    // trusted, but it is not a forgery either: the service is unavailable (a signed 5xx that fails is a forgery).
+    if (response.status >= 500 && response.headers.get('tollgate-signature') === null) throw unavailable(response, false, null);
     // A 413 is answered before the server reads the body: it is signed over the empty body's hash (docs/signing.md).
     const signedOver = response.status === 413 ? { ...sent, body: new Uint8Array(0) } : sent;
     const answer = await this.verify(signedOver, response, await sha256Hex(body));
-    const verified = { status: response.status, headers: response.headers, body, t: answer.t };
+    const verified = { status: response.status, headers: response.headers, body, t: answer.t, credentialsSha256: sent.credentialsSha256 };
+    if (response.status >= 500) throw unavailable(response, true, parseError(body).code ?? null);
     if (response.status >= 400) await this.refuse(req, verified);
     return verified;
   }
 
-  /** Sends the request and returns the response unread (downloads), with what was sent for a later verify(). */
-  async fetch(req: Outgoing): Promise<{ response: Response; sent: SignedRequest }> {
+  /**
+   * Sends the request with what was sent for a later verify(); with `read`, also the whole body, under the total
+   * timeout; without (downloads), the response unread once its headers came. Network failures and timeouts are
+   * thrown as TollgateNetworkError.
+   */
+  async fetch(req: Outgoing, read = false): Promise<{ response: Response; sent: SignedRequest; body?: Uint8Array }> {
     const url = new URL(this.o.baseUrl.replace(/\/+$/, '') + req.path);
     const body = req.json === undefined ? new Uint8Array(0) : utf8(JSON.stringify(req.json));
     const nonce = newNonce();
@@ -105,9 +138,20 @@ export class Transport {
     };
     // Exactly the credential headers this request carries: the answer must be for them, not for a user a proxy swapped in.
     const sent: SignedRequest = { method: req.method, target: url.pathname + url.search, body, nonce, credentialsSha256: await credentialHeadersSha256(headers) };
-    // No redirects followed: another target would not be what we sign over, and a 3xx from a proxy is unsigned anyway.
-    const response = await this.o.fetch(url, { method: req.method, headers, body: req.json === undefined ? undefined : (body as BodyInit), redirect: 'manual' });
-    return { response, sent };
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(), this.o.timeoutMs);
+    try {
+      const dispatcher = this.o.builtinFetch ? await connectAgent(this.o.connectTimeoutMs) : undefined;
+      // No redirects followed: another target would not be what we sign over, and a 3xx from a proxy is unsigned anyway.
+      const init = { method: req.method, headers, body: req.json === undefined ? undefined : (body as BodyInit), redirect: 'manual', signal: timer.signal, ...(dispatcher ? { dispatcher } : {}) } as RequestInit;
+      const response = await this.o.fetch(url, init);
+      if (!read) return { response, sent };
+      return { response, sent, body: new Uint8Array(await response.arrayBuffer()) };
+    } catch (err) {
+      throw networkError(err, timer.signal.aborted);
+    } finally {
+      clearTimeout(timeout);
+    }
   }
 
   /** Verifies an answer (steps 1–8) and records what a verified answer teaches; throws on any failure. */
@@ -130,6 +174,11 @@ export class Transport {
     }
     await this.learn(check.t!, check.notBefore!);
     return { t: check.t!, kid: check.kid! };
+  }
+
+  /** Server time now, as far as the client knows: the local clock plus the offset of the last verified answer. */
+  serverNow(): number {
+    return this.o.clock.now() + this.memory.offset();
   }
 
   /** The highest server time verified, never below the floor (the SDK's release time or `notBefore`). */
@@ -203,14 +252,70 @@ export class Transport {
     }
   }
 
-  /** A verified error answer: maybe drop the lease, then throw it as a TollgateError. */
-  async refuse(req: Outgoing, answer: Verified): Promise<never> {
-    let parsed: { code?: unknown; detail?: unknown; errors?: unknown } = {};
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(answer.body));
-    } catch {}
-    const code = typeof parsed.code === 'string' ? parsed.code : 'unknown_error';
-    if (req.dropsLease && DROP_CODES.has(code)) await this.memory.update((s) => void (s.dropped = true));
-    throw new TollgateError(answer.status, code, typeof parsed.detail === 'string' ? parsed.detail : '', Array.isArray(parsed.errors) ? parsed.errors : undefined);
+  /** A verified 2xx named the user of these credentials (app_context, a lease): refusals for them may drop that user's lease. */
+  noteUser(credentialsSha256: string, userId: string): void {
+    if (this.users.size >= USERS_KEPT && !this.users.has(credentialsSha256)) this.users.clear();
+    this.users.set(credentialsSha256, userId);
   }
+
+  /** A verified error answer: maybe drop the lease (only for a refusal about its user), then throw it as a TollgateError. */
+  async refuse(req: Outgoing, answer: Verified): Promise<never> {
+    const parsed = parseError(answer.body);
+    const code = parsed.code ?? 'unknown_error';
+    if (req.dropsLease && DROP_CODES.has(code)) {
+      const about = this.users.get(answer.credentialsSha256);
+      if (about !== undefined && about === (await this.o.leaseUserId())) await this.memory.update((s) => void (s.dropped = true));
+    }
+    throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason);
+  }
+}
+
+/** The error body's fields, each only when of the right type. */
+function parseError(body: Uint8Array): { code?: string; detail: string; errors?: { field: string; message: string }[]; banReason: string | null } {
+  let parsed: { code?: unknown; detail?: unknown; errors?: unknown; ban_reason?: unknown } = {};
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch {}
+  return {
+    ...(typeof parsed.code === 'string' && { code: parsed.code }),
+    detail: typeof parsed.detail === 'string' ? parsed.detail : '',
+    ...(Array.isArray(parsed.errors) && { errors: parsed.errors }),
+    banReason: typeof parsed.ban_reason === 'string' ? parsed.ban_reason : null,
+  };
+}
+
+function unavailable(response: Response, verified: boolean, code: string | null): TollgateUnavailableError {
+  const retry = /^\s*(\d+)\s*$/.exec(response.headers.get('retry-after') ?? '');
+  return new TollgateUnavailableError(response.status, verified, code, retry ? Number(retry[1]) : null);
+}
+
+/** Undici's codes for a connect or read that took too long (its own timeouts, below ours). */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+/** Any failure of the exchange itself (never of the app's code) as a TollgateNetworkError; the SDK's own errors pass. */
+export function networkError(err: unknown, timedOut: boolean): TollgateException {
+  if (err instanceof TollgateException) return err;
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const timeout = timedOut || (code !== undefined && TIMEOUT_CODES.has(code));
+  const what = typeof cause?.message === 'string' ? cause.message : err instanceof Error ? err.message : String(err);
+  return new TollgateNetworkError(timeout ? 'timeout' : 'connection', timedOut ? 'no answer within the total timeout' : what, { cause: err });
+}
+
+/**
+ * An agent of Node's built-in fetch (undici) with our connect timeout. Node does not export undici's Agent, but
+ * its global dispatcher is one (under a registered symbol, created by the first fetch): a new one of its class
+ * takes the connect timeout. Where that is not so, fetch keeps undici's own connect timeout (10 s).
+ */
+const agents = new Map<number, unknown>();
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+async function connectAgent(connectTimeoutMs: number): Promise<unknown> {
+  let agent = agents.get(connectTimeoutMs);
+  if (agent !== undefined) return agent;
+  const g = globalThis as Record<symbol, unknown>;
+  if (g[GLOBAL_DISPATCHER] === undefined) await fetch('data:,').catch(() => undefined);
+  const Agent = (g[GLOBAL_DISPATCHER] as { constructor?: new (o: unknown) => unknown } | undefined)?.constructor;
+  agent = Agent && Agent !== Object ? new Agent({ connect: { timeout: connectTimeoutMs } }) : null;
+  agents.set(connectTimeoutMs, agent);
+  return agent ?? undefined;
 }

@@ -133,13 +133,19 @@ describe('offline leases', () => {
     expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('dropped');
   });
 
-  it('tampered state is a rollback: a copy edited, or both wiped while the lease is kept; one lost copy is not', async () => {
+  it('tampered state is a rollback: a copy edited, one or both deleted while the lease is kept (issue 21.1)', async () => {
     const device = new Device();
     await leased(device);
     const [a, b] = [join(device.folders.data, 'state.json'), join(device.folders.state, 'state.json')];
     const original = readFileSync(a, 'utf8');
     rmSync(b);
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('clock_rollback');
+    writeFileSync(b, original);
     expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+    rmSync(a);
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('clock_rollback');
+    writeFileSync(a, original);
+    rmSync(b);
     const record = JSON.parse(readFileSync(a, 'utf8'));
     const state = JSON.parse(record.state);
     writeFileSync(a, JSON.stringify({ ...record, state: JSON.stringify({ ...state, runtime_used_ms: 0, highest_trusted_time: 0 }) }));
@@ -150,6 +156,53 @@ describe('offline leases', () => {
     rmSync(a);
     rmSync(b);
     expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('clock_rollback');
+  });
+
+  it('one copy restored from a backup and the other deleted does not undo a clock_rollback (issue 21.1)', async () => {
+    const device = new Device();
+    const { online } = await leased(device);
+    const [a, b] = [join(device.folders.data, 'state.json'), join(device.folders.state, 'state.json')];
+    const backup = readFileSync(a, 'utf8');
+    device.shift = 50 * 60_000; // the issue's "+20 h" within this app's 1 h grace
+    const offline = await device.client('http://127.0.0.1:9');
+    expect(await verdictOf(offline.checkLease())).toBe('ok');
+    device.shift = 0;
+    expect(await verdictOf(offline.checkLease())).toBe('clock_rollback');
+    writeFileSync(a, backup);
+    rmSync(b);
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('clock_rollback');
+    // A new lease from the server writes both copies again.
+    await online.createLease();
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+  });
+
+  it('one copy restored from a backup and the other deleted does not bring back a lease dropped by membership_inactive (issue 21.1)', async () => {
+    const device = new Device();
+    const { online, userId } = await leased(device);
+    const [a, b] = [join(device.folders.data, 'state.json'), join(device.folders.state, 'state.json')];
+    const backup = readFileSync(a, 'utf8');
+    expect((await server.admin('PATCH', `/apps/${app.id}/users/${userId}`, { active_until: new Date(Date.now() - 60_000).toISOString() })).status).toBe(200);
+    await expect(online.getAppContext()).rejects.toMatchObject({ code: 'membership_inactive' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('dropped');
+    writeFileSync(a, backup);
+    rmSync(b);
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).not.toBe('ok');
+  });
+
+  it("a refusal about another user keeps this user's lease; one about the lease's user drops it (issue 21.2)", async () => {
+    const device = new Device();
+    const { online, userId } = await leased(device);
+    const other = `other${++users}`;
+    await online.signUp({ username: other, password: PASSWORD }); // no membership: inactive
+    await expect(online.getAppContext({ username: other, password: PASSWORD })).rejects.toMatchObject({ code: 'membership_inactive' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+    // Credentials this process never saw accepted: not known to be the lease's user, the lease is kept.
+    await expect(online.getAppContext({ username: 'nobody-known', password: PASSWORD })).rejects.toMatchObject({ code: 'invalid_credentials' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
+    // The lease's own user refused: dropped.
+    expect((await server.admin('PATCH', `/apps/${app.id}/users/${userId}`, { active_until: new Date(Date.now() - 60_000).toISOString() })).status).toBe(200);
+    await expect(online.getAppContext()).rejects.toMatchObject({ code: 'membership_inactive' });
+    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('dropped');
   });
 
   it('no lease yet is no_lease; an app without leases answers 403 leases_disabled', async () => {

@@ -1,0 +1,121 @@
+/**
+ * TollgateClient: a typed call per client endpoint, each sent with a fresh
+ * nonce and verified against the pinned root before its body is parsed
+ * (docs/signing.md). A failed verification is a thrown
+ * TollgateVerificationError; a verified error answer a thrown TollgateError.
+ */
+import type { Operations } from './api-types.js';
+import { type DownloadOptions, type DownloadResult } from './download.js';
+import { type LeaseInfo } from './offline.js';
+import { type LeaseStore } from './store.js';
+import { type Clock, type KeyList } from './transport.js';
+import { type TollgateException } from './errors.js';
+export interface TollgateClientOptions {
+    /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
+    baseUrl: string;
+    appKey: string;
+    appSecret: string;
+    /** Pinned: the app id and the public root key printed by `tollgate keys init`. */
+    appId: string;
+    rootPublicKey: string;
+    /** This device's id (sent as x-hardware-id / hardware_id, binds leases). Default: hardwareId(appId) from the OS machine id, when first needed. */
+    hardwareId?: string;
+    /** Where the lease and the rollback state live. Default: files in the user's app-data folders (Node). */
+    leaseStore?: LeaseStore;
+    /** Injected clocks (tests): wall `now()` and `monotonic()`, both in ms. */
+    clock?: Partial<Clock>;
+    /** Your own fetch (a proxy agent, tests). Default: Node's. */
+    fetch?: typeof fetch;
+    /** Connect timeout in ms (Node's built-in fetch only). Default 10 000. */
+    connectTimeoutMs?: number;
+    /** Total timeout of a call in ms, from sending to the last byte of the answer (a download: to its headers). Default 30 000. */
+    timeoutMs?: number;
+    /** How often the key list is refreshed when no unknown kid forces it. Default: one day. */
+    keyRefreshMs?: number;
+    /**
+     * A floor for the server time this install has seen (unix ms), e.g. your app's build time. Default: the SDK's
+     * release time (SDK_RELEASED_AT). A key that ended before it is refused from the first answer on, so a leaked
+     * private key of an ended key cannot sign a back-dated answer or lease for a fresh install (amendment F).
+     */
+    notBefore?: number;
+}
+/** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
+export declare const SDK_RELEASED_AT: number;
+/**
+ * What checkAccess() answered from: the server (a verified app context; `lease` is the lease now stored, or null)
+ * or the stored lease, with the online failure that led to it.
+ */
+export type Access = {
+    source: 'online';
+    context: Answer<'getAppContext'>; /** The lease renewed by this call, null when none was due (or it failed). */
+    lease: LeaseInfo | null;
+} | {
+    source: 'lease';
+    lease: LeaseInfo;
+    cause: TollgateException;
+};
+/**
+ * The failures after which checkAccess() falls back to the lease: no answer from Tollgate arrived (docs/signing.md,
+ * "The SDK error model"). A verified refusal and a forged answer are not among them.
+ */
+export declare function noAnswerFromTollgate(err: unknown): err is TollgateException;
+/** How a call authenticates its user: a session (after login), a license code, or a username and password. */
+export type UserAuth = {
+    sessionToken: string;
+} | {
+    licenseCode: string;
+} | {
+    username: string;
+    password: string;
+};
+type Body<K extends keyof Operations> = Operations[K]['body'];
+type Answer<K extends keyof Operations> = Operations[K]['answer'];
+export declare class TollgateClient {
+    private readonly options;
+    /** The user of the calls that need one; set by login() (or by you), cleared by logout(). */
+    auth: UserAuth | null;
+    private readonly transport;
+    private readonly offline;
+    private readonly hwid;
+    /** The app answered leases_disabled: checkAccess() stops asking for leases in this process. */
+    private leasesDisabled;
+    constructor(options: TollgateClientOptions);
+    signUp(body: Body<'signUp'>): Promise<Answer<'signUp'>>;
+    signUpWithLicenseCode(body: Body<'signUpWithLicenseCode'>): Promise<Answer<'signUpWithLicenseCode'>>;
+    activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>>;
+    /** Logs in; the session is then used by the calls that need a user. */
+    login(body: Body<'login'>): Promise<Answer<'login'>>;
+    logout(): Promise<void>;
+    /** The application (variables, files) and the user; `auth` defaults to the client's. */
+    getAppContext(auth?: UserAuth | null): Promise<Answer<'getAppContext'>>;
+    /** Downloads a file to `destination`, resuming an interrupted download, verified against the signed file hash. */
+    downloadFile(fileId: string, destination: string, opts?: DownloadOptions & {
+        auth?: UserAuth | null;
+    }): Promise<DownloadResult>;
+    /** Fetches an offline lease for this user and device and keeps it in the lease store. */
+    createLease(auth?: UserAuth | null): Promise<LeaseInfo>;
+    /**
+     * Online first, the lease when no answer from Tollgate arrived (docs/signing.md, "The SDK error model"): a
+     * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored or its
+     * renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
+     * lease (`source: 'lease'`, the failure as `cause`), which throws TollgateLeaseError (with that `cause`) when it
+     * is not good. A verified refusal (TollgateError) and a forged answer (TollgateVerificationError) are thrown.
+     */
+    checkAccess(auth?: UserAuth | null): Promise<Access>;
+    /** The lease renewal of checkAccess(): errors are swallowed (the app is online anyway); the new lease, or null when none was fetched. */
+    private renewLease;
+    /** Checks the stored lease without network; throws TollgateLeaseError with the verdict unless it is good. Call it periodically while offline. */
+    checkLease(): Promise<LeaseInfo>;
+    /** GET /signing_keys; also refreshes the retired kids the client refuses. */
+    getSigningKeys(): Promise<KeyList>;
+    private json;
+    /**
+     * The hardware id for a call that takes one: the app's, else the default hardwareId(appId) (amendment F: on
+     * every such call, so device authentication sees the same id on login as on /lease). Undefined only when the
+     * OS has no machine id and the app gave none (the call then goes without, as the server allows).
+     */
+    private deviceId;
+    private withHardware;
+    private userHeaders;
+}
+export {};

@@ -1,0 +1,98 @@
+/**
+ * The SDK error model (docs/signing.md, "The SDK error model"), the same in the
+ * TypeScript, Python and C++ SDKs: every error the SDK throws on purpose is a
+ * TollgateException, so `instanceof TollgateException` never catches a bug of
+ * the app (a TypeError from `files[1].id` stays a TypeError).
+ */
+import type { AnswerVerdict } from './verify.js';
+import type { LeaseVerdict } from './lease.js';
+/** The base of every error the SDK throws about Tollgate (never thrown itself). */
+export declare class TollgateException extends Error {
+    readonly name: string;
+}
+/** No answer arrived: connection refused or reset, DNS, TLS, or the connect or total timeout. */
+export declare class TollgateNetworkError extends TollgateException {
+    /** 'timeout': the connect or total timeout expired; 'connection': anything else that stopped the exchange. */
+    readonly reason: 'timeout' | 'connection';
+    readonly name = "TollgateNetworkError";
+    constructor(
+    /** 'timeout': the connect or total timeout expired; 'connection': anything else that stopped the exchange. */
+    reason: 'timeout' | 'connection', message: string, options?: {
+        cause?: unknown;
+    });
+}
+/**
+ * A 5xx: the server (or something in front of it) cannot answer now. `verified` false: the answer was unsigned
+ * (the server's own 503 while its database is down, or a proxy's 502); true: a signed 5xx, with its `code`.
+ */
+export declare class TollgateUnavailableError extends TollgateException {
+    readonly status: number;
+    readonly verified: boolean;
+    /** The verified answer's code; null when unverified (an unsigned body is not trusted). */
+    readonly code: string | null;
+    /** Seconds from the Retry-After header, when one came (a hint only: unverified when `verified` is false). */
+    readonly retryAfter: number | null;
+    readonly name = "TollgateUnavailableError";
+    constructor(status: number, verified: boolean, 
+    /** The verified answer's code; null when unverified (an unsigned body is not trusted). */
+    code: string | null, 
+    /** Seconds from the Retry-After header, when one came (a hint only: unverified when `verified` is false). */
+    retryAfter: number | null);
+}
+/**
+ * An answer that did not verify (docs/signing.md): it may come from an
+ * emulator, a replay or a tampering proxy, so nothing of it is returned.
+ * Thrown, never returned, so an app cannot use such an answer by accident.
+ */
+export declare class TollgateVerificationError extends TollgateException {
+    readonly verdict: Exclude<AnswerVerdict, 'ok'>;
+    /** The HTTP status received, for diagnostics only: it is not trusted. */
+    readonly unverifiedStatus?: number | undefined;
+    readonly name = "TollgateVerificationError";
+    constructor(verdict: Exclude<AnswerVerdict, 'ok'>, 
+    /** The HTTP status received, for diagnostics only: it is not trusted. */
+    unverifiedStatus?: number | undefined);
+}
+/** A verified refusal (4xx) of the server: its status and stable `code` (src/http/errors.ts). Also exported as TollgateRefusedError. */
+export declare class TollgateError extends TollgateException {
+    readonly status: number;
+    readonly code: string;
+    readonly detail: string;
+    readonly fieldErrors?: {
+        field: string;
+        message: string;
+    }[] | undefined;
+    /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
+    readonly banReason: string | null;
+    readonly name = "TollgateError";
+    constructor(status: number, code: string, detail: string, fieldErrors?: {
+        field: string;
+        message: string;
+    }[] | undefined, 
+    /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
+    banReason?: string | null);
+}
+/** The model's name for a verified refusal. */
+export { TollgateError as TollgateRefusedError };
+/** What a LeaseError knows about the lease, each null when unknown (no lease, or one that did not parse). */
+export interface LeaseTimes {
+    /** The lease's exp (unix ms, server time). */
+    expiresAt: number | null;
+    /** The highest trusted time the client remembers (unix ms). */
+    lastSeenTime: number | null;
+    /** Offline runtime left (ms). */
+    runtimeLeft: number | null;
+}
+/** No usable offline lease: the verdict says why (docs/signing.md's list). */
+export declare class TollgateLeaseError extends TollgateException {
+    readonly verdict: Exclude<LeaseVerdict, 'ok'> | 'no_lease';
+    readonly name = "TollgateLeaseError";
+    readonly expiresAt: number | null;
+    readonly lastSeenTime: number | null;
+    readonly runtimeLeft: number | null;
+    /** checkAccess(): the online failure that led to the lease; null when the lease was checked on its own. */
+    readonly cause: TollgateException | null;
+    constructor(verdict: Exclude<LeaseVerdict, 'ok'> | 'no_lease', times?: Partial<LeaseTimes>, cause?: TollgateException | null);
+    /** The same verdict and times, with the online failure that led to the lease check. */
+    withCause(cause: TollgateException): TollgateLeaseError;
+}
