@@ -1,7 +1,8 @@
 """examples/quickstart.py run as a vendor would, against the real server,
 as a subprocess: online (redeem a code, membership, variable, a resumed
-download, a lease), then offline on the lease, then a ban seen online, then
-offline again, then behind the server's unsigned 503."""
+download, a lease), then offline on the lease, then behind the server's
+unsigned 503, then a ban seen online, then offline again (the lease is
+dropped)."""
 import hashlib
 import json
 import os
@@ -68,18 +69,6 @@ def test_the_quickstart_against_the_real_server(server, tmp_path):
     rc, out = run(env)  # a second run online: the code is already redeemed, the download whole, the lease not due yet
     assert rc == 0 and "license code already redeemed" in out and "(whole)" in out and "offline lease #1" in out, out
 
-    user = server.client(app).get_app_context(__import__("tollgate").LicenseCodeAuth(code)).user
-    server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user.id})
-    rc, out = run(env)
-    print(out)
-    assert rc == 1 and "server refused: banned (403)" in out, out
-    # Issue 21.2's rule: this process never had an answer naming the user for these credentials (the code was redeemed
-    # by an earlier run), so the refusal cannot be tied to the lease's user and the lease is kept. A process that saw
-    # the user online drops it (test_state_gaps.py).
-    rc, out = run({**env, "TOLLGATE_URL": "http://127.0.0.1:9"})
-    print(out)
-    assert rc == 0 and "offline: lease #1 ok until" in out, out
-
     # The server's own unsigned 503 (database down) falls back to the lease instead of crashing (issue 27.4).
     from conftest import Answer, Proxy
 
@@ -88,3 +77,13 @@ def test_the_quickstart_against_the_real_server(server, tmp_path):
         rc, out = run({**env, "TOLLGATE_URL": down.url})
     print(out)
     assert rc == 0 and "offline: lease #1 ok until" in out and "503" in out, out
+
+    user = server.client(app).get_app_context(__import__("tollgate").LicenseCodeAuth(code)).user
+    server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user.id})
+    rc, out = run(env)
+    print(out)
+    assert rc == 1 and "server refused: banned (403)" in out, out
+    # A fresh process that never saw the user online: the signed refusal names the lease's user, so the lease is dropped.
+    rc, out = run({**env, "TOLLGATE_URL": "http://127.0.0.1:9"})
+    print(out)
+    assert rc == 4 and "offline lease refused: dropped" in out, out

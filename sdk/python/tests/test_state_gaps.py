@@ -1,5 +1,6 @@
 """Issue 21 items 1-3 (designs in docs/signing.md): a partial restore of the state copies is tampering while a lease
-is stored; a verified refusal drops the lease only when it was about the lease's user; a key list that cannot be
+is stored; a verified refusal drops the lease only when it was about the lease's user (the user_id it names, else
+an IP or hardware-id ban, else credentials known to be the lease user's); a key list that cannot be
 fetched or verified does not fail the call whose own answer verified."""
 import shutil
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import PASSWORD, Answer, Proxy
 from test_lease import OFFLINE, Device, counter, leased, verdict_of
-from tollgate import MemoryLeaseStore, PasswordAuth, TollgateError
+from tollgate import MemoryLeaseStore, PasswordAuth, TollgateError, TollgateLeaseError
 
 HOURS = 3600 * 1000
 
@@ -65,42 +66,76 @@ class TestPartialRestore:
 
 
 class TestRefusalAboutAnotherUser:
-    def test_only_the_lease_users_refusal_drops_it(self, server, app):
+    """Issue 21.2, second version: a signed refusal names the user it is about (`user_id`); that decides whether the
+    lease goes, also in a fresh process that never saw the user online."""
+
+    def refused(self, client, auth=None):
+        with pytest.raises(TollgateError) as refused:
+            client.check_access(auth) if auth is not None else client.check_access()
+        return refused.value
+
+    def test_a_fresh_process_drops_the_lease_when_its_user_is_banned(self, server, app, tmp_path):
+        device = Device(server, app, tmp_path)
+        _, _, _, a = leased(server, app, device)
+        server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": a})
+        fresh = device.client()  # nothing in memory: no answer in this process named A
+        err = self.refused(fresh, PasswordAuth(f"user{counter[0]}", PASSWORD))
+        assert (err.code, err.user_id) == ("banned", a)
+        assert verdict_of(device.client(OFFLINE)) == "dropped"
+
+    def test_another_users_membership_inactive_keeps_the_lease(self, server, app, tmp_path):
+        device = Device(server, app, tmp_path)
+        _, _, _, a = leased(server, app, device)
+        b = server.client(app).sign_up(f"inactive-b{counter[0]}", PASSWORD).id  # no license: no membership
+        fresh = device.client()
+        err = self.refused(fresh, PasswordAuth(f"inactive-b{counter[0]}", PASSWORD))
+        assert (err.code, err.user_id) == ("membership_inactive", b)
+        assert verdict_of(device.client(OFFLINE)) == "ok"
+        assert device.client(OFFLINE).check_lease().user_id == a
+
+    def test_an_ip_ban_drops_the_lease(self, server, tmp_path):
+        app = server.app(offline_grace_seconds=7 * 24 * 3600)  # its own app: the ban shuts out every test's requests
+        device = Device(server, app, tmp_path)
+        leased(server, app, device)
+        server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "ip", "value": "127.0.0.1"})
+        err = self.refused(device.client(), PasswordAuth(f"user{counter[0]}", PASSWORD))
+        assert (err.code, err.user_id) == ("banned", None)  # this machine, nobody in particular
+        assert verdict_of(device.client(OFFLINE)) == "dropped"
+
+    def test_another_users_wrong_password_keeps_the_lease(self, server, app, tmp_path):
+        device = Device(server, app, tmp_path)
+        _, online, _, _ = leased(server, app, device)
+        server.active_user(app, f"other-b{counter[0]}", 60)
+        err = self.refused(device.client(), PasswordAuth(f"other-b{counter[0]}", "a wrong password"))
+        assert (err.code, err.user_id) == ("invalid_credentials", None)
+        assert verdict_of(online) == "ok"
+
+    def test_a_refusal_naming_nobody_drops_the_lease_for_credentials_known_to_be_its_users(self, server, app, tmp_path):
+        device = Device(server, app, tmp_path)
+        online, _, _, a = leased(server, app, device)
+        password = PasswordAuth(f"user{counter[0]}", PASSWORD)
+        assert online.get_app_context(password).user.id == a  # a verified answer names A for these credentials
+        server.must(204, "DELETE", f"/apps/{app.id}/users/{a}")
+        err = self.refused(online, password)
+        assert (err.code, err.user_id) == ("invalid_credentials", None)
+        assert verdict_of(device.client(OFFLINE)) == "dropped"
+
+    def test_a_known_user_banned_on_the_same_client_leaves_the_other_users_lease(self, server, app):
         store = MemoryLeaseStore()
         a = server.active_user(app, "lease-user-a", 60)
-        server.active_user(app, "lease-user-b", 60)
-        b_id = server.client(app).get_app_context(PasswordAuth("lease-user-b", PASSWORD)).user.id
+        b_id = server.active_user(app, "lease-user-b", 60)
         client = server.client(app, lease_store=store)
         client.login("lease-user-a", PASSWORD)
         assert client.create_lease().user_id == a
-        # B is known to this client (a verified answer named B), then loses the membership.
         assert client.get_app_context(PasswordAuth("lease-user-b", PASSWORD)).user.id == b_id
         server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": b_id})
-        with pytest.raises(TollgateError) as refused:
-            client.get_app_context(PasswordAuth("lease-user-b", PASSWORD))
-        assert refused.value.code == "banned"
-        assert client.check_lease().user_id == a  # B's refusal leaves A's lease alone
-        # Credentials this client never saw verified: kept too.
-        with pytest.raises(TollgateError):
-            client.get_app_context(PasswordAuth("lease-user-b", "a wrong password"))
+        assert self.refused(client, PasswordAuth("lease-user-b", PASSWORD)).user_id == b_id
         assert client.check_lease().user_id == a
         server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": a})
-        with pytest.raises(TollgateError):
-            client.get_app_context()
-        with pytest.raises(Exception) as dropped:
+        assert self.refused(client).user_id == a
+        with pytest.raises(TollgateLeaseError) as dropped:
             client.check_lease()
         assert dropped.value.verdict == "dropped"
-
-    def test_a_new_process_drops_once_a_verified_answer_named_the_user(self, server, app, tmp_path):
-        device = Device(server, app, tmp_path)
-        _, _, _, user_id = leased(server, app, device)
-        restarted = device.client()
-        restarted.login(f"user{counter[0]}", PASSWORD)
-        restarted.get_app_context()  # names the user: these credentials are the lease's user's
-        server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user_id})
-        with pytest.raises(TollgateError):
-            restarted.get_app_context()
-        assert verdict_of(device.client(OFFLINE)) == "dropped"
 
 
 def test_a_key_list_that_cannot_be_verified_does_not_fail_a_verified_answer(server):

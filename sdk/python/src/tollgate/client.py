@@ -101,7 +101,8 @@ class TollgateClient:
         #: Set by a verified leases_disabled: check_access() stops trying to renew a lease this app does not offer.
         self._leases_disabled = False
         # Whose credentials are whose (issue 21.2), in memory only: credential digest -> user id, from verified answers
-        # that name the user, and the digest of the request that stored the lease in this process.
+        # that name the user, and the digest of the request that stored the lease in this process. Consulted only for
+        # a refusal that names no user (see _about_lease_user).
         self._users: Dict[str, str] = {}
         self._lease_digest: Optional[str] = None
         self._transport.may_drop = self._about_lease_user
@@ -241,12 +242,19 @@ class TollgateClient:
     def _remember(self, digest: str, user_id: str) -> None:
         self._users[digest] = user_id
 
-    def _about_lease_user(self, digest: str) -> bool:
-        """Whether a verified refusal of a request with these credentials is about the stored lease's user (issue 21.2):
-        a refusal of another user, or of credentials never seen answered for anyone, leaves the lease alone."""
+    def _about_lease_user(self, code: str, user_id: Optional[str], digest: str) -> bool:
+        """Whether a verified refusal with a drop code is about the stored lease's user (issue 21.2, docs/signing.md).
+        The server names the user it refused (`user_id`) whenever the credentials identified one: that decides. A
+        `banned` naming nobody is an IP or hardware-id ban, this machine's. Any other refusal naming nobody
+        (invalid_credentials, invalid_license) drops the lease only for credentials this process knows are the lease
+        user's: a stranger's wrong password must not end the lease."""
         stored = self._offline.stored()
         if stored is None:
             return True  # no lease to protect: the drop marks the state as before
+        if user_id is not None:
+            return user_id == stored.user_id
+        if code == "banned":
+            return True
         return digest == self._lease_digest or self._users.get(digest) == stored.user_id
 
     def _json(self, req: Outgoing) -> Any:

@@ -32,7 +32,10 @@ class TollgateError(TollgateException):
     """A verified refusal (a signed 4xx) of the server: its status and stable `code` (src/http/errors.ts). Also
     exported as TollgateRefusedError, the error model's name (docs/signing.md)."""
 
-    def __init__(self, status: int, code: str, detail: str, field_errors: Optional[List[FieldError]] = None, ban_reason: Optional[str] = None) -> None:
+    def __init__(
+        self, status: int, code: str, detail: str, field_errors: Optional[List[FieldError]] = None, ban_reason: Optional[str] = None,
+        user_id: Optional[str] = None,
+    ) -> None:
         super().__init__(f"{status} {code}: {detail}" + (f" ({ban_reason})" if ban_reason else ""))
         self.status = status
         self.code = code
@@ -41,6 +44,9 @@ class TollgateError(TollgateException):
         self.field_errors = field_errors
         #: On `banned`: the operator's reason, when the ban has one (a signed field: show it to the user as is).
         self.ban_reason = ban_reason
+        #: The user the refusal is about, when the request's credentials identified one (membership_inactive,
+        #: device_mismatch, device_limit, a user or license ban); None otherwise. A signed field.
+        self.user_id = user_id
 
 
 #: The error model's name for a verified refusal.

@@ -222,8 +222,9 @@ class Transport:
         self._refreshing = False
         #: No key-list fetch on the way before this (monotonic): set a minute ahead by a failed one.
         self._retry_at = float("-inf")
-        #: Whether a verified refusal of a request with these credentials (digest) may drop the stored lease (21.2).
-        self.may_drop: Callable[[str], bool] = lambda _digest: True
+        #: Whether a verified refusal (code, the user_id it names or None, the request's credential digest) may drop
+        #: the stored lease (issue 21.2).
+        self.may_drop: Callable[[str, Optional[str], str], bool] = lambda _code, _user_id, _digest: True
 
     def _opener(self, deadline: _Deadline) -> urllib.request.OpenerDirector:
         handlers: list = [_NoRedirect(), _TimedHTTP(deadline), _TimedHTTPS(deadline)]
@@ -390,7 +391,8 @@ class Transport:
         """A verified error answer: maybe drop the lease, then raise it as a TollgateError."""
         parsed = _error_body(answer.body)
         code = parsed.get("code") if isinstance(parsed.get("code"), str) else "unknown_error"
-        if req.drops_lease and code in DROP_CODES and self.may_drop(answer.credentials):
+        user_id = parsed.get("user_id") if isinstance(parsed.get("user_id"), str) else None
+        if req.drops_lease and code in DROP_CODES and self.may_drop(code, user_id, answer.credentials):
             self.memory.update(lambda s, _t: s.__setitem__("dropped", True))
         detail = parsed.get("detail") if isinstance(parsed.get("detail"), str) else ""
         errors = parsed.get("errors")
@@ -398,7 +400,7 @@ class Transport:
         if isinstance(errors, list):
             field_errors = [FieldError(str(e.get("field", "")), str(e.get("message", ""))) for e in errors if isinstance(e, dict)]
         ban_reason = parsed.get("ban_reason") if isinstance(parsed.get("ban_reason"), str) else None
-        raise TollgateError(answer.status, code, detail, field_errors, ban_reason)
+        raise TollgateError(answer.status, code, detail, field_errors, ban_reason, user_id)
 
 
 def _error_body(body: bytes) -> Dict[str, Any]:
