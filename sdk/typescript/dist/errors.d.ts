@@ -64,13 +64,17 @@ export declare class TollgateError extends TollgateException {
     }[] | undefined;
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
     readonly banReason: string | null;
+    /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
+    readonly userId: string | null;
     readonly name = "TollgateError";
     constructor(status: number, code: string, detail: string, fieldErrors?: {
         field: string;
         message: string;
     }[] | undefined, 
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
-    banReason?: string | null);
+    banReason?: string | null, 
+    /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
+    userId?: string | null);
 }
 /** The model's name for a verified refusal. */
 export { TollgateError as TollgateRefusedError };

@@ -59,16 +59,20 @@ export class TollgateError extends TollgateException {
     detail;
     fieldErrors;
     banReason;
+    userId;
     name = 'TollgateError';
     constructor(status, code, detail, fieldErrors, 
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
-    banReason = null) {
+    banReason = null, 
+    /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
+    userId = null) {
         super(`${status} ${code}: ${detail}`);
         this.status = status;
         this.code = code;
         this.detail = detail;
         this.fieldErrors = fieldErrors;
         this.banReason = banReason;
+        this.userId = userId;
     }
 }
 /** The model's name for a verified refusal. */

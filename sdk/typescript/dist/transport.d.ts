@@ -70,9 +70,9 @@ export declare class Transport {
     private retryAt;
     private refreshing;
     /**
-     * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. A refusal
-     * drops the stored lease only when its request's digest maps to the lease's user (in memory: a refusal for
-     * credentials this process never saw accepted keeps the lease).
+     * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. Only for
+     * a refusal that names nobody and is not a ban (invalid_credentials, invalid_license): the server cannot say whose
+     * credentials they were, so the lease drops only when this process saw them accepted for the lease's user.
      */
     private readonly users;
     constructor(o: TransportOptions, memory: Memory);
@@ -116,8 +116,10 @@ export declare class Transport {
     private refreshKeys;
     /** A verified 2xx named the user of these credentials (app_context, a lease): refusals for them may drop that user's lease. */
     noteUser(credentialsSha256: string, userId: string): void;
-    /** A verified error answer: maybe drop the lease (only for a refusal about its user), then throw it as a TollgateError. */
+    /** A verified error answer: maybe drop the lease (only for a refusal about its user or this machine), then throw it as a TollgateError. */
     refuse(req: Outgoing, answer: Verified): Promise<never>;
+    /** Issue 21.2 (docs/signing.md): whether a verified refusal with a drop code is about the stored lease's user. */
+    private refusalDrops;
 }
 /** Any failure of the exchange itself (never of the app's code) as a TollgateNetworkError; the SDK's own errors pass. */
 export declare function networkError(err: unknown, timedOut: boolean): TollgateException;

@@ -54,6 +54,8 @@ export type ErrorBody = {
   errors?: FieldError[];
   /** Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason */
   ban_reason?: string;
+  /** Only on a signed refusal about a user the credentials identified (membership_inactive, device_mismatch, device_limit, a user or license ban): that user, so a client drops only that user's offline lease */
+  user_id?: string;
 };
 
 export type FieldError = {

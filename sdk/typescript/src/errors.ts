@@ -69,6 +69,8 @@ export class TollgateError extends TollgateException {
     readonly fieldErrors?: { field: string; message: string }[],
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
     readonly banReason: string | null = null,
+    /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
+    readonly userId: string | null = null,
   ) {
     super(`${status} ${code}: ${detail}`);
   }

@@ -89,9 +89,9 @@ export class Transport {
   private retryAt = -Infinity;
   private refreshing = false;
   /**
-   * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. A refusal
-   * drops the stored lease only when its request's digest maps to the lease's user (in memory: a refusal for
-   * credentials this process never saw accepted keeps the lease).
+   * Issue 21.2: the credential digest of each request whose verified 2xx named its user → that user's id. Only for
+   * a refusal that names nobody and is not a ban (invalid_credentials, invalid_license): the server cannot say whose
+   * credentials they were, so the lease drops only when this process saw them accepted for the lease's user.
    */
   private readonly users = new Map<string, string>();
 
@@ -258,21 +258,33 @@ export class Transport {
     this.users.set(credentialsSha256, userId);
   }
 
-  /** A verified error answer: maybe drop the lease (only for a refusal about its user), then throw it as a TollgateError. */
+  /** A verified error answer: maybe drop the lease (only for a refusal about its user or this machine), then throw it as a TollgateError. */
   async refuse(req: Outgoing, answer: Verified): Promise<never> {
     const parsed = parseError(answer.body);
     const code = parsed.code ?? 'unknown_error';
     if (req.dropsLease && DROP_CODES.has(code)) {
-      const about = this.users.get(answer.credentialsSha256);
-      if (about !== undefined && about === (await this.o.leaseUserId())) await this.memory.update((s) => void (s.dropped = true));
+      const leaseUser = await this.o.leaseUserId();
+      if (leaseUser !== null && this.refusalDrops(code, parsed.userId, answer.credentialsSha256, leaseUser)) {
+        await this.memory.update((s) => void (s.dropped = true));
+      }
     }
-    throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason);
+    throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason, parsed.userId);
+  }
+
+  /** Issue 21.2 (docs/signing.md): whether a verified refusal with a drop code is about the stored lease's user. */
+  private refusalDrops(code: string, userId: string | null, credentialsSha256: string, leaseUser: string): boolean {
+    // The server named whom it refused (signed, so not a proxy's choice): that user's lease only.
+    if (userId !== null) return userId === leaseUser;
+    // A ban that names nobody was met before any user: an IP or hardware-id ban, i.e. this machine.
+    if (code === 'banned') return true;
+    // invalid_credentials / invalid_license identify nobody: only credentials this process saw accepted for the lease's user.
+    return this.users.get(credentialsSha256) === leaseUser;
   }
 }
 
 /** The error body's fields, each only when of the right type. */
-function parseError(body: Uint8Array): { code?: string; detail: string; errors?: { field: string; message: string }[]; banReason: string | null } {
-  let parsed: { code?: unknown; detail?: unknown; errors?: unknown; ban_reason?: unknown } = {};
+function parseError(body: Uint8Array): { code?: string; detail: string; errors?: { field: string; message: string }[]; banReason: string | null; userId: string | null } {
+  let parsed: { code?: unknown; detail?: unknown; errors?: unknown; ban_reason?: unknown; user_id?: unknown } = {};
   try {
     parsed = JSON.parse(new TextDecoder().decode(body));
   } catch {}
@@ -281,6 +293,7 @@ function parseError(body: Uint8Array): { code?: string; detail: string; errors?:
     detail: typeof parsed.detail === 'string' ? parsed.detail : '',
     ...(Array.isArray(parsed.errors) && { errors: parsed.errors }),
     banReason: typeof parsed.ban_reason === 'string' ? parsed.ban_reason : null,
+    userId: typeof parsed.user_id === 'string' ? parsed.user_id : null,
   };
 }
 

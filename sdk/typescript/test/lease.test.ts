@@ -189,22 +189,6 @@ describe('offline leases', () => {
     expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).not.toBe('ok');
   });
 
-  it("a refusal about another user keeps this user's lease; one about the lease's user drops it (issue 21.2)", async () => {
-    const device = new Device();
-    const { online, userId } = await leased(device);
-    const other = `other${++users}`;
-    await online.signUp({ username: other, password: PASSWORD }); // no membership: inactive
-    await expect(online.getAppContext({ username: other, password: PASSWORD })).rejects.toMatchObject({ code: 'membership_inactive' });
-    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
-    // Credentials this process never saw accepted: not known to be the lease's user, the lease is kept.
-    await expect(online.getAppContext({ username: 'nobody-known', password: PASSWORD })).rejects.toMatchObject({ code: 'invalid_credentials' });
-    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('ok');
-    // The lease's own user refused: dropped.
-    expect((await server.admin('PATCH', `/apps/${app.id}/users/${userId}`, { active_until: new Date(Date.now() - 60_000).toISOString() })).status).toBe(200);
-    await expect(online.getAppContext()).rejects.toMatchObject({ code: 'membership_inactive' });
-    expect(await verdictOf((await device.client('http://127.0.0.1:9')).checkLease())).toBe('dropped');
-  });
-
   it('no lease yet is no_lease; an app without leases answers 403 leases_disabled', async () => {
     const device = new Device();
     expect(await verdictOf((await device.client()).checkLease())).toBe('no_lease');
@@ -215,5 +199,70 @@ describe('offline leases', () => {
     const err = await c.createLease().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TollgateError);
     expect(err).toMatchObject({ status: 403, code: 'leases_disabled' });
+  });
+});
+
+/**
+ * Issue 21.2: a verified refusal drops the stored lease only when it is about the lease's user (the signed body's
+ * `user_id`) or about this machine (a ban naming nobody: IP or hardware id); a refusal naming nobody otherwise keeps
+ * it unless this process saw those credentials accepted for the lease's user. Each check runs in a FRESH client (a
+ * new process): what an earlier client saw must not be needed.
+ */
+describe('a verified refusal drops only a lease it is about (issue 21.2)', () => {
+  /** A's lease on `device`; B, a signed-up user with no membership (inactive), on the same machine and store. */
+  async function twoUsers() {
+    const device = new Device();
+    const a = await leased(device);
+    const b = `other${++users}`;
+    await (await device.client()).signUp({ username: b, password: PASSWORD }); // no membership: inactive
+    const check = async () => verdictOf((await device.client('http://127.0.0.1:9')).checkLease());
+    expect(await check()).toBe('ok');
+    return { device, a, b, check };
+  }
+
+  it("A banned (a user ban): a fresh client's refusal for A drops A's lease, and the error names A", async () => {
+    const { device, a, check } = await twoUsers();
+    const ban = await server.admin('POST', `/apps/${app.id}/bans`, { type: 'user', value: a.userId });
+    expect(ban.status).toBe(201);
+    const err = await (await device.client()).getAppContext({ username: a.username, password: PASSWORD }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TollgateError);
+    expect(err).toMatchObject({ status: 403, code: 'banned', userId: a.userId });
+    expect(await check()).toBe('dropped');
+  });
+
+  it("B refused with membership_inactive on the same machine and store: A's lease is kept, the error names B", async () => {
+    const { device, b, check } = await twoUsers();
+    const err = await (await device.client()).getAppContext({ username: b, password: PASSWORD }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'membership_inactive' });
+    expect((err as TollgateError).userId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await check()).toBe('ok');
+  });
+
+  it("an IP ban (this machine, naming nobody) drops A's lease, whoever's request met it", async () => {
+    const { device, b, check } = await twoUsers();
+    const ban = await server.admin('POST', `/apps/${app.id}/bans`, { type: 'ip', value: '127.0.0.1' });
+    expect(ban.status).toBe(201);
+    try {
+      const err = await (await device.client()).getAppContext({ username: b, password: PASSWORD }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'banned', userId: null });
+    } finally {
+      expect((await server.admin('DELETE', `/apps/${app.id}/bans/${ban.body.id}`)).status).toBe(204);
+    }
+    expect(await check()).toBe('dropped');
+  });
+
+  it("B's wrong password (invalid_credentials, credentials unknown here) keeps A's lease; A's own, once seen accepted, drops it", async () => {
+    const { device, a, b, check } = await twoUsers();
+    const fresh = await device.client();
+    const err = await fresh.getAppContext({ username: b, password: 'not the password' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'invalid_credentials', userId: null });
+    expect(await check()).toBe('ok');
+    // The in-memory rule still covers what names nobody: A's credentials, seen accepted by this client, then A is
+    // deleted (invalid_credentials from then on).
+    const seen = await device.client();
+    await seen.getAppContext({ username: a.username, password: PASSWORD });
+    expect((await server.admin('DELETE', `/apps/${app.id}/users/${a.userId}`)).status).toBe(204);
+    await expect(seen.getAppContext({ username: a.username, password: PASSWORD })).rejects.toMatchObject({ code: 'invalid_credentials', userId: null });
+    expect(await check()).toBe('dropped');
   });
 });

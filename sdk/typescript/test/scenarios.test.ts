@@ -118,9 +118,6 @@ describe('sdk/test-vectors/scenarios.json: the same outcomes in every SDK', () =
         const client: TollgateClient = server.client(app, { leaseStore: store, baseUrl: await baseUrlFor(sc.name), connectTimeoutMs: 1000, timeoutMs: 1500 });
 
         if (sc.name === 'verified_ban') {
-          // The app ran online for alice first (a refusal drops only the lease of a user this process saw accepted,
-          // docs/signing.md, issue 21.2); then the operator bans her.
-          await client.getAppContext(auth);
           const ban = await server.admin('POST', `/apps/${app.id}/bans`, { type: 'user', value: aliceId, reason: 'chargeback' });
           expect(ban.status).toBe(201);
           closers.push(() => server.admin('DELETE', `/apps/${app.id}/bans/${ban.body.id}`));
