@@ -93,8 +93,9 @@ struct Client::Impl {
   Transport transport;
 
   /**
-   * Issue 21.2, in memory only: whose credentials are whose. The credential digest (credentials_sha256 of the
-   * headers sent) of every verified 2xx that named its user, and the digest of the request that stored the lease.
+   * Issue 21.2: whose credentials are whose, in memory, for the refusals that name nobody (invalid_credentials,
+   * invalid_license). The credential digest (credentials_sha256 of the headers sent) of every verified 2xx that
+   * named its user, and the digest of the request that stored the lease.
    */
   std::map<std::string, std::string> users_by_credentials;
   std::optional<std::string> lease_credentials;
@@ -112,18 +113,27 @@ struct Client::Impl {
         transport(TransportOptions{o.base_url, o.app_key, o.app_secret, pinned, clock, o.key_refresh_ms, o.timeout_ms,
                                    o.connect_timeout_ms, o.ca_file, o.not_before.value_or(SDK_RELEASED_AT)},
                   memory) {
-    transport.owns_lease = [this](const Outgoing& req) { return owns_lease(req); };
+    transport.about_lease_user = [this](const Outgoing& req, const std::string& code, const std::optional<std::string>& user_id) {
+      return about_lease_user(req, code, user_id);
+    };
   }
 
   void remember(const std::vector<std::pair<std::string, std::string>>& headers, const std::string& user_id) {
     users_by_credentials[credentials_sha256(headers)] = user_id;
   }
 
-  /** A refusal drops the lease only when its request carried the lease user's credentials (as far as we know them). */
-  bool owns_lease(const Outgoing& req) {
+  /**
+   * Whether a verified refusal with a drop code is about the stored lease's user (docs/signing.md, issue 21.2): the
+   * signed `user_id` decides when the server named one; none and `banned` is an IP or hardware-id ban, i.e. this
+   * machine; none otherwise (invalid_credentials, invalid_license) only when the refused credentials are known in
+   * this process to be the lease user's, since they identified nobody to the server.
+   */
+  bool about_lease_user(const Outgoing& req, const std::string& code, const std::optional<std::string>& user_id) {
     const auto file = store()->read_lease();
     const auto payload = file ? parse_lease_payload(*file) : std::nullopt;
     if (!payload) return true;  // nothing (usable) to keep: the drop changes nothing a new lease will not reset
+    if (user_id) return *user_id == payload->user_id;
+    if (code == "banned") return true;
     const std::string digest = credentials_sha256(req.headers);
     if (lease_credentials == digest) return true;
     const auto it = users_by_credentials.find(digest);

@@ -55,13 +55,14 @@ VerificationError::VerificationError(AnswerVerdict verdict, std::optional<int> u
     : Error(std::string("Tollgate answer refused: ") + to_string(verdict)), verdict_(verdict), status_(unverified_status) {}
 
 ApiError::ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
-                   std::optional<std::string> ban_reason)
+                   std::optional<std::string> ban_reason, std::optional<std::string> user_id)
     : Error(std::to_string(status) + " " + code + ": " + detail + (ban_reason ? " (" + *ban_reason + ")" : "")),
       status_(status),
       code_(std::move(code)),
       detail_(std::move(detail)),
       field_errors_(std::move(field_errors)),
-      ban_reason_(std::move(ban_reason)) {}
+      ban_reason_(std::move(ban_reason)),
+      user_id_(std::move(user_id)) {}
 
 LeaseError::LeaseError(LeaseVerdict verdict, LeaseTimes times, std::exception_ptr cause)
     : Error(std::string("Offline lease refused: ") + to_string(verdict)),

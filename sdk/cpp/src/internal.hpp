@@ -194,8 +194,11 @@ class Transport {
   [[noreturn]] void refuse(const Outgoing& req, const Verified& answer);
   /** An answer received in full: unavailable (5xx), verified, refused (4xx) or returned with its server time. */
   Verified settle(const Outgoing& req, const SignedRequest& sent, Verified answer);
-  /** Whether a refusal of this request may drop the stored lease (its credentials are the lease user's); unset: yes. */
-  std::function<bool(const Outgoing&)> owns_lease;
+  /**
+   * Whether a verified refusal with a drop code is about the stored lease's user, so that it drops the lease: given
+   * the refused request, the code and the signed body's `user_id`. Unset: yes.
+   */
+  std::function<bool(const Outgoing&, const std::string& code, const std::optional<std::string>& user_id)> about_lease_user;
   const TransportOptions& options() const { return o_; }
 
  private:

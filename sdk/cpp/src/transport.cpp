@@ -367,22 +367,23 @@ void Transport::refresh_keys(const std::optional<std::string>& unknown_kid) {
 void Transport::refuse(const Outgoing& req, const Verified& answer) {
   json parsed = json::parse(answer.body.begin(), answer.body.end(), nullptr, false);
   std::string code = "unknown_error", detail;
-  std::optional<std::string> ban_reason;
+  std::optional<std::string> ban_reason, user_id;
   std::vector<FieldError> field_errors;
   if (parsed.is_object()) {
     if (parsed.contains("code") && parsed["code"].is_string()) code = parsed["code"].get<std::string>();
     if (parsed.contains("detail") && parsed["detail"].is_string()) detail = parsed["detail"].get<std::string>();
     if (parsed.contains("ban_reason") && parsed["ban_reason"].is_string()) ban_reason = parsed["ban_reason"].get<std::string>();
+    if (parsed.contains("user_id") && parsed["user_id"].is_string()) user_id = parsed["user_id"].get<std::string>();
     if (parsed.contains("errors") && parsed["errors"].is_array())
       for (const auto& e : parsed["errors"])
         if (e.is_object() && e.contains("field") && e["field"].is_string())
           field_errors.push_back(FieldError{e["field"].get<std::string>(),
                                             e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>() : ""});
   }
-  // Only a refusal about the lease's own user drops it (issue 21.2): another user's refusal on this machine does not.
-  if (req.drops_lease && drops_lease(code) && (!owns_lease || owns_lease(req)))
+  // Only a refusal about the lease's own user, or about this machine, drops it (issue 21.2): not another user's.
+  if (req.drops_lease && drops_lease(code) && (!about_lease_user || about_lease_user(req, code, user_id)))
     memory_.update([](ClientState& s) { s.dropped = true; });
-  throw ApiError(answer.status, code, detail, field_errors, ban_reason);
+  throw ApiError(answer.status, code, detail, field_errors, ban_reason, user_id);
 }
 
 }  // namespace tollgate::detail

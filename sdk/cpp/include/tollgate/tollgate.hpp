@@ -6,7 +6,7 @@
 //   tollgate::NetworkError       no answer: connection refused or reset, DNS, TLS, timeout (reason())
 //   tollgate::UnavailableError   any 5xx, unsigned or verified (status(), verified(), code(), retry_after())
 //   tollgate::VerificationError  an answer that did not verify (verdict())
-//   tollgate::RefusedError       (= ApiError) a verified 4xx (status(), code(), detail(), ban_reason())
+//   tollgate::RefusedError       (= ApiError) a verified 4xx (status(), code(), detail(), ban_reason(), user_id())
 //   tollgate::LeaseError         no usable offline lease (verdict(), the times, cause())
 // all derived from tollgate::Error (a std::runtime_error). Client::check_access() tries online and falls back
 // to the lease exactly when no answer from Tollgate arrived.
@@ -94,25 +94,33 @@ struct FieldError {
 
 /**
  * A verified refusal (a 4xx) of the server: its status and stable `code` (the codes are listed in the
- * Tollgate repository's src/http/errors.ts; the answers' shapes in the server's GET /openapi.json), and the
- * operator's ban reason when a `banned` answer carries one.
+ * Tollgate repository's src/http/errors.ts; the answers' shapes in the server's GET /openapi.json), the
+ * operator's ban reason when a `banned` answer carries one, and the user the refusal is about when the
+ * request's credentials identified one.
  */
 class ApiError : public Error {
  public:
   ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
-           std::optional<std::string> ban_reason = std::nullopt);
+           std::optional<std::string> ban_reason = std::nullopt, std::optional<std::string> user_id = std::nullopt);
   int status() const noexcept { return status_; }
   const std::string& code() const noexcept { return code_; }
   const std::string& detail() const noexcept { return detail_; }
   const std::vector<FieldError>& field_errors() const noexcept { return field_errors_; }
   /** The signed body's optional `ban_reason` (a `banned` refusal whose ban has a reason). */
   const std::optional<std::string>& ban_reason() const noexcept { return ban_reason_; }
+  /**
+   * The signed body's optional `user_id`: the user whose credentials the refused request carried, when the server
+   * identified one (membership_inactive, device_mismatch, device_limit, a user or license ban). Absent for an IP or
+   * hardware-id ban, invalid_credentials and invalid_license.
+   */
+  const std::optional<std::string>& user_id() const noexcept { return user_id_; }
 
  private:
   int status_;
   std::string code_, detail_;
   std::vector<FieldError> field_errors_;
   std::optional<std::string> ban_reason_;
+  std::optional<std::string> user_id_;
 };
 
 /** The error model's name for a verified refusal. */
