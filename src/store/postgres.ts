@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
-import { Liveness, type ProbeResult } from './pg-liveness.js';
+import { Liveness, PROBE_MS, type ProbeResult } from './pg-liveness.js';
 import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
 
 export interface PostgresOptions {
@@ -87,6 +87,7 @@ export class PostgresDb implements Db {
   private readonly liveness: Liveness;
   /** The probe's own connection, kept between probes while it answers. */
   private probeClient: pg.Client | null = null;
+  private probeOpening: Promise<pg.Client> | null = null;
 
   constructor(readonly options: PostgresOptions) {
     this.location = maskedUrl(options.url);
@@ -119,33 +120,45 @@ export class PostgresDb implements Db {
   /** Whether PostgreSQL answers at all: SELECT 1 on a connection outside the pool (which may be full of slow statements). */
   private async probe(timeoutMs: number): Promise<ProbeResult> {
     if (this.closed) return 'alive';
-    let client = this.probeClient;
-    const drop = (c: pg.Client) => {
-      if (this.probeClient === c) this.probeClient = null;
-      void c.end().catch(() => undefined);
-    };
+    let client: pg.Client | undefined;
     const asked = (async () => {
-      if (!client) {
-        const fresh = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
-        fresh.on('error', () => drop(fresh));
-        client = fresh;
-        try {
-          await fresh.connect();
-        } catch (err) {
-          drop(fresh);
-          throw err;
-        }
-        if (this.closed) return drop(fresh);
-        this.probeClient = fresh;
-      }
+      client = this.probeClient ?? (await this.openProbe(timeoutMs));
       await client.query('SELECT 1');
     })();
     const outcome = await within(asked, timeoutMs);
     if (outcome === 'answered') return 'alive';
-    if (client) drop(client);
+    if (client) this.dropProbe(client);
     // An error the server sent (too many connections, a login refused, a shutdown) is an answer: not frozen, and
     // the requests fail by themselves. No answer at all (a timeout, ours or pg's) is what a frozen server gives.
     return outcome === 'silent' || timedOut(outcome.error) ? 'silent' : 'alive';
+  }
+
+  /** The probe's connection, opened once (concurrent callers share the attempt). */
+  private openProbe(timeoutMs: number): Promise<pg.Client> {
+    this.probeOpening ??= (async () => {
+      const fresh = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      fresh.on('error', () => this.dropProbe(fresh));
+      try {
+        await fresh.connect();
+      } catch (err) {
+        this.dropProbe(fresh);
+        throw err;
+      }
+      if (this.closed) {
+        this.dropProbe(fresh);
+        throw new Error('closed');
+      }
+      this.probeClient = fresh;
+      return fresh;
+    })().finally(() => {
+      this.probeOpening = null;
+    });
+    return this.probeOpening;
+  }
+
+  private dropProbe(client: pg.Client): void {
+    if (this.probeClient === client) this.probeClient = null;
+    void client.end().catch(() => undefined);
   }
 
   /** What the pool's clients and the LISTEN client share. */
@@ -187,7 +200,12 @@ export class PostgresDb implements Db {
           : new StoreUnavailable(`PostgreSQL at ${this.location}: ${(err as Error).message}`, { cause: err });
       }
       const failure = this.failed.get(client);
-      if (!failure) return client;
+      // The probe's connection is opened while the server answers: opening it only once a wait looks long would
+      // put a connection's start-up (slow on a loaded node) inside the probe's bound.
+      if (!failure) {
+        if (!this.probeClient && !this.probeOpening) this.openProbe(PROBE_MS).catch(() => undefined);
+        return client;
+      }
       client.release(failure); // nothing ran on it yet: destroy it and take another
       if (attempt === 3) throw this.fail(failure);
     }
