@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
-import { Liveness, PROBE_MS, type ProbeResult } from './pg-liveness.js';
+import { Liveness, type ProbeResult } from './pg-liveness.js';
 import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
 
 export interface PostgresOptions {
@@ -85,9 +85,6 @@ export class PostgresDb implements Db {
   private readonly failed = new WeakMap<pg.ClientBase, Error>();
   /** Tells a frozen server from a slow statement, and fails what waits on the former at once (pg-liveness.ts). */
   private readonly liveness: Liveness;
-  /** The probe's own connection, kept between probes while it answers. */
-  private probeClient: pg.Client | null = null;
-  private probeOpening: Promise<pg.Client> | null = null;
 
   constructor(readonly options: PostgresOptions) {
     this.location = maskedUrl(options.url);
@@ -117,48 +114,33 @@ export class PostgresDb implements Db {
     this.liveness = new Liveness((timeoutMs) => this.probe(timeoutMs), this.location);
   }
 
-  /** Whether PostgreSQL answers at all: SELECT 1 on a connection outside the pool (which may be full of slow statements). */
+  /**
+   * Whether PostgreSQL answers at all: SELECT 1 on an idle pooled connection (no connection more than the pool's),
+   * or, when the pool has none idle (full of slow statements), on a connection of its own, closed after.
+   */
   private async probe(timeoutMs: number): Promise<ProbeResult> {
     if (this.closed) return 'alive';
-    let client: pg.Client | undefined;
+    let pooled: pg.PoolClient | undefined;
+    let own: pg.Client | undefined;
     const asked = (async () => {
-      client = this.probeClient ?? (await this.openProbe(timeoutMs));
-      await client.query('SELECT 1');
+      if (this.pool.idleCount > 0) {
+        pooled = await this.pool.connect();
+        await pooled.query('SELECT 1');
+        return;
+      }
+      own = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      own.on('error', () => undefined);
+      await own.connect();
+      await own.query('SELECT 1');
     })();
     const outcome = await within(asked, timeoutMs);
+    // A pooled connection that did not answer is destroyed, like any connection found frozen.
+    void asked.finally(() => pooled?.release(outcome === 'answered' ? undefined : new Error('no answer to the probe'))).catch(() => undefined);
+    if (own) void own.end().catch(() => undefined);
     if (outcome === 'answered') return 'alive';
-    if (client) this.dropProbe(client);
     // An error the server sent (too many connections, a login refused, a shutdown) is an answer: not frozen, and
     // the requests fail by themselves. No answer at all (a timeout, ours or pg's) is what a frozen server gives.
     return outcome === 'silent' || timedOut(outcome.error) ? 'silent' : 'alive';
-  }
-
-  /** The probe's connection, opened once (concurrent callers share the attempt). */
-  private openProbe(timeoutMs: number): Promise<pg.Client> {
-    this.probeOpening ??= (async () => {
-      const fresh = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
-      fresh.on('error', () => this.dropProbe(fresh));
-      try {
-        await fresh.connect();
-      } catch (err) {
-        this.dropProbe(fresh);
-        throw err;
-      }
-      if (this.closed) {
-        this.dropProbe(fresh);
-        throw new Error('closed');
-      }
-      this.probeClient = fresh;
-      return fresh;
-    })().finally(() => {
-      this.probeOpening = null;
-    });
-    return this.probeOpening;
-  }
-
-  private dropProbe(client: pg.Client): void {
-    if (this.probeClient === client) this.probeClient = null;
-    void client.end().catch(() => undefined);
   }
 
   /** What the pool's clients and the LISTEN client share. */
@@ -200,12 +182,7 @@ export class PostgresDb implements Db {
           : new StoreUnavailable(`PostgreSQL at ${this.location}: ${(err as Error).message}`, { cause: err });
       }
       const failure = this.failed.get(client);
-      // The probe's connection is opened while the server answers: opening it only once a wait looks long would
-      // put a connection's start-up (slow on a loaded node) inside the probe's bound.
-      if (!failure) {
-        if (!this.probeClient && !this.probeOpening) this.openProbe(PROBE_MS).catch(() => undefined);
-        return client;
-      }
+      if (!failure) return client;
       client.release(failure); // nothing ran on it yet: destroy it and take another
       if (attempt === 3) throw this.fail(failure);
     }
@@ -403,9 +380,6 @@ export class PostgresDb implements Db {
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
-    const probe = this.probeClient;
-    this.probeClient = null;
-    void probe?.end().catch(() => undefined);
     await this.pool.end();
   }
 }
