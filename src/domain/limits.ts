@@ -56,7 +56,8 @@ export interface Identity {
 const text = (v: unknown, max: number): string | null => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : null);
 
 /**
- * Failed credential attempts per (app, username or code) and per (app, IP),
+ * Failed credential attempts per (app, username, IP) under a per-username
+ * ceiling, per (app, code) and per (app, IP),
  * and sign-ups per (app, IP) and per app, with each app's settings. Read at
  * step 2 of every counted endpoint, before the request's shape; a place is
  * taken right before each credential check (`attempt`).
