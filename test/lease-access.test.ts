@@ -180,8 +180,11 @@ describe('POST /lease: the rate limits of legacy headers', () => {
       await limited.admin('PATCH', `/apps/${app.id}`, { rate_failures_per_identity: 2, rate_failures_per_identity_window_seconds: 60 });
       await limited.activeUser(app, 'alice');
       expectError(await context(limited, app, legacy('alice', 'wrong password 1')), 401, 'invalid_credentials');
-      expectError(await postLease(limited, app, legacy('alice', 'wrong password 2'), '198.51.100.2'), 401, 'invalid_credentials');
-      expectError(await postLease(limited, app, legacy('alice', PASSWORD), '198.51.100.3'), 429, 'rate_limited');
+      // Counted per (username, address): the same address as /app_context's (inject's default).
+      expectError(await postLease(limited, app, legacy('alice', 'wrong password 2')), 401, 'invalid_credentials');
+      expectError(await postLease(limited, app, legacy('alice', PASSWORD)), 429, 'rate_limited');
+      // The owner on another address is not locked out by them.
+      expect((await postLease(limited, app, legacy('alice', PASSWORD), '198.51.100.3')).statusCode).toBe(200);
     } finally {
       await limited.close();
     }

@@ -2,6 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { expectError, harness, type Harness } from './helpers.js';
 import { cookieOf, login, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode } from './operator-helpers.js';
 
+/** A sign-in from a given client address. */
+const loginFrom = (h: Harness, remoteAddress: string, username: string, password = OPERATOR_PASSWORD, extra: Record<string, unknown> = {}) =>
+  h.inject({ method: 'POST', url: '/admin/v1/session', payload: { username, password, ...extra }, remoteAddress });
+
 /** The dashboard's sign-in (issue 16, /work/notes/DASHBOARD-API.md "Sessions"), over HTTP on the store of this project. */
 
 let h: Harness;
@@ -203,7 +207,7 @@ describe('expiry', () => {
 });
 
 describe('rate limits', () => {
-  it('200 parallel wrong passwords for one operator: exactly the limit (10) are checked, the rest 429; then even the right password waits', async () => {
+  it('200 parallel wrong passwords for one operator from address A: exactly the limit (10) are checked, the rest 429; then the right password waits on A and works from B', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     await makeOperator(h, 'alice', 'owner');
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => login(h, 'alice', `wrong password ${i}`)));
@@ -215,9 +219,47 @@ describe('rate limits', () => {
       expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
     }
     expectError(await login(h, 'alice'), 429, 'rate_limited');
+    // The guesser's address is stopped, the owner's is not (issue 28: no lockout by a stranger).
+    expect((await loginFrom(h, '192.0.2.30', 'alice')).statusCode).toBe(200);
     // Another operator from the same address is not locked out: the address has used 10 of its 30.
     await makeOperator(h, 'bob', 'viewer');
     expect((await login(h, 'bob')).statusCode).toBe(200);
+  });
+
+  it('the per-username ceiling (100 across addresses) holds; past it only a sign-in with a right TOTP code gets through, and every other outcome is 429', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    h.clock.ms = Date.parse('2026-01-01T00:00:10Z');
+    await makeOperator(h, 'alice', 'owner');
+    await makeOperator(h, 'bob', 'admin');
+    const s = await signIn(h, 'alice');
+    const { secret } = (await s.call('POST', '/session/totp')).json();
+    expect((await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+    h.clock.advance(30_000);
+    // Ten addresses, ten wrong passwords each, in parallel: the ceiling bounds them all together too.
+    for (const who of ['alice', 'bob']) {
+      const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => loginFrom(h, `198.51.${i % 15}.8`, who, `wrong ${i}`)));
+      const statuses = answers.map((r) => r.statusCode);
+      expect(statuses.filter((c) => c === 401).length).toBeLessThanOrEqual(100);
+      expect(statuses.filter((c) => c !== 401 && c !== 429)).toEqual([]);
+      // Sequentially up to the ceiling, whatever the parallel burst left in flight.
+      for (let i = 0; i < 150 && (await loginFrom(h, `198.51.${20 + (i % 15)}.8`, who, `more ${i}`)).statusCode === 401; i++);
+    }
+    // bob has no second factor: past the ceiling even his right password is refused, on a fresh address too.
+    const bob = await loginFrom(h, '203.0.113.31', 'bob');
+    expectError(bob, 429, 'rate_limited');
+    expect(bob.headers['ratelimit-limit']).toBe('100');
+    // alice has TOTP: a wrong password or a wrong code past the ceiling is the ceiling's 429, not a 401 to learn from.
+    const wrongCode = totpCode(secret, h.clock.ms, 5);
+    expectError(await loginFrom(h, '203.0.113.32', 'alice', 'wrong password', { totp: totpCode(secret, h.clock.ms) }), 429, 'rate_limited');
+    expectError(await loginFrom(h, '203.0.113.32', 'alice', OPERATOR_PASSWORD, { totp: wrongCode }), 429, 'rate_limited');
+    expectError(await loginFrom(h, '203.0.113.32', 'alice'), 429, 'rate_limited');
+    // The right password with a current code signs her in.
+    const owner = await loginFrom(h, '203.0.113.33', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) });
+    expect(owner.statusCode, owner.body).toBe(200);
+    // The per-address limit still holds past the ceiling: ten wrong tries from one address, then 429 there.
+    h.clock.advance(30_000);
+    for (let i = 0; i < 10; i++) expectError(await loginFrom(h, '203.0.113.34', 'alice', `again ${i}`, { totp: '000000' }), 429, 'rate_limited');
+    expectError(await loginFrom(h, '203.0.113.34', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) }), 429, 'rate_limited');
   });
 });
 

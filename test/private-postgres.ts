@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,10 @@ export interface PrivatePostgres {
   /** pg_ctl stop -m fast: every connection is closed, nothing listens on the port. */
   stop(): void;
   start(): void;
+  /** SIGSTOP to the postmaster and every process it forked: connections stay open, nothing is ever answered. */
+  freeze(): void;
+  /** SIGCONT to the processes freeze() stopped. */
+  thaw(): void;
   /** Stops it for good and removes its files. */
   remove(): void;
 }
@@ -50,6 +54,20 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
   const start = () => void ctl('start', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`);
   start();
   let running = true;
+  let frozen: number[] = [];
+  const signal = (pids: number[], sig: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  };
+  const thaw = () => {
+    signal(frozen, 'SIGCONT');
+    frozen = [];
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop: () => {
@@ -60,7 +78,15 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
       start();
       running = true;
     },
+    freeze: () => {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = execFileSync('pgrep', ['-P', String(postmaster)], { stdio: 'pipe' }).toString().split('\n').filter(Boolean).map(Number);
+      frozen = [postmaster, ...children];
+      signal(frozen, 'SIGSTOP');
+    },
+    thaw,
     remove: () => {
+      thaw(); // a frozen server cannot be stopped
       try {
         if (running) ctl('stop', '-m', 'immediate');
       } finally {

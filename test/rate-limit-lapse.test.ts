@@ -50,7 +50,7 @@ function lapseTests(env: () => Record<string, string>): void {
     h.clock.advance(LAPSE_MS);
     expect((await login()).statusCode).toBe(200);
     // Wrong passwords still count for the whole window.
-    for (let i = 0; i < PER_IDENTITY; i++) expect((await login(`wrong-${i}`, `198.51.100.${i}`)).statusCode).toBe(401);
+    for (let i = 0; i < PER_IDENTITY; i++) expect((await login(`wrong-${i}`)).statusCode).toBe(401);
     h.clock.advance(LAPSE_MS);
     const locked = await login();
     expect(locked.statusCode).toBe(429);
@@ -107,7 +107,7 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL down between the check and the
   let h: Harness | undefined;
   afterEach(async () => h?.close());
 
-  it('ten right logins answered 503 (the database went away after the password was checked): the user is served again a minute later, not in 15', async () => {
+  it('ten right logins answered 503 (the database went away after the password was checked): their places are given back once it answers, not a minute later (issue 30)', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     const app = await h.createApp();
     await h.activeUser(app, 'carol');
@@ -134,9 +134,14 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL down between the check and the
       down = false;
     }
     s.hasher = inner;
-    expect((await login()).statusCode).toBe(429);
-    h.clock.advance(LAPSE_MS);
-    const served = await login();
+    // The give-backs that failed are tried again in the background: the clock does not move, and a right login is
+    // served within seconds (at worst a 429 saying "in a second" while they are still on their way).
+    let served = await login();
+    for (let i = 0; i < 100 && served.statusCode === 429; i++) {
+      expect(served.headers['retry-after']).toBe('1');
+      await new Promise((r) => setTimeout(r, 100));
+      served = await login();
+    }
     expect(served.statusCode, served.body).toBe(200);
   });
 });

@@ -13,6 +13,8 @@ import { privateRedis, redisServerMissing, type PrivateRedis } from './private-r
 const PARALLEL = 200;
 const PER_IDENTITY = 10;
 const PER_IP = 30;
+/** The per-username ceiling across addresses: 10 × the per-(username, address) limit. */
+const CEILING = 100;
 
 /** Counts the password checks that really run (argon2 verifications). */
 function countChecks(h: Harness): { count: number } {
@@ -58,25 +60,43 @@ function raceTests(env: () => Record<string, string>): void {
   }
   const post = (url: string, payload: object, remoteAddress = ip) => h.inject({ method: 'POST', url, headers: app.headers, payload, remoteAddress });
 
-  it(`${PARALLEL} parallel wrong-password logins for one username: at most ${PER_IDENTITY} password checks, the rest 429`, async () => {
+  it(`${PARALLEL} parallel wrong-password logins for one username from address A: at most ${PER_IDENTITY} password checks, the rest 429; the right password then works from B, not from A`, async () => {
     await setUp();
     await h.activeUser(app, 'alice');
     const checks = countChecks(h);
-    const answers = await parallel(PARALLEL, (i) => post('/auth/login', { credentials: { username: 'alice', password: `wrong-${i}` } }, `198.51.100.${i % 250}`));
+    const answers = await parallel(PARALLEL, (i) => post('/auth/login', { credentials: { username: 'alice', password: `wrong-${i}` } }));
     expectAtMost(answers, 401, PER_IDENTITY);
     expect(checks.count).toBeLessThanOrEqual(PER_IDENTITY);
-    // The failures that did run are counted: the right password is refused for the rest of the window.
+    // The stranger cannot lock the owner out: the owner's address has its own count.
+    const owner = await post('/auth/login', { credentials: { username: 'alice', password: PASSWORD } }, '192.0.2.20');
+    expect(owner.statusCode, owner.body).toBe(200);
+    // The failures that did run are counted: from A the right password is refused for the rest of the window.
     expect((await post('/auth/login', { credentials: { username: 'alice', password: PASSWORD } })).statusCode).toBe(429);
   });
 
-  it('legacy username/password headers on /app_context: the same bound', async () => {
+  it(`${PARALLEL} parallel wrong-password logins for one username from ${PARALLEL} addresses: at most the ceiling (${CEILING}) checked, then the username is refused everywhere`, async () => {
+    await setUp();
+    await h.activeUser(app, 'ann');
+    const checks = countChecks(h);
+    const answers = await parallel(PARALLEL, (i) => post('/auth/login', { credentials: { username: 'ann', password: `wrong-${i}` } }, `198.51.${i % 250}.9`));
+    expectAtMost(answers, 401, CEILING);
+    expect(checks.count).toBeLessThanOrEqual(CEILING);
+    const failures = answers.filter((r) => r.statusCode === 401).length;
+    // Every place that was checked is a counted failure: once they reach the ceiling a fresh address is refused too.
+    if (failures === CEILING) expect((await post('/auth/login', { credentials: { username: 'ann', password: PASSWORD } }, '192.0.2.21')).statusCode).toBe(429);
+    else expect(answers.filter((r) => r.statusCode === 429).every((r) => r.headers['retry-after'] === '1')).toBe(true);
+  });
+
+  it('legacy username/password headers on /app_context: the same bound per address', async () => {
     await setUp();
     await h.activeUser(app, 'bob');
     const checks = countChecks(h);
     const answers = await parallel(PARALLEL, (i) =>
-      h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-api-username': 'bob', 'x-api-password': `wrong-${i}` }, remoteAddress: `198.51.100.${i % 250}` }));
+      h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-api-username': 'bob', 'x-api-password': `wrong-${i}` }, remoteAddress: ip }));
     expectAtMost(answers, 401, PER_IDENTITY);
     expect(checks.count).toBeLessThanOrEqual(PER_IDENTITY);
+    const owner = await h.inject({ method: 'GET', url: '/app_context', headers: { ...app.headers, 'x-api-username': 'bob', 'x-api-password': PASSWORD }, remoteAddress: '192.0.2.22' });
+    expect(owner.statusCode, owner.body).toBe(200);
   });
 
   it('a burst of one client’s right legacy credentials, larger than the limit, shares one verification: none refused', async () => {
@@ -114,8 +134,8 @@ function raceTests(env: () => Record<string, string>): void {
     await setUp();
     await h.activeUser(app, 'dave');
     for (let i = 0; i < PER_IDENTITY + 5; i++) expect((await post('/auth/login', { credentials: { username: 'dave', password: PASSWORD } })).statusCode).toBe(200);
-    for (let i = 0; i < PER_IDENTITY; i++) expect((await post('/auth/login', { credentials: { username: 'dave', password: `nope-${i}` } }, `198.51.100.${i}`)).statusCode).toBe(401);
-    expect((await post('/auth/login', { credentials: { username: 'dave', password: PASSWORD } }, '198.51.100.99')).statusCode).toBe(429);
+    for (let i = 0; i < PER_IDENTITY; i++) expect((await post('/auth/login', { credentials: { username: 'dave', password: `nope-${i}` } }, '198.51.100.9')).statusCode).toBe(401);
+    expect((await post('/auth/login', { credentials: { username: 'dave', password: PASSWORD } }, '198.51.100.9')).statusCode).toBe(429);
   });
 
   it('a refused 429 and a request that ends before the check (shape, ban) take no place', async () => {

@@ -18,27 +18,46 @@ describe('rate limits', () => {
     expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0);
   }
 
-  it('10 failed logins for one username lock that username (429), across IPs, until the 15-minute window ends', async () => {
+  it('10 failed logins for one username from one address lock that pair (429) until the 15-minute window ends; the owner on another address signs in', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     const app = await h.createApp();
     await h.activeUser(app, 'alice');
-    for (let i = 0; i < 10; i++) expect((await login(app, 'alice', `wrong-${i}`, `198.51.100.${i}`)).statusCode).toBe(401);
-    const limited = await login(app, 'alice', PASSWORD, '198.51.100.99');
+    for (let i = 0; i < 10; i++) expect((await login(app, 'alice', `wrong-${i}`, '198.51.100.1')).statusCode).toBe(401);
+    const limited = await login(app, 'alice', PASSWORD, '198.51.100.1');
     expect429(limited);
+    expect(limited.headers['ratelimit-limit']).toBe('10');
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(900);
-    // Other usernames are unaffected.
+    // The stranger's address is stopped; the owner's is not.
+    expect((await login(app, 'alice', PASSWORD, '198.51.100.99')).statusCode).toBe(200);
+    // Other usernames are unaffected, even from the guesser's address.
     await h.activeUser(app, 'bob');
-    expect((await login(app, 'bob', PASSWORD, '198.51.100.99')).statusCode).toBe(200);
+    expect((await login(app, 'bob', PASSWORD, '198.51.100.1')).statusCode).toBe(200);
     // After the window the right password works again.
     h.clock.minutes(15);
-    expect((await login(app, 'alice', PASSWORD, '198.51.100.99')).statusCode).toBe(200);
+    expect((await login(app, 'alice', PASSWORD, '198.51.100.1')).statusCode).toBe(200);
+  });
+
+  it('the per-username ceiling: 100 failures (10 × the limit) across many addresses lock the username on every address until the window ends', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    const app = await h.createApp();
+    await h.activeUser(app, 'alice');
+    // Ten failures on each of ten addresses (every pair at its limit), from /24s apart so the per-IP limit plays no part.
+    for (let a = 0; a < 10; a++) {
+      for (let i = 0; i < 10; i++) expect((await login(app, 'alice', `wrong-${a}-${i}`, `198.51.${a}.7`)).statusCode).toBe(401);
+    }
+    const ceiling = await login(app, 'alice', PASSWORD, '203.0.113.200');
+    expect429(ceiling);
+    expect(ceiling.headers['ratelimit-limit']).toBe('100');
+    expect429(await login(app, 'alice', 'another-guess', '192.0.2.201'));
+    h.clock.minutes(15);
+    expect((await login(app, 'alice', PASSWORD, '203.0.113.200')).statusCode).toBe(200);
   });
 
   it('the identity key is the case-folded username: ALICE and alice share it', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     const app = await h.createApp();
-    for (let i = 0; i < 10; i++) await login(app, i % 2 ? 'ALICE' : 'alice', 'nope-nope', `198.51.100.${i}`);
-    expect429(await login(app, 'Alice', 'nope-nope', '198.51.100.50'));
+    for (let i = 0; i < 10; i++) await login(app, i % 2 ? 'ALICE' : 'alice', 'nope-nope', '198.51.100.5');
+    expect429(await login(app, 'Alice', 'nope-nope', '198.51.100.5'));
   });
 
   it('30 failures from one IP in 5 minutes throttle that IP on every counted endpoint, not on others', async () => {
@@ -94,9 +113,12 @@ describe('rate limits', () => {
     const patched = await h.admin('PATCH', `/apps/${strict.id}`, { rate_failures_per_identity: 2, rate_failures_per_identity_window_seconds: 60 });
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json().rate_failures_per_identity).toBe(2);
-    await login(strict, 'carol', 'bad-password1', '198.51.100.1');
-    await login(strict, 'carol', 'bad-password2', '198.51.100.2');
+    await login(strict, 'carol', 'bad-password1', '198.51.100.3');
+    await login(strict, 'carol', 'bad-password2', '198.51.100.3');
     expect429(await login(strict, 'carol', 'bad-password3', '198.51.100.3'));
+    // The ceiling follows the setting (10 × 2): 20 failures across addresses lock carol everywhere.
+    for (let i = 0; i < 18; i++) expect((await login(strict, 'carol', `bad-${i}`, `198.51.${i}.1`)).statusCode).toBe(401);
+    expect429(await login(strict, 'carol', 'bad-password4', '198.51.99.1'));
     expect((await login(other, 'carol', 'bad-password3', '198.51.100.3')).statusCode).toBe(401);
   });
 
@@ -177,9 +199,10 @@ describe.skipIf(!redis || STORE !== 'sqlite')(`rate limits with REDIS_URL (SQLit
       try {
         const attempt = (node: 'a' | 'b', i: number) =>
           (node === 'a' ? a.tollgate.server : b.server).inject({ method: 'POST', url: '/auth/login', headers: app.headers, payload: { credentials: { username: `${prefix}user`, password: `wrong-${i}` } }, remoteAddress: `198.51.100.${i}` });
-        for (let i = 0; i < 10; i++) expect((await attempt(i % 2 ? 'a' : 'b', i)).statusCode).toBe(401);
-        expect((await attempt('a', 50)).statusCode).toBe(429);
-        expect((await attempt('b', 51)).statusCode).toBe(429);
+        // One address, alternating nodes: the pair's count is shared through Redis.
+        for (let i = 0; i < 10; i++) expect((await attempt(i % 2 ? 'a' : 'b', 7)).statusCode).toBe(401);
+        expect((await attempt('a', 7)).statusCode).toBe(429);
+        expect((await attempt('b', 7)).statusCode).toBe(429);
       } finally {
         await b.close();
       }

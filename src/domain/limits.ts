@@ -1,4 +1,5 @@
-import { windowEnd, type Counters, type Slot } from '../store/counters.js';
+import { FLIGHT_SLICE_MS, windowEnd, type Counters, type Slot, type Taken } from '../store/counters.js';
+import { StoreUnavailable } from '../store/db.js';
 import type { AppRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
@@ -19,6 +20,27 @@ export const OPERATOR_LIMITS = {
   perIp: { limit: 30, windowMs: 300_000 },
 } as const;
 
+/**
+ * The per-username ceiling across every address, as a multiple of the
+ * per-(username, address) limit: a guesser on one address is stopped at the
+ * limit while the owner on another keeps signing in; only one guessing from
+ * this many addresses at once can lock the owner out (docs/security.md).
+ */
+export const USERNAME_CEILING_FACTOR = 10;
+
+/**
+ * A username's failure slots: per (username, address) at `limit`, and the
+ * username across addresses at the ceiling. The address comes first in the
+ * pair's key: it holds no `|`, so no username can make two pairs' keys meet.
+ */
+function usernameSlots(prefix: string, ip: string, username: string, perPair: { limit: number; windowMs: number }): [Slot, Slot] {
+  const key = usernameKey(username);
+  return [
+    { key: `${prefix}|pair|${ip}|${key}`, ...perPair },
+    { key: `${prefix}|user|${key}`, limit: perPair.limit * USERNAME_CEILING_FACTOR, windowMs: perPair.windowMs },
+  ];
+}
+
 export class RateLimited extends DomainError {
   constructor(readonly limit: number, readonly retryAfterSeconds: number) {
     super('rate_limited', `Too many attempts; try again in ${retryAfterSeconds} s`);
@@ -34,7 +56,8 @@ export interface Identity {
 const text = (v: unknown, max: number): string | null => (typeof v === 'string' && v.length > 0 && v.length <= max ? v : null);
 
 /**
- * Failed credential attempts per (app, username or code) and per (app, IP),
+ * Failed credential attempts per (app, username, IP) under a per-username
+ * ceiling, per (app, code) and per (app, IP),
  * and sign-ups per (app, IP) and per app, with each app's settings. Read at
  * step 2 of every counted endpoint, before the request's shape; a place is
  * taken right before each credential check (`attempt`).
@@ -50,7 +73,7 @@ export class Limiter {
     const identity = { limit: app.rateFailuresPerIdentity, windowMs: app.rateFailuresPerIdentityWindowSeconds * 1000 };
     const rules: Slot[] = [{ key: `${app.id}|fail|ip|${ip}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
     const username = text(who.username, 256);
-    if (username) rules.push({ key: `${app.id}|fail|user|${usernameKey(username)}`, ...identity });
+    if (username) rules.push(...usernameSlots(`${app.id}|fail`, ip, username, identity));
     const code = text(who.code, 256);
     if (code) rules.push({ key: `${app.id}|fail|code|${code}`, ...identity });
     return rules;
@@ -104,36 +127,91 @@ export class Limiter {
 
   /**
    * An operator's sign-in to the dashboard, held the same way as a user's
-   * login: a place per IP and per username taken before the password (and
-   * TOTP code) is checked, at the apps' default limits (OPERATOR_LIMITS).
+   * login: a place per IP, per (username, IP) and per username across
+   * addresses taken before the password (and TOTP code) is checked, at the
+   * apps' default limits (OPERATOR_LIMITS). `secondFactor`, when the attempt
+   * carries a TOTP code, says whether a success proved it: such an attempt
+   * may pass a full per-username ceiling (the per-address limits still hold),
+   * and beyond the ceiling every other outcome is the ceiling's 429, so a
+   * guesser learns nothing there, not even a right password.
    */
-  async attemptOperator<T>(ip: string, username: string, now: number, check: () => Promise<T>): Promise<T> {
-    const rules: Slot[] = [
-      { key: `operator|fail|ip|${ip}`, ...OPERATOR_LIMITS.perIp },
-      { key: `operator|fail|user|${usernameKey(username)}`, ...OPERATOR_LIMITS.perUsername },
-    ];
-    return this.hold(rules, now, OPERATOR_FAILURE_CODES, check);
+  async attemptOperator<T>(ip: string, username: string, now: number, check: () => Promise<T>, secondFactor?: (result: T) => boolean): Promise<T> {
+    const rules: Slot[] = [{ key: `operator|fail|ip|${ip}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
+    if (!this.counters) return check();
+    const taken = await this.counters.take(rules, now);
+    if (taken.ok || !secondFactor || taken.full !== CEILING || taken.inFlightOnly) return this.settle(this.granted(rules, now, taken), OPERATOR_FAILURE_CODES, check);
+    const ceiling = this.refusal(rules[CEILING]!, now);
+    const beyond = await this.counters.take(rules.slice(0, CEILING), now);
+    return this.settle(this.granted(rules, now, beyond), OPERATOR_FAILURE_CODES, check, { refusal: ceiling, proven: secondFactor });
   }
 
   private async hold<T>(rules: Slot[], now: number, failures: ReadonlySet<string>, check: () => T | Promise<T>): Promise<T> {
     if (!this.counters) return check();
-    const taken = await this.counters.take(rules, now);
+    return this.settle(this.granted(rules, now, await this.counters.take(rules, now)), failures, check);
+  }
+
+  /** The places taken, or the 429 of the slot that was full. */
+  private granted(rules: Slot[], now: number, taken: Taken): Extract<Taken, { ok: true }> {
     if (!taken.ok) throw taken.inFlightOnly ? new RateLimited(rules[taken.full]!.limit, IN_FLIGHT_RETRY_S) : this.refusal(rules[taken.full]!, now);
+    return taken;
+  }
+
+  /**
+   * Runs the check on places taken; a wrong credential keeps them, anything
+   * else gives them back. `beyond` (an operator past the ceiling): every
+   * answer but a success its `proven` accepts is the ceiling's refusal.
+   */
+  private async settle<T>(
+    taken: Extract<Taken, { ok: true }>, failures: ReadonlySet<string>, check: () => T | Promise<T>,
+    beyond?: { refusal: RateLimited; proven: (result: T) => boolean },
+  ): Promise<T> {
     let failed = false;
+    let unavailable = false;
     try {
-      return await check();
+      const result = await check();
+      if (beyond && !beyond.proven(result)) throw beyond.refusal;
+      return result;
     } catch (err) {
       failed = err instanceof DomainError && failures.has(err.code);
-      throw err;
+      unavailable = err instanceof StoreUnavailable;
+      throw beyond && err instanceof DomainError ? beyond.refusal : err;
     } finally {
-      // The counters' store may fail here too (the check's 503 is often the same outage): the place then
-      // lapses with its slice, within a minute, instead of being kept or given back.
-      await (failed ? taken.keep() : taken.giveBack()).catch(() => undefined);
+      const outcome = failed ? taken.keep : taken.giveBack;
+      // An attempt the store could not serve (503) answers at once: its place goes back in the background,
+      // where a failed give-back is tried again (the store is often the counters' too, and just as away).
+      if (unavailable) void settleLater(outcome);
+      else await outcome().catch(() => void settleLater(outcome));
     }
   }
 
   private refusal(rule: Slot, now: number): RateLimited {
     return new RateLimited(rule.limit, Math.max(1, Math.ceil((windowEnd(now, rule.windowMs) - now) / 1000)));
+  }
+}
+
+/** Where the per-username ceiling sits among an operator's slots (after the IP's and the pair's). */
+const CEILING = 2;
+
+/** How often, and for how long, a give-back or keep that failed is tried again. */
+const SETTLE_RETRY_MS = 500;
+const SETTLE_RETRY_FOR_MS = 2 * FLIGHT_SLICE_MS;
+
+/**
+ * Tries a give-back (or keep) until the counters' store takes it. A place in
+ * flight lapses with its slice anyway (within a minute): this returns it as
+ * soon as the store answers again, so the attempts that were stuck on a
+ * frozen database do not refuse right passwords (429) after the thaw. Past
+ * the slice there is nothing left to return.
+ */
+async function settleLater(outcome: () => Promise<void>): Promise<void> {
+  const until = performance.now() + SETTLE_RETRY_FOR_MS;
+  for (;;) {
+    try {
+      return await outcome();
+    } catch {
+      if (performance.now() >= until) return;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_RETRY_MS).unref());
+    }
   }
 }
 

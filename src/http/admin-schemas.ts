@@ -26,7 +26,7 @@ export const appSettings = {
   password_min_length: { type: 'integer', minimum: 1, maximum: 1024 },
   registration_open: { type: 'boolean' },
   max_sessions_per_user: { type: 'integer', minimum: 0, maximum: 10_000, description: 'Live sessions per user; a new login ends the oldest beyond it (0: no cap)' },
-  rate_failures_per_identity: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per username or license code per window' },
+  rate_failures_per_identity: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per (username, client address) or per license code per window; a username across all addresses may fail 10 times this' },
   rate_failures_per_identity_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },
   rate_failures_per_ip: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Failed credential attempts per client IP per window' },
   rate_failures_per_ip_window_seconds: { type: 'integer', minimum: 1, maximum: 86_400 },

@@ -181,14 +181,23 @@ export class DatabaseCounters implements Counters {
     if (full) return { ok: false, full: full.at, inFlightOnly: full.inFlightOnly };
     await this.sweep(now);
     // One row per statement: a statement holding one in-flight row while waiting for another could deadlock with a taker.
+    // A keep or give-back that failed part-way is tried again (Limiter): what already landed is not subtracted twice,
+    // which would admit one attempt too many.
+    const landed = new Set<number>();
     const land = async () => {
-      for (const f of inFlight) await this.db.run('UPDATE rate_counters SET count = count - 1 WHERE key = ? AND count > 0', [f.current]);
+      for (const [i, f] of inFlight.entries()) {
+        if (landed.has(i)) continue;
+        await this.db.run('UPDATE rate_counters SET count = count - 1 WHERE key = ? AND count > 0', [f.current]);
+        landed.add(i);
+      }
     };
+    let kept = false;
     return {
       ok: true,
       // The window first (counted twice for a moment, never not at all), in the takers' order.
       keep: async () => {
-        await this.upsert(this.db, order.map((i) => [keys[i]!, ends[i]!]), 1);
+        if (!kept) await this.upsert(this.db, order.map((i) => [keys[i]!, ends[i]!]), 1);
+        kept = true;
         await land();
       },
       giveBack: land,

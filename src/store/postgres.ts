@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
+import { Liveness, type ProbeResult } from './pg-liveness.js';
 import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
 
 export interface PostgresOptions {
@@ -82,6 +83,8 @@ export class PostgresDb implements Db {
   private readonly handlers = new Map<string, (payload: string) => void>();
   /** Clients whose connection failed, and why. */
   private readonly failed = new WeakMap<pg.ClientBase, Error>();
+  /** Tells a frozen server from a slow statement, and fails what waits on the former at once (pg-liveness.ts). */
+  private readonly liveness: Liveness;
 
   constructor(readonly options: PostgresOptions) {
     this.location = maskedUrl(options.url);
@@ -108,6 +111,36 @@ export class PostgresDb implements Db {
       client.on('error', (err) => this.lose(client, err));
     });
     this.q = queryable((text, values) => this.withClient((held) => held.statement(text, values)));
+    this.liveness = new Liveness((timeoutMs) => this.probe(timeoutMs), this.location);
+  }
+
+  /**
+   * Whether PostgreSQL answers at all: SELECT 1 on an idle pooled connection (no connection more than the pool's),
+   * or, when the pool has none idle (full of slow statements), on a connection of its own, closed after.
+   */
+  private async probe(timeoutMs: number): Promise<ProbeResult> {
+    if (this.closed) return 'alive';
+    let pooled: pg.PoolClient | undefined;
+    let own: pg.Client | undefined;
+    const asked = (async () => {
+      if (this.pool.idleCount > 0) {
+        pooled = await this.pool.connect();
+        await pooled.query('SELECT 1');
+        return;
+      }
+      own = new pg.Client({ ...this.clientConfig(), connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+      own.on('error', () => undefined);
+      await own.connect();
+      await own.query('SELECT 1');
+    })();
+    const outcome = await within(asked, timeoutMs);
+    // A pooled connection that did not answer is destroyed, like any connection found frozen.
+    void asked.finally(() => pooled?.release(outcome === 'answered' ? undefined : new Error('no answer to the probe'))).catch(() => undefined);
+    if (own) void own.end().catch(() => undefined);
+    if (outcome === 'answered') return 'alive';
+    // An error the server sent (too many connections, a login refused, a shutdown) is an answer: not frozen, and
+    // the requests fail by themselves. No answer at all (a timeout, ours or pg's) is what a frozen server gives.
+    return outcome === 'silent' || timedOut(outcome.error) ? 'silent' : 'alive';
   }
 
   /** What the pool's clients and the LISTEN client share. */
@@ -138,7 +171,8 @@ export class PostgresDb implements Db {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
-        client = await this.pool.connect();
+        // A checkout abandoned for a frozen server gives its client back whenever it comes.
+        client = await this.liveness.guard(() => this.pool.connect(), (late) => late?.release(), () => false);
       } catch (err) {
         if (this.closed) throw err; // used after close(): a bug, not an outage
         // Whatever stops a connection (refused, TLS, a timeout, a login refused) means the database cannot serve.
@@ -166,9 +200,10 @@ export class PostgresDb implements Db {
       lose: (err) => this.lose(client, err),
       statement: async (text, values) => {
         try {
-          return await client.query(text, values);
+          return await this.liveness.guard(() => client.query(text, values), () => undefined, serverAnswered);
         } catch (err) {
-          if (connectionBroken(err)) this.lose(client, err);
+          // Abandoned on a frozen server: the connection is destroyed on release, whatever it was doing.
+          if (connectionBroken(err) || this.liveness.frozen) this.lose(client, err);
           throw this.fail(err);
         }
       },
@@ -206,7 +241,7 @@ export class PostgresDb implements Db {
       } catch (err) {
         // On a lost connection the server has rolled back already; a ROLLBACK would only queue behind
         // a query that is still running. A connection that cannot roll back is not reused.
-        if (!held.lost()) await held.client.query('ROLLBACK').catch(held.lose);
+        if (!held.lost()) await held.statement('ROLLBACK').catch(held.lose);
         throw err;
       }
     });
@@ -341,9 +376,34 @@ export class PostgresDb implements Db {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.liveness.stop();
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => undefined);
     await this.pool.end();
   }
+}
+
+/** An error that came from the server (it has a SQLSTATE): proof that it answers, unlike a socket or timeout error. */
+const serverAnswered = (err: unknown): boolean => err instanceof pg.DatabaseError;
+
+const timedOut = (err: unknown): boolean => err instanceof Error && /timeout/i.test(err.message);
+
+/**
+ * `op`'s outcome, or 'silent' when none came within `ms`. Judged in the check
+ * phase (setImmediate), after the event loop has read its sockets: on a busy
+ * node the timer can come due while the answer already waits in the socket.
+ */
+function within(op: Promise<unknown>, ms: number): Promise<'answered' | 'silent' | { error: unknown }> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (v: 'answered' | 'silent' | { error: unknown }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(v);
+    };
+    const timer = setTimeout(() => setImmediate(() => settle('silent')), ms);
+    op.then(() => settle('answered'), (error: unknown) => settle({ error }));
+  });
 }

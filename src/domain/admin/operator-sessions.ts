@@ -99,7 +99,7 @@ async function signIn(s: Services, ip: string, input: LoginInput, looked: (found
       await useTotp(s, found, found.totpSecret!, input.totp);
     }
     return found;
-  });
+  }, input.totp ? (signedIn) => signedIn.totpEnabled : undefined);
   const cookie = SESSION_PREFIX + s.random(32).toString('base64url');
   const csrfToken = s.random(32).toString('base64url');
   await write({ ...s, actor: operatorActor(operator.username) }, async ({ tx, audit }) => {
@@ -204,7 +204,7 @@ export async function disableTotp(a: AdminServices, principal: Principal, ip: st
   const current = await a.store.operators.findById(operator.id);
   if (!current?.totpEnabled || !current.totpSecret) throw new DomainError('conflict', 'Two-factor authentication is not on');
   const secret = current.totpSecret;
-  await a.limits.attemptOperator(ip, current.username, a.clock(), () => useTotp(a, current, secret, code));
+  await a.limits.attemptOperator(ip, current.username, a.clock(), () => useTotp(a, current, secret, code), () => true);
   await write(a, async ({ tx, audit }) => {
     await tx.operators.disableTotp(operator.id);
     await audit('operator.totp_disable', null, operator.id, {});
