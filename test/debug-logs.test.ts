@@ -64,4 +64,25 @@ describe('debug and trace lines', () => {
     for (const n of heard) expect(Object.keys(n).sort()).toEqual(['kinds', 'level', 'msg']);
     expect(log.text()).not.toContain(app.apiKey);
   });
+
+  it('debug: each rate-limit refusal by its rule, limit and wait, never the address, username or code; nothing at info', async () => {
+    for (const level of ['info', 'debug']) {
+      log = captureLog();
+      h = await harness({ env: { LOG_LEVEL: level, ACCESS_LOG: 'off', RATE_LIMIT: 'on' }, logStream: log.stream });
+      const app = await h.createApp();
+      await h.activeUser(app, 'erin');
+      const wrong = () => h!.client(app, 'POST', '/auth/login', { credentials: { username: 'erin', password: 'not-the-password' } });
+      for (let i = 0; i < 10; i++) expect((await wrong()).statusCode).toBe(401);
+      expect((await wrong()).statusCode).toBe(429);
+      const refused = log.named('rate limit refused').map(fields);
+      if (level === 'info') expect(refused).toEqual([]);
+      else {
+        expect(refused).toEqual([{ level: 20, msg: 'rate limit refused', event: 'rate_limited', appId: app.id, rule: 'fail:pair', limit: 10, retryAfterSeconds: expect.any(Number) }]);
+        for (const secret of ['erin', '127.0.0.1', 'not-the-password']) expect(JSON.stringify(refused)).not.toContain(secret);
+        expect(log.text()).not.toContain('erin');
+      }
+      await h.close();
+      h = undefined;
+    }
+  });
 });

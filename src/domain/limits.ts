@@ -3,6 +3,7 @@ import { StoreUnavailable } from '../store/db.js';
 import type { AppRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
+import { silentLog, type EventLog } from './events.js';
 import { usernameKey } from './validation.js';
 
 /** Which limits a request counts against. */
@@ -63,7 +64,7 @@ const text = (v: unknown, max: number): string | null => (typeof v === 'string' 
  * taken right before each credential check (`attempt`).
  */
 export class Limiter {
-  constructor(private readonly counters: Counters | null) {}
+  constructor(private readonly counters: Counters | null, private readonly log: EventLog = silentLog) {}
 
   get enabled(): boolean {
     return this.counters !== null;
@@ -100,13 +101,13 @@ export class Limiter {
       const rules = this.failureRules(ctx.app, ctx.ip, who);
       const counts = await this.counters.peek(rules.map((r) => r.key), rules.map((r) => r.windowMs), ctx.now);
       rules.forEach((rule, i) => {
-        if (counts[i]! >= rule.limit) throw this.refusal(rule, ctx.now);
+        if (counts[i]! >= rule.limit) throw this.refused(rule, ctx.now);
       });
     }
     if (action === 'signup' || action === 'license_signup') {
       for (const rule of this.signupRules(ctx.app, ctx.ip)) {
         const count = await this.counters.increment(rule.key, rule.windowMs, ctx.now);
-        if (count > rule.limit) throw this.refusal(rule, ctx.now);
+        if (count > rule.limit) throw this.refused(rule, ctx.now);
       }
     }
   }
@@ -152,8 +153,24 @@ export class Limiter {
 
   /** The places taken, or the 429 of the slot that was full. */
   private granted(rules: Slot[], now: number, taken: Taken): Extract<Taken, { ok: true }> {
-    if (!taken.ok) throw taken.inFlightOnly ? new RateLimited(rules[taken.full]!.limit, IN_FLIGHT_RETRY_S) : this.refusal(rules[taken.full]!, now);
+    if (!taken.ok) throw this.refused(rules[taken.full]!, now, taken.inFlightOnly);
     return taken;
+  }
+
+  /**
+   * A refusal, told at debug (issue 29: what LOG_LEVEL=debug is for): which rule of which app refused, its limit
+   * and when it frees up. Never the key's value: it holds the address, the username or the license code.
+   */
+  private refused(rule: Slot, now: number, inFlightOnly = false): RateLimited {
+    const refusal = inFlightOnly ? new RateLimited(rule.limit, IN_FLIGHT_RETRY_S) : this.refusal(rule, now);
+    if (this.log.enabled('debug')) {
+      const [scope, action, by] = rule.key.split('|');
+      this.log.debug({
+        event: 'rate_limited', ...(scope === 'operator' ? { operator: true } : { appId: scope }), rule: `${action}:${by}`,
+        limit: rule.limit, retryAfterSeconds: refusal.retryAfterSeconds, ...(inFlightOnly && { inFlight: true }),
+      }, 'rate limit refused');
+    }
+    return refusal;
   }
 
   /**

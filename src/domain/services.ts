@@ -190,7 +190,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
   return services;
 }
 
