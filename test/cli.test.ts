@@ -613,7 +613,10 @@ write.out(JSON.stringify(results));
       ok(await asViewer('apps', 'list'), 'apps list as a viewer');
       failed(await asViewer('vars', 'set', 'by_viewer', 'no', '--app', app.id), 'vars set as a viewer', await serverDetail('PUT', `/apps/${app.id}/variables/by_viewer`, { value: 'no' }, viewer.token), 403);
       failed(await asViewer('tokens', 'create', 'escalate', '--role', 'owner'), 'a viewer minting an owner token', await serverDetail('POST', '/tokens', { name: 'escalate', role: 'owner' }, viewer.token), 403);
-      expect((await cli('tokens', 'list')).stdout).toMatch(/looker\s*│\s*viewer\s*│/);
+      const table = (await cli('tokens', 'list')).stdout;
+      expect(table).toMatch(/looker\s*│\s*viewer\s*│/);
+      // Who minted each token (issue 30.1): a column of its own; tokens of the environment's token have no operator.
+      expect(table.split('\n').find((l) => l.includes('│'))).toMatch(/role\s*│\s*operator_username\s*│/);
       expect(created.role).toBe('owner');
 
       expect(await json('tokens', 'revoke', created.id)).toEqual({ ok: true });

@@ -51,7 +51,7 @@ export function tokensCommand(program: Command): void {
   listOptions(tokens.command('list').description('List admin tokens')).action(
     remote(async ({ api, out, opts }) => {
       const listed = await fetchList<Record<string, unknown>>(api, 'admin/v1/tokens', opts, 'tokens');
-      printRows(listed.items, ['id', 'name', 'role', 'created_at', 'last_used_at', 'revoked_at'], out, listed.items, ['name', 'id', 'role', 'revoked_at', 'last_used_at']);
+      printRows(listed.items, ['id', 'name', 'role', 'operator_username', 'created_at', 'last_used_at', 'revoked_at'], out, listed.items, ['name', 'id', 'role', 'revoked_at', 'operator_username', 'last_used_at']);
       tellMore(listed);
     }),
   );
