@@ -298,3 +298,22 @@ describe('a signed refusal about an identified user names that user (issue 21.2:
     expect(ip.res.json()).toEqual({ detail: 'Your IP address is banned', code: 'banned' });
   });
 });
+
+describe('an answer that asked to be signed but goes out unsigned carries only the seed\'s fields (the reviewer\'s finding)', () => {
+  it('an app with no signing key: a ban with a reason and a membership refusal are exactly {detail, code}, with no ban_reason or user_id', async () => {
+    const bare = await h.createApp();
+    const userId = await h.activeUser(bare, 'dave');
+    await h.ban(bare, 'user', userId, { reason: 'Chargeback on order 99' });
+    const nonce = 'AAAAAAAAAAAAAAAAAAAAAA';
+    const banned = await h.inject({ method: 'GET', url: '/app_context', headers: { ...bare.headers, 'x-api-username': 'dave', 'x-api-password': PASSWORD, 'tollgate-nonce': nonce } });
+    expect(banned.statusCode).toBe(403);
+    expect(banned.headers['tollgate-signature']).toBeUndefined();
+    expect(banned.body).toBe('{"detail":"This user is banned","code":"banned"}');
+    expect(Number(banned.headers['content-length'])).toBe(Buffer.byteLength(banned.body));
+    await h.signUp(bare, 'erin');
+    const inactive = await h.inject({ method: 'GET', url: '/app_context', headers: { ...bare.headers, 'x-api-username': 'erin', 'x-api-password': PASSWORD, 'tollgate-nonce': nonce } });
+    expect(inactive.statusCode).toBe(403);
+    expect(inactive.headers['tollgate-signature']).toBeUndefined();
+    expect(inactive.body).toBe('{"detail":"The membership is not active","code":"membership_inactive"}');
+  });
+});

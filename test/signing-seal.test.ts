@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { createCipheriv, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +92,19 @@ describe('signing keys sealed under SIGNING_KEY_SEAL', () => {
     const sealed = seal.seal('app-1', 'kid-1', randomBytes(48).toString('base64'));
     expect(() => seal.open('app-1', 'kid-2', sealed)).toThrow(/does not open/);
     expect(() => seal.open('app-2', 'kid-1', sealed)).toThrow(/does not open/);
+  });
+
+  it('a sealed value shorter than a full tag (a 4-byte GCM tag over nothing, which GCM accepts unless told the length) or with a cut IV does not open', () => {
+    const k = kek(randomBytes(32));
+    const seal = new KeySeal(k);
+    const [prefix, id] = seal.seal('app-1', 'kid-1', randomBytes(48).toString('base64')).split('.');
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', k.key, iv, { authTagLength: 4 });
+    cipher.setAAD(Buffer.from('tollgate/signing-key/seal1\0app-1\0kid-1'));
+    const body = Buffer.concat([cipher.update(Buffer.alloc(0)), cipher.final(), cipher.getAuthTag()]);
+    expect(body.length).toBe(4);
+    expect(() => seal.open('app-1', 'kid-1', `${prefix}.${id}.${iv.toString('base64url')}.${body.toString('base64url')}`)).toThrow(/does not open/);
+    expect(() => seal.open('app-1', 'kid-1', `${prefix}.${id}.${iv.subarray(0, 8).toString('base64url')}.${body.toString('base64url')}`)).toThrow(/does not open/);
   });
 
   it('a backup restored without the key cannot sign: leases 503 saying why, answers unsigned, an error line names the cause; never a 500', async () => {

@@ -138,9 +138,14 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     const body = errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined);
     // The operator's reason goes only to a request that asked for a signed answer: a verified refusal can show it
     // to the user, and the unsigned answers of the seed's clients keep their bytes (SPEC).
-    if (err instanceof BannedError && err.banReason !== null && request.signing) body.ban_reason = err.banReason;
     // Whom the refusal is about, so an SDK drops only that user's lease (issue 21.2); signed answers only, as above.
-    if (err.userId !== undefined && request.signing) body.user_id = err.userId;
+    const reason = err instanceof BannedError ? err.banReason : null;
+    if (request.signing && (reason !== null || err.userId !== undefined)) {
+      // Should the answer go out unsigned after all (no usable key), the signing hook sends these bytes instead.
+      request.signing.unsignedBody = JSON.stringify(body);
+      if (reason !== null) body.ban_reason = reason;
+      if (err.userId !== undefined) body.user_id = err.userId;
+    }
     void reply.code(status).send(body);
     return;
   }

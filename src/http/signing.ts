@@ -26,6 +26,12 @@ export interface SigningState {
   bodySha256: string;
   /** A download's file hash (kept since upload): a 200/206 signs it and the Content-Range instead of the streamed body. */
   fileSha256: string | null;
+  /**
+   * The body without the fields only a signed answer carries (`ban_reason`, `user_id`), set when the error handler
+   * added them: an answer that goes out unsigned after all (no usable key, signing failed) is sent as this instead,
+   * so those fields never reach a client unsigned.
+   */
+  unsignedBody?: string;
 }
 
 declare module 'fastify' {
@@ -106,20 +112,31 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
    * request rate a database outage would flood the log); the error's message
    * only, never an object that might hold key material.
    */
-  function failed(request: FastifyRequest, err: unknown, done: () => void): void {
+  function failed(request: FastifyRequest, err: unknown, done: (err: null, payload?: string) => void): void {
     const appId = request.ctx.app.id;
     if (due(failedAt, appId, s.clock())) {
       request.log.error({ appId, reqId: request.id, cause: err instanceof Error ? err.message : 'unknown' }, 'signing the answer failed: answering unsigned (logged once per app per minute)');
     }
-    done();
+    sendUnsigned(request, done);
   }
 
-  function apply(request: FastifyRequest, reply: FastifyReply, payload: unknown, key: SigningKey | null, now: number): void {
-    if (key === null) return unsigned(request, now);
+  /** An answer that goes out unsigned: without the fields only a signed answer may carry (SigningState.unsignedBody). */
+  function sendUnsigned(request: FastifyRequest, done: (err: null, payload?: string) => void): void {
+    const plain = request.signing?.unsignedBody;
+    if (plain !== undefined) done(null, plain);
+    else done(null);
+  }
+
+  /** Signs the answer; false when it goes out unsigned (no usable key, or a body that cannot be signed). */
+  function apply(request: FastifyRequest, reply: FastifyReply, payload: unknown, key: SigningKey | null, now: number): boolean {
+    if (key === null) {
+      unsigned(request, now);
+      return false;
+    }
     const responseLine = lastLine(request, reply, payload);
     if (responseLine === null) {
       request.log.error({ reqId: request.id }, 'an answer with a streamed body that is not a download cannot be signed: answering unsigned');
-      return;
+      return false;
     }
     const signing = request.signing!;
     const input = responseInput({
@@ -128,6 +145,7 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
       credentialsSha256: credentialsOf(request), responseLine,
     });
     reply.header('tollgate-signature', signatureHeader(key.kid, now, sign(null, input, key.privateKey))).header('tollgate-key-cert', key.certificate);
+    return true;
   }
 
   // Callback style with a synchronous fast path: the unsigned path and a cached key cost no promise.
@@ -138,20 +156,22 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
     try {
       const key = peekSigningKey(s, appId, now);
       if (key !== undefined) {
-        apply(request, reply, payload, key, now);
-        return done();
+        if (apply(request, reply, payload, key, now)) return done();
+        return sendUnsigned(request, done);
       }
     } catch (err) {
       return failed(request, err, done);
     }
     currentSigningKey(s, appId, now).then(
       (key) => {
+        let signed: boolean;
         try {
-          apply(request, reply, payload, key, now);
+          signed = apply(request, reply, payload, key, now);
         } catch (err) {
           return failed(request, err, done);
         }
-        done();
+        if (signed) done();
+        else sendUnsigned(request, done);
       },
       (err) => failed(request, err, done),
     );

@@ -74,8 +74,11 @@ export class KeySeal {
       throw new UnsealError(`${where} is sealed under key-encryption key ${id}, which this node was not given (${given}): it cannot sign with it`);
     }
     const bytes = Buffer.from(body, 'base64url');
+    const nonce = Buffer.from(iv, 'base64url');
+    // A full 16-byte tag and a 12-byte IV, or nothing: GCM would accept a 4-byte tag, which proves next to nothing.
+    if (bytes.length <= TAG_BYTES || nonce.length !== IV_BYTES) throw new UnsealError(`${where} does not open under key-encryption key ${id}: the stored value is cut short`);
     try {
-      const decipher = createDecipheriv('aes-256-gcm', k.key, Buffer.from(iv, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', k.key, nonce, { authTagLength: TAG_BYTES });
       decipher.setAAD(aad(appId, kid));
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
       return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]);
