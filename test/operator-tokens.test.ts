@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditView } from '../src/domain/admin/audit.js';
 import { digest } from '../src/domain/tokens.js';
-import { ADMIN_TOKEN, harness, type Harness } from './helpers.js';
+import { ADMIN_TOKEN, harness, STORE, type Harness } from './helpers.js';
 import { makeOperator, signIn, withToken, type Session } from './operator-helpers.js';
 
 /**
@@ -169,6 +169,41 @@ describe('a token minted while its operator is deleted, disabled or demoted', ()
       expect(await liveTokensOf(opId)).toEqual([]);
     });
   }
+
+  // SQLite runs one write transaction at a time by construction; on PostgreSQL the operator row's lock does it.
+  it.skipIf(STORE !== 'postgres')('PostgreSQL: a delete that starts while the mint holds the operator row waits for it, then revokes the new token', async () => {
+    const opId = await makeOperator(h, 'op-locked', 'admin');
+    const a = await mint(await signIn(h, 'op-locked'), 'a');
+    const store = h.tollgate.services.store;
+    const transaction = store.transaction;
+    let deletion: Promise<{ statusCode: number }> | undefined;
+    store.transaction = (fn) => transaction((tx) => {
+      const findForUpdate = tx.operators.findForUpdate;
+      tx.operators.findForUpdate = async (id) => {
+        const found = await findForUpdate(id);
+        if (!deletion) {
+          let settled = false;
+          deletion = h.admin('DELETE', `/operators/${opId}`).finally(() => (settled = true));
+          // Until the delete waits on a lock (or, without one, has finished: the test then fails below).
+          for (let i = 0; !settled && i < 2000; i++) {
+            const blocked = await store.db.one<{ n: number | string }>(
+              `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM operators WHERE id = %'`,
+            );
+            if (Number(blocked?.n) > 0) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+        return found;
+      };
+      return fn(tx);
+    });
+    const res = await withToken(h, a.token, 'POST', '/tokens', { name: 'b' });
+    store.transaction = transaction;
+    expect(res.statusCode, res.body).toBe(201);
+    expect((await deletion!).statusCode).toBe(204);
+    expect(await liveTokensOf(opId)).toEqual([]);
+    expect((await auditOf(res.json().id)).map((e) => e.action)).toEqual(['admin_token.revoke', 'admin_token.create']);
+  });
 
   it('demoted below minting (admin to support): refused (403), and the token stays capped', async () => {
     const opId = await makeOperator(h, 'op-support', 'admin');
