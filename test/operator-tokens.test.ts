@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditView } from '../src/domain/admin/audit.js';
-import { ADMIN_TOKEN, harness, type Harness } from './helpers.js';
+import { digest } from '../src/domain/tokens.js';
+import { ADMIN_TOKEN, harness, STORE, type Harness } from './helpers.js';
 import { makeOperator, signIn, withToken, type Session } from './operator-helpers.js';
 
 /**
@@ -109,5 +110,122 @@ describe('admin tokens follow the operator who minted them', () => {
     const t = await mint(await signIn(h, 'carol'), 'carol-ci');
     expect((await h.admin('PATCH', `/operators/${opId}`, { password: 'another password 0123' })).statusCode).toBe(200);
     expect((await whoami(t.token)).statusCode).toBe(200);
+  });
+});
+
+/**
+ * Review finding 4: a mint in flight while its operator goes. The race made
+ * deterministic: the store is hooked so the owner's change commits right
+ * after the minting call was authenticated, before its insert.
+ */
+describe('a token minted while its operator is deleted, disabled or demoted', () => {
+  /** Runs `change` once, right after the call presenting `token` (or the session `cookie`) is authenticated. */
+  function afterAuthOf(credential: { token: string } | { cookie: string }, change: () => Promise<unknown>): void {
+    const store = h.tollgate.services.store;
+    let pending = true;
+    if ('token' in credential) {
+      const original = store.admin.findLiveToken;
+      store.admin.findLiveToken = async (hash) => {
+        const found = await original(hash);
+        if (pending && hash === digest(credential.token)) pending = false, await change();
+        return found;
+      };
+    } else {
+      const original = store.operators.findSession;
+      store.operators.findSession = async (hash) => {
+        const found = await original(hash);
+        if (pending && found) pending = false, await change();
+        return found;
+      };
+    }
+  }
+
+  async function liveTokensOf(operatorId: string) {
+    const res = await h.admin('GET', '/tokens?limit=500');
+    return (res.json().items as { role: string; operator_id: string | null; revoked_at: string | null }[]).filter((t) => t.operator_id === operatorId && t.revoked_at === null);
+  }
+
+  for (const [what, change] of [
+    ['deleted', (id: string) => h.admin('DELETE', `/operators/${id}`)],
+    ['disabled', (id: string) => h.admin('PATCH', `/operators/${id}`, { disabled: true })],
+  ] as const) {
+    it(`${what}: the token's mint is refused (401, as the token is now) and nothing of the operator's stays live`, async () => {
+      const opId = await makeOperator(h, `op-${what}`, 'admin');
+      const a = await mint(await signIn(h, `op-${what}`), 'a');
+      afterAuthOf(a, async () => expect((await change(opId)).statusCode).toBeLessThan(300));
+      const res = await withToken(h, a.token, 'POST', '/tokens', { name: 'b' });
+      expect(res.statusCode, res.body).toBe(401);
+      expect(res.json().code).toBe('invalid_admin_token');
+      expect(await liveTokensOf(opId)).toEqual([]);
+    });
+
+    it(`${what}: a session's mint is refused (401 not_authenticated)`, async () => {
+      const opId = await makeOperator(h, `se-${what}`, 'admin');
+      const session = await signIn(h, `se-${what}`);
+      afterAuthOf(session, async () => expect((await change(opId)).statusCode).toBeLessThan(300));
+      const res = await session.call('POST', '/tokens', { name: 'b' });
+      expect(res.statusCode, res.body).toBe(401);
+      expect(res.json().code).toBe('not_authenticated');
+      expect(await liveTokensOf(opId)).toEqual([]);
+    });
+  }
+
+  // SQLite runs one write transaction at a time by construction; on PostgreSQL the operator row's lock does it.
+  it.skipIf(STORE !== 'postgres')('PostgreSQL: a delete that starts while the mint holds the operator row waits for it, then revokes the new token', async () => {
+    const opId = await makeOperator(h, 'op-locked', 'admin');
+    const a = await mint(await signIn(h, 'op-locked'), 'a');
+    const store = h.tollgate.services.store;
+    const transaction = store.transaction;
+    let deletion: Promise<{ statusCode: number }> | undefined;
+    store.transaction = (fn) => transaction((tx) => {
+      const findForUpdate = tx.operators.findForUpdate;
+      tx.operators.findForUpdate = async (id) => {
+        const found = await findForUpdate(id);
+        if (!deletion) {
+          let settled = false;
+          deletion = h.admin('DELETE', `/operators/${opId}`).finally(() => (settled = true));
+          // Until the delete waits on a lock (or, without one, has finished: the test then fails below).
+          for (let i = 0; !settled && i < 2000; i++) {
+            const blocked = await store.db.one<{ n: number | string }>(
+              `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM operators WHERE id = %'`,
+            );
+            if (Number(blocked?.n) > 0) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+        return found;
+      };
+      return fn(tx);
+    });
+    const res = await withToken(h, a.token, 'POST', '/tokens', { name: 'b' });
+    store.transaction = transaction;
+    expect(res.statusCode, res.body).toBe(201);
+    expect((await deletion!).statusCode).toBe(204);
+    expect(await liveTokensOf(opId)).toEqual([]);
+    expect((await auditOf(res.json().id)).map((e) => e.action)).toEqual(['admin_token.revoke', 'admin_token.create']);
+  });
+
+  it('demoted below minting (admin to support): refused (403), and the token stays capped', async () => {
+    const opId = await makeOperator(h, 'op-support', 'admin');
+    const a = await mint(await signIn(h, 'op-support'), 'a');
+    afterAuthOf(a, async () => expect((await h.admin('PATCH', `/operators/${opId}`, { role: 'support' })).statusCode).toBe(200));
+    const res = await withToken(h, a.token, 'POST', '/tokens', { name: 'b', role: 'viewer' });
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().code).toBe('forbidden');
+    expect((await liveTokensOf(opId)).map((t) => t.role)).toEqual(['support']);
+  });
+
+  it('demoted (owner to admin): a role above the new one is refused (403), one within it is still minted', async () => {
+    await makeOperator(h, 'spare-owner', 'owner'); // the last active owner cannot be demoted
+    const opId = await makeOperator(h, 'op-owner', 'owner');
+    const session = await signIn(h, 'op-owner');
+    const a = await mint(session, 'a');
+    afterAuthOf(a, async () => expect((await h.admin('PATCH', `/operators/${opId}`, { role: 'admin' })).statusCode).toBe(200));
+    const res = await withToken(h, a.token, 'POST', '/tokens', { name: 'b', role: 'owner' });
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().code).toBe('forbidden');
+    expect((await liveTokensOf(opId)).map((t) => t.role)).toEqual(['admin']);
+
+    expect(await mint(a.token, 'c', 'admin')).toMatchObject({ role: 'admin', operator_id: opId });
   });
 });

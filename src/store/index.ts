@@ -13,7 +13,7 @@ import { statsRepository } from './repositories/stats.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
-/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock). */
+/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint). */
 export function repositories(q: Queryable, dialect: Dialect) {
   return {
     apps: appsRepository(q),
@@ -27,7 +27,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     bans: bansRepository(q, dialect),
     signingKeys: signingKeysRepository(q),
     leases: leasesRepository(q),
-    operators: operatorsRepository(q),
+    operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
   };
 }

@@ -9,8 +9,8 @@ import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write, type AdminWork } from '../unit-of-work.js';
 import { type AdminServices } from './audit.js';
-import type { Minter } from './operator-sessions.js';
-import { outranks, requireGrantable, type Role } from './roles.js';
+import type { Minter, Principal } from './operator-sessions.js';
+import { outranks, requireGrantable, requirePermission, type Role } from './roles.js';
 
 export interface AdminTokenView {
   id: string;
@@ -30,7 +30,10 @@ const viewToken = (t: AdminTokenRecord): AdminTokenView => ({
   operator_id: t.operatorId, operator_username: t.operatorUsername,
 });
 
-async function insertToken(a: AdminServices, name: string, role: Role, minter: Minter | null, details: Record<string, unknown>): Promise<AdminTokenView & { token: string }> {
+/** `via`: how the minter's call was authenticated, for the 401 it gets if they are gone (as the next call would). */
+async function insertToken(
+  a: AdminServices, name: string, role: Role, minter: Minter | null, details: Record<string, unknown>, via: Principal['kind'] = 'token',
+): Promise<AdminTokenView & { token: string }> {
   const check = new Checker();
   check.text('body.name', name, { min: 1, max: 128 });
   check.throwIfAny();
@@ -39,6 +42,17 @@ async function insertToken(a: AdminServices, name: string, role: Role, minter: M
     operatorId: minter?.id ?? null, operatorUsername: minter?.username ?? null,
   };
   await write(a, async ({ tx, audit }) => {
+    if (minter) {
+      // The caller was authenticated before this transaction: their operator may have been deleted, disabled or
+      // demoted since, and settleOperatorTokens ran without this token. The row is held until COMMIT, so such a
+      // change waits for this one (and then cuts the new token too) or has already committed and is seen here.
+      const operator = await tx.operators.findForUpdate(minter.id);
+      if (!operator || operator.disabled) throw new DomainError(via === 'operator' ? 'not_authenticated' : 'invalid_admin_token');
+      // The route's permission and cap were checked against the role read at authentication; a demotion since
+      // may have taken away minting altogether (support, viewer) or lowered the cap.
+      requirePermission(operator.role, 'tokens');
+      requireGrantable(operator.role, role);
+    }
     await tx.admin.insertToken(record, digest(token));
     await audit('admin_token.create', null, record.id, details);
   });
@@ -51,12 +65,14 @@ async function insertToken(a: AdminServices, name: string, role: Role, minter: M
  * answer only. `minter` is the operator behind the call (operatorTokens below
  * acts on their tokens when they go or lose their role). `actorRole` is owner for the local CLI (it holds the database).
  */
-export async function createAdminToken(a: AdminServices, name: string, opts: { role?: Role | undefined; actorRole?: Role; minter?: Minter | null } = {}): Promise<AdminTokenView & { token: string }> {
+export async function createAdminToken(
+  a: AdminServices, name: string, opts: { role?: Role | undefined; actorRole?: Role; minter?: Minter | null; via?: Principal['kind'] } = {},
+): Promise<AdminTokenView & { token: string }> {
   const actorRole = opts.actorRole ?? 'owner';
   const role = opts.role ?? actorRole;
   requireGrantable(actorRole, role);
   const minter = opts.minter ?? null;
-  return insertToken(a, name, role, minter, { name, role, ...(minter && { operator_id: minter.id, operator_username: minter.username }) });
+  return insertToken(a, name, role, minter, { name, role, ...(minter && { operator_id: minter.id, operator_username: minter.username }) }, opts.via);
 }
 
 export async function listAdminTokens(s: Services, cursor: Cursor | null, limit: number, withTotal = false): Promise<Page<AdminTokenView>> {

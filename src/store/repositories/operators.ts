@@ -1,4 +1,4 @@
-import type { Queryable, Row } from '../db.js';
+import type { Dialect, Queryable, Row } from '../db.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { Page } from '../records.js';
 import { nullableNumber } from '../rows.js';
@@ -44,7 +44,7 @@ export interface OperatorChanges {
 }
 
 /** Operator accounts and their browser sessions (by the digest of the cookie). */
-export function operatorsRepository(q: Queryable) {
+export function operatorsRepository(q: Queryable, dialect: Dialect) {
   return {
     /** False when the username (case-insensitively) is taken: the unique key decides, not a read before. */
     async insert(o: OperatorRecord, usernameKey: string): Promise<boolean> {
@@ -63,6 +63,17 @@ export function operatorsRepository(q: Queryable) {
 
     async findById(id: string): Promise<OperatorRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM operators o WHERE o.id = ?`, [id]);
+      return r && toOperator(r);
+    },
+
+    /**
+     * The operator, held until the transaction ends: a token minted in their
+     * name checks them here, so a concurrent delete, disable or demotion
+     * (which writes this row) runs wholly before or wholly after the mint.
+     * SQLite's write transactions already run one at a time.
+     */
+    async findForUpdate(id: string): Promise<OperatorRecord | undefined> {
+      const r = await q.one(`SELECT ${COLUMNS} FROM operators o WHERE o.id = ?${dialect === 'postgres' ? ' FOR UPDATE' : ''}`, [id]);
       return r && toOperator(r);
     },
 
