@@ -4,6 +4,7 @@ import type { AppRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { silentLog, type EventLog } from './events.js';
+import { limitAddress } from './ip.js';
 import { usernameKey } from './validation.js';
 
 /** Which limits a request counts against. */
@@ -37,7 +38,7 @@ export const USERNAME_CEILING_FACTOR = 10;
 function usernameSlots(prefix: string, ip: string, username: string, perPair: { limit: number; windowMs: number }): [Slot, Slot] {
   const key = usernameKey(username);
   return [
-    { key: `${prefix}|pair|${ip}|${key}`, ...perPair },
+    { key: `${prefix}|pair|${limitAddress(ip)}|${key}`, ...perPair },
     { key: `${prefix}|user|${key}`, limit: perPair.limit * USERNAME_CEILING_FACTOR, windowMs: perPair.windowMs },
   ];
 }
@@ -72,7 +73,7 @@ export class Limiter {
 
   private failureRules(app: AppRecord, ip: string, who: Identity): Slot[] {
     const identity = { limit: app.rateFailuresPerIdentity, windowMs: app.rateFailuresPerIdentityWindowSeconds * 1000 };
-    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${ip}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
+    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${limitAddress(ip)}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
     const username = text(who.username, 256);
     if (username) rules.push(...usernameSlots(`${app.id}|fail`, ip, username, identity));
     const code = text(who.code, 256);
@@ -81,7 +82,7 @@ export class Limiter {
   }
 
   private signupRules(app: AppRecord, ip: string): Slot[] {
-    const rules: Slot[] = [{ key: `${app.id}|signup|ip|${ip}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
+    const rules: Slot[] = [{ key: `${app.id}|signup|ip|${limitAddress(ip)}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
     if (app.rateSignupsPerApp > 0) rules.push({ key: `${app.id}|signup|app`, limit: app.rateSignupsPerApp, windowMs: app.rateSignupsPerAppWindowSeconds * 1000 });
     return rules;
   }
@@ -137,7 +138,7 @@ export class Limiter {
    * guesser learns nothing there, not even a right password.
    */
   async attemptOperator<T>(ip: string, username: string, now: number, check: () => Promise<T>, secondFactor?: (result: T) => boolean): Promise<T> {
-    const rules: Slot[] = [{ key: `operator|fail|ip|${ip}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
+    const rules: Slot[] = [{ key: `operator|fail|ip|${limitAddress(ip)}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
     if (!this.counters) return check();
     const taken = await this.counters.take(rules, now);
     if (taken.ok || !secondFactor || taken.full !== CEILING || taken.inFlightOnly) return this.settle(this.granted(rules, now, taken), OPERATOR_FAILURE_CODES, check);
