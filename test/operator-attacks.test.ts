@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DASHBOARD_CSP } from '../src/http/dashboard.js';
 import { expectError, harness, type Harness } from './helpers.js';
-import { makeOperator, OPERATOR_PASSWORD, signIn, totpCode } from './operator-helpers.js';
+import { makeOperator, OPERATOR_PASSWORD, signIn, totpCode, withTotp } from './operator-helpers.js';
 
 /** Issue 16 attacked from the outside (helper R16): escalation, races on the owner rule, TOTP guessing, CSRF, CSV and headers. */
 
@@ -44,10 +44,7 @@ describe('guessing a second factor through a session', () => {
   it('DELETE /session/totp with 200 wrong codes at once: only the sign-in limit (10) are checked, the rest 429, and TOTP stays on', async () => {
     h = await harness({ env: { RATE_LIMIT: 'on' } });
     await makeOperator(h, 'alice', 'owner');
-    const s = await signIn(h, 'alice');
-    const { secret } = (await s.call('POST', '/session/totp')).json();
-    expect((await s.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
-    h.clock.advance(30_000);
+    const { session: s, secret } = await withTotp(h, 'alice');
     const valid = new Set([-1, 0, 1].map((d) => totpCode(secret, h.clock.ms, d)));
     const guesses: string[] = [];
     for (let n = 0; guesses.length < 200; n++) {
@@ -59,6 +56,27 @@ describe('guessing a second factor through a session', () => {
     const statuses = answers.map((r) => r.statusCode);
     expect(statuses.filter((c) => c === 401).length).toBe(10);
     expect(statuses.filter((c) => c === 429).length).toBe(190);
+    expect((await s.call('GET', '/session')).json().operator.totp_enabled).toBe(true);
+  });
+
+  it('DELETE /session/totp from 15 addresses, 10 wrong codes each: 10 codes are checked per operator, and the right code then waits (no way past the ceiling)', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    await makeOperator(h, 'alice', 'owner');
+    const { session: s, secret } = await withTotp(h, 'alice');
+    const valid = new Set([-1, 0, 1].map((d) => totpCode(secret, h.clock.ms, d)));
+    const wrong = Array.from({ length: 160 }, (_, n) => String(n).padStart(6, '0')).filter((c) => !valid.has(c));
+    // The stolen cookie sent from many addresses: each its own pair slot, all one operator's second factor.
+    const turnOff = (ip: string, code: string) => h.inject({
+      method: 'DELETE', url: '/admin/v1/session/totp', payload: { code }, remoteAddress: ip,
+      headers: { cookie: `tollgate_session=${s.cookie}`, 'x-csrf-token': s.csrf },
+    });
+    const statuses: number[] = [];
+    for (let a = 0; a < 15; a++) {
+      for (let i = 0; i < 10; i++) statuses.push((await turnOff(`198.51.${a}.20`, wrong[a * 10 + i]!)).statusCode);
+    }
+    expect(statuses.filter((c) => c === 401).length).toBe(10);
+    expect(statuses.filter((c) => c === 429).length).toBe(140);
+    expectError(await turnOff('203.0.113.50', totpCode(secret, h.clock.ms)), 429, 'rate_limited');
     expect((await s.call('GET', '/session')).json().operator.totp_enabled).toBe(true);
   });
 });

@@ -54,6 +54,15 @@ export async function signIn(h: Harness, username: string, password = OPERATOR_P
   return sessionFrom(h, await login(h, username, password, totp === undefined ? {} : { totp }));
 }
 
+/** Signs in, sets up TOTP and confirms it; the clock moves to the next step, so the confirming code is not reused. */
+export async function withTotp(h: Harness, username: string): Promise<{ session: Session; secret: string }> {
+  const session = await signIn(h, username);
+  const { secret } = (await session.call('POST', '/session/totp')).json();
+  expect((await session.call('POST', '/session/totp/confirm', { code: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+  h.clock.advance(30_000);
+  return { session, secret };
+}
+
 /** The authenticator app's code at this clock time (and `steps` steps later or earlier). */
 export function totpCode(secret: string, nowMs: number, steps = 0): string {
   return hotp(base32Decode(secret), totpStep(nowMs) + steps);

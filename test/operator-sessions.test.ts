@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectError, harness, type Harness } from './helpers.js';
-import { cookieOf, login, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode } from './operator-helpers.js';
+import { cookieOf, login, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode, withTotp } from './operator-helpers.js';
 
 /** A sign-in from a given client address. */
 const loginFrom = (h: Harness, remoteAddress: string, username: string, password = OPERATOR_PASSWORD, extra: Record<string, unknown> = {}) =>
@@ -261,7 +261,73 @@ describe('rate limits', () => {
     for (let i = 0; i < 10; i++) expectError(await loginFrom(h, '203.0.113.34', 'alice', `again ${i}`, { totp: '000000' }), 429, 'rate_limited');
     expectError(await loginFrom(h, '203.0.113.34', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) }), 429, 'rate_limited');
   });
+
+  it('with the right password, wrong TOTP codes from many addresses: 10 are checked per operator, then even the right code waits for the window', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    h.clock.ms = Date.parse('2026-01-01T00:00:10Z');
+    await makeOperator(h, 'alice', 'owner');
+    const { secret } = await withTotp(h, 'alice');
+    const wrong = wrongCodes(secret, h.clock.ms);
+    // Below the ceiling: three addresses, ten wrong codes each with the leaked password. Only ten codes are checked.
+    const statuses: number[] = [];
+    for (let a = 0; a < 3; a++) {
+      for (let i = 0; i < 10; i++) statuses.push((await loginFrom(h, `198.51.${a}.9`, 'alice', OPERATOR_PASSWORD, { totp: wrong() })).statusCode);
+    }
+    expect(statuses.filter((c) => c === 401).length).toBe(10);
+    expect(statuses.filter((c) => c === 429).length).toBe(20);
+    // The right code waits too: the password holder used up the operator's code checks for this window.
+    expectError(await loginFrom(h, '203.0.113.40', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) }), 429, 'rate_limited');
+    h.clock.minutes(15);
+    expect((await loginFrom(h, '203.0.113.40', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+  });
+
+  it('past the ceiling the second-factor slot still holds: 50 wrong codes from 5 addresses, then even the right code is 429; a stranger who filled the ceiling without the password does not stop the owner', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    h.clock.ms = Date.parse('2026-01-01T00:00:10Z');
+    await makeOperator(h, 'alice', 'owner');
+    const { secret } = await withTotp(h, 'alice');
+    const wrong = wrongCodes(secret, h.clock.ms);
+    // A stranger fills the ceiling: wrong passwords (with made-up codes) from ten addresses.
+    for (let a = 0; a < 10; a++) {
+      for (let i = 0; i < 10; i++) expectError(await loginFrom(h, `198.51.${a}.8`, 'alice', `wrong ${a} ${i}`, { totp: wrong() }), 401, 'invalid_credentials');
+    }
+    expectError(await loginFrom(h, '203.0.113.30', 'alice', 'one more', { totp: wrong() }), 429, 'rate_limited');
+    // None of that reached a code check: the owner with password and code signs in.
+    expect((await loginFrom(h, '203.0.113.31', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) })).statusCode).toBe(200);
+    h.clock.advance(30_000);
+    // One with the password tries codes past the ceiling from fresh addresses: every answer is 429, ten are checked.
+    for (let a = 0; a < 5; a++) {
+      for (let i = 0; i < 10; i++) expectError(await loginFrom(h, `192.0.2.${a + 1}`, 'alice', OPERATOR_PASSWORD, { totp: wrong() }), 429, 'rate_limited');
+    }
+    // Had the codes past the ten been checked, the right one would be served here.
+    expectError(await loginFrom(h, '203.0.113.32', 'alice', OPERATOR_PASSWORD, { totp: totpCode(secret, h.clock.ms) }), 429, 'rate_limited');
+  });
+
+  it('IPv6: ten addresses of one /64 with ten wrong passwords each fill one pair, not the ceiling: the owner signs in from another address', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    await makeOperator(h, 'alice', 'owner');
+    const statuses: number[] = [];
+    for (let a = 1; a <= 10; a++) {
+      for (let i = 0; i < 10; i++) statuses.push((await loginFrom(h, `2001:db8::${a.toString(16)}`, 'alice', `wrong ${a} ${i}`)).statusCode);
+    }
+    expect(statuses.filter((c) => c === 401).length).toBe(10);
+    expect(statuses.filter((c) => c === 429).length).toBe(90);
+    expect((await loginFrom(h, '198.51.100.7', 'alice')).statusCode).toBe(200);
+    // The /64 is the pair's address: its owner waits there, and signs in from another /64.
+    expectError(await loginFrom(h, '2001:db8::ff', 'alice'), 429, 'rate_limited');
+    expect((await loginFrom(h, '2001:db8:0:1::1', 'alice')).statusCode).toBe(200);
+  });
 });
+
+/** Codes that are wrong for this secret around `fromMs` and for a minute after (the steps a test may advance to). */
+function wrongCodes(secret: string, fromMs: number): () => string {
+  const valid = new Set([-1, 0, 1, 2, 3].map((d) => totpCode(secret, fromMs, d)));
+  let n = 0;
+  return () => {
+    while (valid.has(String(n).padStart(6, '0'))) n++;
+    return String(n++).padStart(6, '0');
+  };
+}
 
 describe('TOTP', () => {
   it('set-up, confirm, then sign-in needs the code; a used code is refused (replay), the next step works', async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { limitAddress } from '../src/domain/ip.js';
 import { errorOf, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 
 /** DECISIONS "Client IP, bans, limits" and the abuse issue: layered limits, 429 with Retry-After and RateLimit-*. */
@@ -51,6 +52,39 @@ describe('rate limits', () => {
     expect429(await login(app, 'alice', 'another-guess', '192.0.2.201'));
     h.clock.minutes(15);
     expect((await login(app, 'alice', PASSWORD, '203.0.113.200')).statusCode).toBe(200);
+  });
+
+  it('IPv6 counts per /64: ten addresses of one /64 with ten wrong passwords each fill one pair, and the owner signs in from another address', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    const app = await h.createApp();
+    await h.activeUser(app, 'alice');
+    const statuses: number[] = [];
+    for (let a = 1; a <= 10; a++) {
+      for (let i = 0; i < 10; i++) statuses.push((await login(app, 'alice', `wrong-${a}-${i}`, `2001:db8::${a.toString(16)}`)).statusCode);
+    }
+    expect(statuses.filter((c) => c === 401).length).toBe(10);
+    expect(statuses.filter((c) => c === 429).length).toBe(90);
+    expect((await login(app, 'alice', PASSWORD, '198.51.100.7')).statusCode).toBe(200);
+    expect429(await login(app, 'alice', PASSWORD, '2001:DB8:0:0:ffff::1'));
+    expect((await login(app, 'alice', PASSWORD, '2001:db8:0:1::1')).statusCode).toBe(200);
+  });
+
+  it('the per-IP limit counts an IPv6 /64 as one address; IPv4 addresses (and IPv4-mapped IPv6) count one by one as before', async () => {
+    h = await harness({ env: { RATE_LIMIT: 'on' } });
+    const app = await h.createApp();
+    // 30 usernames, each from its own address of one /64: the 31st attempt from the /64 is the IP limit's 429.
+    for (let i = 0; i < 30; i++) expect((await login(app, `user${i}`, 'nope-nope', `2001:db8:5:6::${(i + 1).toString(16)}`)).statusCode).toBe(401);
+    const limited = await login(app, 'user99', 'nope-nope', '2001:db8:5:6:ffff:ffff:ffff:ffff');
+    expect429(limited);
+    expect(limited.headers['ratelimit-limit']).toBe('30');
+    expect((await login(app, 'user99', 'nope-nope', '2001:db8:5:7::1')).statusCode).toBe(401);
+    // IPv4 is not widened: a neighbour in the same /24 is another address.
+    await h.activeUser(app, 'carol');
+    for (let i = 0; i < 10; i++) expect((await login(app, 'carol', `wrong-${i}`, '192.0.2.1')).statusCode).toBe(401);
+    expect429(await login(app, 'carol', PASSWORD, '::ffff:192.0.2.1'));
+    expect((await login(app, 'carol', PASSWORD, '192.0.2.2')).statusCode).toBe(200);
+    expect(['2001:DB8:0:0:1::1', '2001:db8:1:2:3:4:5:6', '::1', '::ffff:192.0.2.1', '192.0.2.1'].map(limitAddress))
+      .toEqual(['2001:db8::/64', '2001:db8:1:2::/64', '::/64', '192.0.2.1', '192.0.2.1']);
   });
 
   it('the identity key is the case-folded username: ALICE and alice share it', async () => {

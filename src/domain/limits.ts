@@ -4,6 +4,7 @@ import type { AppRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { silentLog, type EventLog } from './events.js';
+import { limitAddress } from './ip.js';
 import { usernameKey } from './validation.js';
 
 /** Which limits a request counts against. */
@@ -14,6 +15,9 @@ export const FAILURE_CODES = new Set(['invalid_credentials', 'invalid_license', 
 
 /** An operator's wrong password or wrong TOTP code counts; a missing code (totp_required) is no guess. */
 const OPERATOR_FAILURE_CODES = new Set(['invalid_credentials', 'invalid_totp']);
+
+/** The second-factor slot counts wrong codes only: reaching a code check takes the right password. */
+const TOTP_FAILURE_CODES = new Set(['invalid_totp']);
 
 /** Operators' sign-in failures: the defaults every app starts with (migration 0003), so the same limits as a user's login. */
 export const OPERATOR_LIMITS = {
@@ -37,7 +41,7 @@ export const USERNAME_CEILING_FACTOR = 10;
 function usernameSlots(prefix: string, ip: string, username: string, perPair: { limit: number; windowMs: number }): [Slot, Slot] {
   const key = usernameKey(username);
   return [
-    { key: `${prefix}|pair|${ip}|${key}`, ...perPair },
+    { key: `${prefix}|pair|${limitAddress(ip)}|${key}`, ...perPair },
     { key: `${prefix}|user|${key}`, limit: perPair.limit * USERNAME_CEILING_FACTOR, windowMs: perPair.windowMs },
   ];
 }
@@ -72,7 +76,7 @@ export class Limiter {
 
   private failureRules(app: AppRecord, ip: string, who: Identity): Slot[] {
     const identity = { limit: app.rateFailuresPerIdentity, windowMs: app.rateFailuresPerIdentityWindowSeconds * 1000 };
-    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${ip}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
+    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${limitAddress(ip)}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
     const username = text(who.username, 256);
     if (username) rules.push(...usernameSlots(`${app.id}|fail`, ip, username, identity));
     const code = text(who.code, 256);
@@ -81,7 +85,7 @@ export class Limiter {
   }
 
   private signupRules(app: AppRecord, ip: string): Slot[] {
-    const rules: Slot[] = [{ key: `${app.id}|signup|ip|${ip}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
+    const rules: Slot[] = [{ key: `${app.id}|signup|ip|${limitAddress(ip)}`, limit: app.rateSignupsPerIp, windowMs: app.rateSignupsPerIpWindowSeconds * 1000 }];
     if (app.rateSignupsPerApp > 0) rules.push({ key: `${app.id}|signup|app`, limit: app.rateSignupsPerApp, windowMs: app.rateSignupsPerAppWindowSeconds * 1000 });
     return rules;
   }
@@ -134,16 +138,42 @@ export class Limiter {
    * carries a TOTP code, says whether a success proved it: such an attempt
    * may pass a full per-username ceiling (the per-address limits still hold),
    * and beyond the ceiling every other outcome is the ceiling's 429, so a
-   * guesser learns nothing there, not even a right password.
+   * guesser learns nothing there, not even a right password. The code itself
+   * is checked inside `attemptSecondFactor`, whose slot no address skips.
    */
   async attemptOperator<T>(ip: string, username: string, now: number, check: () => Promise<T>, secondFactor?: (result: T) => boolean): Promise<T> {
-    const rules: Slot[] = [{ key: `operator|fail|ip|${ip}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
+    const rules = operatorSlots(ip, username);
     if (!this.counters) return check();
     const taken = await this.counters.take(rules, now);
     if (taken.ok || !secondFactor || taken.full !== CEILING || taken.inFlightOnly) return this.settle(this.granted(rules, now, taken), OPERATOR_FAILURE_CODES, check);
     const ceiling = this.refusal(rules[CEILING]!, now);
     const beyond = await this.counters.take(rules.slice(0, CEILING), now);
     return this.settle(this.granted(rules, now, beyond), OPERATOR_FAILURE_CODES, check, { refusal: ceiling, proven: secondFactor });
+  }
+
+  /**
+   * One check of an operator's TOTP code, holding a place in the operator's
+   * second-factor slot (OPERATOR_LIMITS.perUsername, across every address).
+   * Past the per-username ceiling a sign-in with a code is let through on its
+   * address's slots alone: without this slot a holder of the password would
+   * get 10 code checks per address, as many addresses as they have (review
+   * finding 1). Only a wrong code counts, and a code is only checked after
+   * the right password, so a stranger cannot fill it. Taken inside the
+   * sign-in's check, after the password: a stranger's guesses never hold it
+   * in flight either.
+   */
+  async attemptSecondFactor<T>(username: string, now: number, check: () => Promise<T>): Promise<T> {
+    return this.hold([totpSlot(username)], now, TOTP_FAILURE_CODES, check);
+  }
+
+  /**
+   * Turning TOTP off: a code checked on a session, in the sign-in's slots and
+   * the second-factor slot at once (one take, so parallel guesses get exactly
+   * the limit), with no way past a full ceiling: the caller has a session and
+   * can wait out the window.
+   */
+  async attemptTotpOff<T>(ip: string, username: string, now: number, check: () => Promise<T>): Promise<T> {
+    return this.hold([...operatorSlots(ip, username), totpSlot(username)], now, TOTP_FAILURE_CODES, check);
   }
 
   private async hold<T>(rules: Slot[], now: number, failures: ReadonlySet<string>, check: () => T | Promise<T>): Promise<T> {
@@ -205,6 +235,13 @@ export class Limiter {
     return new RateLimited(rule.limit, Math.max(1, Math.ceil((windowEnd(now, rule.windowMs) - now) / 1000)));
   }
 }
+
+/** An operator's sign-in slots: the address's, the (username, address) pair's and the per-username ceiling. */
+function operatorSlots(ip: string, username: string): Slot[] {
+  return [{ key: `operator|fail|ip|${limitAddress(ip)}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
+}
+
+const totpSlot = (username: string): Slot => ({ key: `operator|totp|user|${usernameKey(username)}`, ...OPERATOR_LIMITS.perUsername });
 
 /** Where the per-username ceiling sits among an operator's slots (after the IP's and the pair's). */
 const CEILING = 2;

@@ -96,7 +96,8 @@ async function signIn(s: Services, ip: string, input: LoginInput, looked: (found
     if (!found || !ok || found.disabled) throw new DomainError('invalid_credentials');
     if (found.totpEnabled) {
       if (input.totp === undefined || input.totp === '') throw new DomainError('totp_required');
-      await useTotp(s, found, found.totpSecret!, input.totp);
+      // In the operator's second-factor slot, which bounds the codes tried however many addresses send them.
+      await s.limits.attemptSecondFactor(found.username, now, () => useTotp(s, found, found.totpSecret!, input.totp!));
     }
     return found;
   }, input.totp ? (signedIn) => signedIn.totpEnabled : undefined);
@@ -196,15 +197,16 @@ export async function confirmTotp(a: AdminServices, principal: Principal, code: 
 /**
  * Turning TOTP off takes a current code: a borrowed unlocked browser alone
  * cannot remove the second factor. Wrong codes count against the same limits
- * as the operator's sign-in (per address and per username), or a stolen
- * cookie could try all 10^6 codes at the server's pace.
+ * as the operator's sign-in (per address and per username) and in the same
+ * second-factor slot, or a stolen cookie could try all 10^6 codes at the
+ * server's pace.
  */
 export async function disableTotp(a: AdminServices, principal: Principal, ip: string, code: string): Promise<{ totp_enabled: false }> {
   const operator = sessionOperator(principal);
   const current = await a.store.operators.findById(operator.id);
   if (!current?.totpEnabled || !current.totpSecret) throw new DomainError('conflict', 'Two-factor authentication is not on');
   const secret = current.totpSecret;
-  await a.limits.attemptOperator(ip, current.username, a.clock(), () => useTotp(a, current, secret, code), () => true);
+  await a.limits.attemptTotpOff(ip, current.username, a.clock(), () => useTotp(a, current, secret, code));
   await write(a, async ({ tx, audit }) => {
     await tx.operators.disableTotp(operator.id);
     await audit('operator.totp_disable', null, operator.id, {});
