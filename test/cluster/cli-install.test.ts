@@ -130,6 +130,11 @@ describe('the packed tollgate, installed with npm install -g into a temporary pr
     expect(stdout).not.toContain(token!);
     expect(block).toMatch(/^ {2}tollgate apps create/m);
     expect(block).not.toContain('npx');
+    // The file is written before the server listens (so a start that then fails cannot lose the token): wait until
+    // it answers, as an operator would, instead of racing it (it lost that race with both cores loaded, issue 21.16).
+    while (Date.now() < deadline && child.exitCode === null && !(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
 
     // Administered by the installed CLI, --url without a scheme.
     const created = JSON.parse(ok(await sh(bin, ['--url', `127.0.0.1:${port}`, '--token', token!, 'apps', 'create', 'Installed', '--json'], elsewhere), 'apps create').stdout);
