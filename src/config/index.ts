@@ -336,8 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Partial<Record<keyof C
 function checkSeal(c: Config): void {
   if (c.signingKeySeal && c.signingKeySealFile) throw new ConfigError('SIGNING_KEY_SEAL_FILE', 'give the sealing key in SIGNING_KEY_SEAL or SIGNING_KEY_SEAL_FILE, not both');
   if (c.signingKeySealOld && c.signingKeySealOldFile) throw new ConfigError('SIGNING_KEY_SEAL_OLD_FILE', 'give the old sealing key in SIGNING_KEY_SEAL_OLD or SIGNING_KEY_SEAL_OLD_FILE, not both');
-  const current = c.signingKeySeal ?? c.signingKeySealFile;
-  const old = c.signingKeySealOld ?? c.signingKeySealOldFile;
+  const { current, old } = sealKeys(c);
   const oldName = c.signingKeySealOld ? 'SIGNING_KEY_SEAL_OLD' : 'SIGNING_KEY_SEAL_OLD_FILE';
   if (old && !current) throw new ConfigError(oldName, 'is only read during a rotation: set the new key in SIGNING_KEY_SEAL (or SIGNING_KEY_SEAL_FILE) too');
   if (old && current && old.equals(current)) throw new ConfigError(oldName, 'is the same key as SIGNING_KEY_SEAL: a rotation needs a new key');

@@ -12,10 +12,10 @@ export interface EventLog {
   /** Whether lines of this level are written: checked before measuring anything for them. */
   enabled(level: 'debug' | 'trace'): boolean;
   /** A condition the operator must fix (a signing key this node cannot unseal); info when absent. */
-  error?(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
-export const silentLog: EventLog = { info: () => undefined, warn: () => undefined, debug: () => undefined, trace: () => undefined, enabled: () => false };
+export const silentLog: EventLog = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined, trace: () => undefined, enabled: () => false };
 
 /** A failed admin authentication, as admin_auth_failed logs it. */
 export interface AdminAuthFailure {

@@ -38,10 +38,10 @@ export const USERNAME_CEILING_FACTOR = 10;
  * username across addresses at the ceiling. The address comes first in the
  * pair's key: it holds no `|`, so no username can make two pairs' keys meet.
  */
-function usernameSlots(prefix: string, ip: string, username: string, perPair: { limit: number; windowMs: number }): [Slot, Slot] {
+function usernameSlots(prefix: string, address: string, username: string, perPair: { limit: number; windowMs: number }): [Slot, Slot] {
   const key = usernameKey(username);
   return [
-    { key: `${prefix}|pair|${limitAddress(ip)}|${key}`, ...perPair },
+    { key: `${prefix}|pair|${address}|${key}`, ...perPair },
     { key: `${prefix}|user|${key}`, limit: perPair.limit * USERNAME_CEILING_FACTOR, windowMs: perPair.windowMs },
   ];
 }
@@ -76,9 +76,10 @@ export class Limiter {
 
   private failureRules(app: AppRecord, ip: string, who: Identity): Slot[] {
     const identity = { limit: app.rateFailuresPerIdentity, windowMs: app.rateFailuresPerIdentityWindowSeconds * 1000 };
-    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${limitAddress(ip)}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
+    const address = limitAddress(ip);
+    const rules: Slot[] = [{ key: `${app.id}|fail|ip|${address}`, limit: app.rateFailuresPerIp, windowMs: app.rateFailuresPerIpWindowSeconds * 1000 }];
     const username = text(who.username, 256);
-    if (username) rules.push(...usernameSlots(`${app.id}|fail`, ip, username, identity));
+    if (username) rules.push(...usernameSlots(`${app.id}|fail`, address, username, identity));
     const code = text(who.code, 256);
     if (code) rules.push({ key: `${app.id}|fail|code|${code}`, ...identity });
     return rules;
@@ -238,7 +239,8 @@ export class Limiter {
 
 /** An operator's sign-in slots: the address's, the (username, address) pair's and the per-username ceiling. */
 function operatorSlots(ip: string, username: string): Slot[] {
-  return [{ key: `operator|fail|ip|${limitAddress(ip)}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', ip, username, OPERATOR_LIMITS.perUsername)];
+  const address = limitAddress(ip);
+  return [{ key: `operator|fail|ip|${address}`, ...OPERATOR_LIMITS.perIp }, ...usernameSlots('operator|fail', address, username, OPERATOR_LIMITS.perUsername)];
 }
 
 const totpSlot = (username: string): Slot => ({ key: `operator|totp|user|${usernameKey(username)}`, ...OPERATOR_LIMITS.perUsername });

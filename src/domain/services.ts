@@ -118,7 +118,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   }, clock, options);
   const bans = banCache(store, clock, cacheTtlMs);
   const signingKeys = keyRingCache(store, clock, cacheTtlMs, seal, (appId, kid, reason) =>
-    (log.error ?? log.info).call(log, { event: 'signing_key_sealed', appId, kid, cause: reason }, 'a signing key cannot be unsealed on this node: it does not sign'),
+    log.error({ event: 'signing_key_sealed', appId, kid, cause: reason }, 'a signing key cannot be unsealed on this node: it does not sign'),
   );
   const applications = applicationCache(store, clock, cacheTtlMs);
   const sessions = new InvalidatingCache<SessionRecord | null>(async (digest) => {

@@ -99,11 +99,6 @@ export function principalOf(request: FastifyRequest): Principal {
 }
 
 /**
- * NUL is refused in every admin string (body and query): PostgreSQL text
- * cannot hold it, SQLite would truncate it in places, and no name, value,
- * note or search term needs it.
- */
-/**
  * The admin API's JSON bodies, parsed by Fastify's own parser (prototype keys refused) but read as bytes first,
  * so text that is not UTF-8 is refused (a 422 naming the field) instead of stored with U+FFFD in its place.
  */
@@ -124,6 +119,11 @@ export function strictJsonText(app: FastifyInstance): void {
   });
 }
 
+/**
+ * NUL is refused in every admin string (body and query): PostgreSQL text
+ * cannot hold it, SQLite would truncate it in places, and no name, value,
+ * note or search term needs it.
+ */
 export function refuseNul(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     const found = findNul(request.params, 'params') ?? findNul(request.query, 'querystring') ?? (isPlainJson(request.body) ? findNul(request.body, 'body') : null);

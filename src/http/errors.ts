@@ -142,7 +142,7 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     const reason = err instanceof BannedError ? err.banReason : null;
     if (request.signing && (reason !== null || err.userId !== undefined)) {
       // Should the answer go out unsigned after all (no usable key), the signing hook sends these bytes instead.
-      request.signing.unsignedBody = JSON.stringify(body);
+      request.signing.unsignedBody = { ...body };
       if (reason !== null) body.ban_reason = reason;
       if (err.userId !== undefined) body.user_id = err.userId;
     }

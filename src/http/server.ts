@@ -37,7 +37,7 @@ export interface ServerOptions {
   corsOrigins?: string[] | null;
   timeouts: Timeouts;
   /** DOWNLOAD_MIN_BYTES_PER_SECOND and DOWNLOAD_GRACE_MS (default: 4096 bytes a second over 30 s). */
-  downloadPace?: DownloadPace;
+  downloadPace: DownloadPace;
   /** One info line per request (src/http/access-log.ts); ACCESS_LOG. */
   accessLog?: boolean;
   /** ADMIN_SESSION_IDLE_SECONDS (default 1800) and DASHBOARD_DIR (default the package's dashboard/dist). */
@@ -160,7 +160,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const downloads = new Downloads(opts.downloadPace ?? { minBytesPerSecond: 4096, graceMs: 30_000 });
+  const downloads = new Downloads(opts.downloadPace);
   app.decorate('downloads', downloads);
   metaRoutes(app, opts.services);
   if (opts.metricsToken) observe = registerMetrics(app, opts.services, opts.metricsToken);

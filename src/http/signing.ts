@@ -15,7 +15,7 @@ import { sign } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/errors.js';
 import { credentialHeadersSha256, downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
-import { currentSigningKey, peekSigningKey, type SigningKey } from '../domain/signing/keys.js';
+import { currentSigningKey, peekSigningKey, sealedCauseOf, type SigningKey } from '../domain/signing/keys.js';
 import type { Services } from '../domain/services.js';
 import type { AppRecord } from '../store/records.js';
 
@@ -31,7 +31,7 @@ export interface SigningState {
    * added them: an answer that goes out unsigned after all (no usable key, signing failed) is sent as this instead,
    * so those fields never reach a client unsigned.
    */
-  unsignedBody?: string;
+  unsignedBody?: object;
 }
 
 declare module 'fastify' {
@@ -97,9 +97,9 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
   function unsigned(request: FastifyRequest, now: number): void {
     const appId = request.ctx.app.id;
     if (!due(warnedAt, appId, now)) return;
-    const unopened = s.caches.signingKeys.peek(appId, now)?.unopened ?? [];
-    if (unopened.length > 0) {
-      request.log.error({ appId, cause: unopened[0]!.reason }, 'a request asked for a signed answer, but the app\'s signing keys are sealed under a key this node was not given: answering unsigned');
+    const sealed = sealedCauseOf(s.caches.signingKeys.peek(appId, now));
+    if (sealed !== null) {
+      request.log.error({ appId, cause: sealed }, 'a request asked for a signed answer, but the app\'s signing keys are sealed under a key this node was not given: answering unsigned');
       return;
     }
     request.log.warn({ appId }, 'a request asked for a signed answer, but the app has no usable signing key (none certified, or all retired or expired): answering unsigned');
@@ -123,7 +123,7 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
   /** An answer that goes out unsigned: without the fields only a signed answer may carry (SigningState.unsignedBody). */
   function sendUnsigned(request: FastifyRequest, done: (err: null, payload?: string) => void): void {
     const plain = request.signing?.unsignedBody;
-    if (plain !== undefined) done(null, plain);
+    if (plain !== undefined) done(null, JSON.stringify(plain));
     else done(null);
   }
 

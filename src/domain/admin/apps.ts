@@ -88,8 +88,8 @@ function defaults(): AppSettings {
 
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
 export async function createApp(s: AdminServices, input: AppSettingsInput & { name: string }): Promise<AppView & { api_secret: string }> {
-  const settings = toSettings(input);
-  checkLeaseTiming({ ...defaults(), ...settings });
+  const settings = { ...defaults(), ...toSettings(input) };
+  checkLeaseTiming(settings);
   // A new app has no signing key yet: `required` would refuse every client (see requireUsableKey).
   if (settings.signaturesRequired) throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   const now = s.clock();
@@ -100,7 +100,6 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     apiKey: newToken('key', s.random),
     apiSecretHash: digest(secret),
     rootPublicKey: null,
-    ...defaults(),
     ...settings,
     createdAt: now,
     updatedAt: now,

@@ -72,7 +72,7 @@ export function requirePermission(role: Role, needed: Permission): void {
  * holder of the role (revoking an owner's token is an admin locking the owner out).
  */
 export function requireGrantable(actorRole: Role, granted: Role, what = `grant the ${granted} role`): void {
-  if (RANK[granted] > RANK[actorRole]) throw new DomainError('forbidden', `The ${actorRole} role may not ${what}`);
+  if (outranks(granted, actorRole)) throw new DomainError('forbidden', `The ${actorRole} role may not ${what}`);
 }
 
 /** Whether `role` holds more than `than` (a token above its demoted minter's new role). */

@@ -101,8 +101,12 @@ export function keyRingCache(store: Store, clock: () => number, ttlMs: number | 
 
 /** Why the app has no key that signs, when the reason is sealing (for answers and log lines); null otherwise. */
 export async function unsealedCause(s: Services, appId: string): Promise<string | null> {
-  const ring = await s.caches.signingKeys.get(appId);
-  return ring.signers.length === 0 && ring.unopened.length > 0 ? ring.unopened[0]!.reason : null;
+  return sealedCauseOf(await s.caches.signingKeys.get(appId));
+}
+
+/** The same, of a key ring at hand (undefined: not loaded, so no cause known). */
+export function sealedCauseOf(ring: KeyRing | undefined): string | null {
+  return ring !== undefined && ring.signers.length === 0 && ring.unopened.length > 0 ? ring.unopened[0]!.reason : null;
 }
 
 /** The key that signs at `now`: the first (newest) signer whose validity contains it. */

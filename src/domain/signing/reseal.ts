@@ -6,8 +6,7 @@
  * given the new key (docs/decisions.md, issue 28 item 3).
  */
 import type { Store } from '../../store/index.js';
-import type { KeySeal } from './seal.js';
-import { UnsealError } from './seal.js';
+import { KeySeal, UnsealError } from './seal.js';
 
 export interface SealReport {
   /** Keys already in the current form. */
@@ -23,10 +22,11 @@ export interface SealReport {
 export async function sealReport(store: Store, seal: KeySeal): Promise<SealReport> {
   const report: SealReport = { current: 0, plain: 0, other: 0, unopenable: [] };
   for (const k of await store.signingKeys.privateKeys()) {
-    if (seal.isCurrent(k.privateKey)) report.current++;
-    else if (!k.privateKey.startsWith('seal1.')) report.plain++;
-    else report.other++;
-    if (!seal.isCurrent(k.privateKey)) {
+    if (seal.isCurrent(k.privateKey)) {
+      report.current++;
+    } else {
+      if (KeySeal.isSealed(k.privateKey)) report.other++;
+      else report.plain++;
       try {
         seal.open(k.appId, k.kid, k.privateKey);
       } catch (err) {

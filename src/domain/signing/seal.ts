@@ -87,6 +87,11 @@ export class KeySeal {
     }
   }
 
+  /** Whether a stored key is sealed at all (under any KEK), rather than plain PKCS#8. */
+  static isSealed(stored: string): boolean {
+    return stored.startsWith(PREFIX);
+  }
+
   /** Whether a stored key is already in the form this node would write (sealed under the current KEK, or plain without one). */
   isCurrent(stored: string): boolean {
     return this.current === null ? !stored.startsWith(PREFIX) : stored.startsWith(`${PREFIX}${this.current.id}.`);

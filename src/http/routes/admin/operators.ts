@@ -41,10 +41,12 @@ export function operatorRoutes(app: FastifyInstance, s: Services): void {
       },
       response: { 201: { ...ref('AdminTokenWithSecret'), description: 'Created' }, ...errors(401, 403, 413, 422) },
     },
-    handler: async (request, reply) =>
-      reply.code(201).send(await createAdminToken(acting(s, request), request.body.name, {
-        role: request.body.role, actorRole: principalOf(request).role, minter: principalOf(request).operator, via: principalOf(request).kind,
-      })),
+    handler: async (request, reply) => {
+      const principal = principalOf(request);
+      return reply.code(201).send(await createAdminToken(acting(s, request), request.body.name, {
+        role: request.body.role, actorRole: principal.role, minter: principal.operator, via: principal.kind,
+      }));
+    },
   });
   app.get<{ Querystring: { limit: number; cursor?: string; with_total?: string } }>('/tokens', {
     schema: {
