@@ -61,6 +61,7 @@ describe('debug and trace lines', () => {
     await noticesHeard(h!);
     await until(() => log.named('cache notice heard').some((l) => (l.kinds as string[]).includes('app')), 10_000);
     const heard = log.named('cache notice heard').map(fields);
+    expect(heard.some((n) => (n.kinds as string[]).includes('app')), 'the app change was heard').toBe(true);
     for (const n of heard) expect(Object.keys(n).sort()).toEqual(['kinds', 'level', 'msg']);
     expect(log.text()).not.toContain(app.apiKey);
   });

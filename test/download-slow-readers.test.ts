@@ -66,7 +66,8 @@ async function until(what: string, cond: () => boolean, timeoutMs = 60_000): Pro
   }
 }
 
-describe('slow download readers', () => {
+// The waits below are bounded themselves (60-120 s): the default 30 s per test would cut them first on a loaded machine.
+describe('slow download readers', { timeout: 150_000 }, () => {
   it('a reader that stops reading is cut once a grace window passes without its share, never before the grace time', async () => {
     const { app, fileId, port } = await serve({ DOWNLOAD_MIN_BYTES_PER_SECOND: '65536', DOWNLOAD_GRACE_MS: '500' });
     const downloads = h!.tollgate.server.downloads;

@@ -59,7 +59,8 @@ describe.skipIf(STORE !== 'postgres' || privatePostgresMissing !== null)(
       await expect(db.one(`SELECT pg_sleep(${(STALL_MS + PROBE_MS + 1000) / 1000}) AS slept`)).resolves.toBeDefined();
 
       const inFlight = db.one('SELECT pg_sleep(30)').then(() => 'answered', (err: unknown) => err);
-      await sleep(200); // sent before the freeze (it would sleep for 30 s either way)
+      // Frozen only once PostgreSQL runs it: a statement still unsent would time out as an ordinary request.
+      for (let i = 0; i < 200 && Number((await db.one<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'"))!.n) === 0; i++) await sleep(50);
       pg!.freeze();
       const frozenAt = performance.now();
       const answers: Promise<Timed & { what: string }>[] = [];

@@ -106,7 +106,6 @@ describe('every time the admin API takes', () => {
     ...['since', 'until', 'from', 'to'].map((q) => ({ field: `querystring.${q}`, send: (raw: string) => h.admin('GET', `/audit?${q}=${encodeURIComponent(raw)}`) })),
     ...['created_from', 'created_to'].map((q) => ({ field: `querystring.${q}`, send: (raw: string) => h.admin('GET', `/apps/${app.id}/licenses?${q}=${encodeURIComponent(raw)}`) })),
     // The stats window must stay within its bucket count: the other end is a day away from the time under test,
-    // on whichever side stays within 1970-9999 (a fixed valid time when the time under test is not one).
     // on its own side (a fixed valid time when the time under test is not one). At the ends of 1970-9999 there is
     // no such other end: the stats window is not tried there (null), every other field is.
     { field: 'querystring.from', send: (raw) => stats(raw, 'from', 'to', +1) },
