@@ -83,6 +83,18 @@ class TestRefusalAboutAnotherUser:
         assert (err.code, err.user_id) == ("banned", a)
         assert verdict_of(device.client(OFFLINE)) == "dropped"
 
+    def test_check_access_renews_a_dropped_lease_once_the_user_is_let_back_in(self, server, app, tmp_path):
+        # Before its renew_after: a dropped lease is renewed at once (the rule of all three SDKs), not left dropped.
+        device = Device(server, app, tmp_path)
+        _, _, _, a = leased(server, app, device)
+        auth = PasswordAuth(f"user{counter[0]}", PASSWORD)
+        ban = server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": a})
+        self.refused(device.client(), auth)
+        assert verdict_of(device.client(OFFLINE)) == "dropped"
+        server.must(204, "DELETE", f"/apps/{app.id}/bans/{ban['id']}")
+        assert device.client().check_access(auth).source == "online"
+        assert verdict_of(device.client(OFFLINE)) == "ok"
+
     def test_another_users_membership_inactive_keeps_the_lease(self, server, app, tmp_path):
         device = Device(server, app, tmp_path)
         _, _, _, a = leased(server, app, device)

@@ -96,8 +96,8 @@ export declare class TollgateClient {
     createLease(auth?: UserAuth | null): Promise<LeaseInfo>;
     /**
      * Online first, the lease when no answer from Tollgate arrived (docs/signing.md, "The SDK error model"): a
-     * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored or its
-     * renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
+     * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored, it is
+     * another user's, it was dropped or its renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
      * lease (`source: 'lease'`, the failure as `cause`), which throws TollgateLeaseError (with that `cause`) when it
      * is not good. A verified refusal (TollgateError) and a forged answer (TollgateVerificationError) are thrown.
      */

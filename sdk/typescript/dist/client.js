@@ -93,8 +93,8 @@ export class TollgateClient {
     }
     /**
      * Online first, the lease when no answer from Tollgate arrived (docs/signing.md, "The SDK error model"): a
-     * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored or its
-     * renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
+     * verified app context is `source: 'online'` (and the lease is renewed, best effort, when none is stored, it is
+     * another user's, it was dropped or its renew_after passed); a network error, an unavailable service or an unsigned answer falls back to the stored
      * lease (`source: 'lease'`, the failure as `cause`), which throws TollgateLeaseError (with that `cause`) when it
      * is not good. A verified refusal (TollgateError) and a forged answer (TollgateVerificationError) are thrown.
      */
@@ -113,15 +113,14 @@ export class TollgateClient {
                 throw leaseErr instanceof TollgateLeaseError ? leaseErr.withCause(err) : leaseErr;
             }
         }
-        return { source: 'online', context, lease: await this.renewLease(auth) };
+        return { source: 'online', context, lease: context.user ? await this.renewLease(auth, context.user.id) : null };
     }
     /** The lease renewal of checkAccess(): errors are swallowed (the app is online anyway); the new lease, or null when none was fetched. */
-    async renewLease(auth) {
+    async renewLease(auth, userId) {
         if (this.leasesDisabled)
             return null;
         try {
-            const stored = await this.offline.stored();
-            if (stored !== null && this.transport.serverNow() < stored.renew_after)
+            if (!(await this.offline.needsLease(userId, this.transport.serverNow())))
                 return null;
             return await this.createLease(auth);
         }

@@ -49,4 +49,6 @@ export declare class Offline {
     check(): Promise<LeaseInfo>;
     /** The lease as stored, decoded but not checked (for display); null if none. */
     stored(): Promise<LeasePayload | null>;
+    /** Whether `userId` wants a new lease at server time `now`: none stored, another user's, dropped, or its renewal due. */
+    needsLease(userId: string, now: number): Promise<boolean>;
 }

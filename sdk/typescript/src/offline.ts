@@ -123,4 +123,11 @@ export class Offline {
     const file = await (await this.store()).readLease();
     return file === null ? null : (parseLease(file)?.payload ?? null);
   }
+
+  /** Whether `userId` wants a new lease at server time `now`: none stored, another user's, dropped, or its renewal due. */
+  async needsLease(userId: string, now: number): Promise<boolean> {
+    const stored = await this.stored();
+    if (stored === null || stored.user_id !== userId || now >= stored.renew_after) return true;
+    return (await this.memory.read()).state.dropped;
+  }
 }

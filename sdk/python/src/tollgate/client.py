@@ -193,8 +193,8 @@ class TollgateClient:
 
     def check_access(self, auth: AuthArg = DEFAULT) -> Access:
         """Online when it can be, else the lease, exactly as docs/signing.md's error model says: GET /app_context; a
-        verified 2xx is `Access("online", context)` (and the lease is renewed, best effort, when none is stored or it
-        is due). When no answer from Tollgate arrived (TollgateNetworkError, TollgateUnavailableError, or an unsigned
+        verified 2xx is `Access("online", context)` (and the lease is renewed, best effort, when none is stored, it
+        is another user's, it was dropped or it is due). When no answer from Tollgate arrived (TollgateNetworkError, TollgateUnavailableError, or an unsigned
         answer: verdict missing_signature) the stored lease is checked: `Access("lease", lease=…, cause=…)`, or
         TollgateLeaseError with `cause`. A verified refusal (TollgateError) and a forged answer (any other verdict)
         are raised: never a reason to run on the lease."""
@@ -206,7 +206,8 @@ class TollgateClient:
             if err.verdict != "missing_signature":
                 raise
             return self._lease_access(err)
-        self._renew_lease(auth)
+        if context.user is not None:
+            self._renew_lease(auth, context.user.id)
         return Access("online", context=context)
 
     def _lease_access(self, cause: BaseException) -> Access:
@@ -217,12 +218,11 @@ class TollgateClient:
             raise err from cause
         return Access("lease", lease=lease, cause=cause)
 
-    def _renew_lease(self, auth: AuthArg) -> None:
+    def _renew_lease(self, auth: AuthArg, user_id: str) -> None:
         if self._leases_disabled:
             return
         try:
-            stored = self._offline.stored()
-            if stored is not None and self._offline.clock.now() + self._offline.memory.read()[0]["clock_offset_ms"] < stored.renew_after:
+            if not self._offline.needs_lease(user_id):
                 return
             self.create_lease(auth)
         except TollgateError as err:

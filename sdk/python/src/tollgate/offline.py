@@ -116,3 +116,16 @@ class Offline:
         file = self.store().read_lease()
         parsed = parse_lease(file) if file is not None else None
         return parsed.payload if parsed is not None else None
+
+    def server_now(self) -> float:
+        """The server-aligned time: the local clock plus the offset measured at the last verified answer."""
+        state, _ = self.memory.read()
+        return self.clock.now() + state["clock_offset_ms"]
+
+    def needs_lease(self, user_id: str) -> bool:
+        """Whether `user_id` wants a new lease now: none stored, another user's, dropped, or its renewal due."""
+        stored = self.stored()
+        if stored is None or stored.user_id != user_id or self.server_now() >= stored.renew_after:
+            return True
+        state, _ = self.memory.read()
+        return bool(state["dropped"])
