@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUDIT_ACTIONS, type AuditAction } from '../src/domain/admin/actions.js';
-import type { Change } from '../src/domain/services.js';
+import type { Change } from '../src/domain/caches.js';
 import { ADMIN_TOKEN, errorOf, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 import { login, makeOperator, OPERATOR_PASSWORD, signIn, totpCode, withTotp, type Session } from './operator-helpers.js';
 import { certify, createPendingKey, rootPair, rotateKey, type RootPair } from './signing-fixtures.js';

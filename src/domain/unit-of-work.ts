@@ -3,7 +3,7 @@ import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
-import type { Change, Services } from './services.js';
+import type { Change, Services } from './service-types.js';
 
 /** What a write may do besides its statements: record itself, and name what it makes stale. */
 export interface Work {
@@ -11,7 +11,12 @@ export interface Work {
   readonly tx: Repositories;
   /** Caches to drop here and on every other node, once the change has committed. */
   changed(change: Change): void;
-  /** Legacy credentials of this user to forget, once the change has committed. */
+  /**
+   * Legacy credentials of this user to forget, once the change has committed: on this node only, and that is
+   * enough. An entry counts only while the user's stored password hash is the one it verified against, read from
+   * the users cache that the same write's `changed({ user })` drops on every node; bans and devices are checked
+   * on every request anyway. Forgetting here frees the memory at once and is the second lock, not the only one.
+   */
   forgetUser(userId: string): void;
 }
 
