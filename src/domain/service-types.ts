@@ -3,7 +3,7 @@
  * are made of can name them without importing the assembly (services.ts),
  * which imports them all.
  */
-import type { Store } from '../store/index.js';
+import type { ReadStore } from '../store/index.js';
 import type { Caches } from './caches.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
@@ -16,7 +16,8 @@ export type { Change, Caches, UserRef } from './caches.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
-  store: Store;
+  /** Reads only: writes go through the unit of work (unit-of-work.ts), which holds the writable store. */
+  store: ReadStore;
   clock: Clock;
   random: RandomSource;
   hasher: PasswordHasher;

@@ -13,7 +13,7 @@ import { Limiter } from './limits.js';
 import type { Services } from './service-types.js';
 import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
-import { write } from './unit-of-work.js';
+import { readOnly, write } from './unit-of-work.js';
 
 /** For the layers above the domain, which name the services by the module that makes them. */
 export type { Services } from './service-types.js';
@@ -39,6 +39,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store: readOnly(store), clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
   return services;
 }

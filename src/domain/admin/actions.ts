@@ -36,6 +36,7 @@ export const AUDIT_ACTIONS = [
   'keys.create',
   'keys.certify',
   'keys.retire',
+  'keys.forget_ended',
   'admin_token.create',
   'admin_token.update',
   'admin_token.revoke',
@@ -45,6 +46,7 @@ export const AUDIT_ACTIONS = [
   'operator.totp_reset',
   'operator.login',
   'operator.logout',
+  'operator.totp_start',
   'operator.totp_enable',
   'operator.totp_disable',
 ] as const;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
@@ -116,7 +116,7 @@ export async function getApp(s: Services, id: string): Promise<AppRecord> {
 }
 
 /** The app, read through these repositories (a transaction's, in a write). */
-export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Promise<AppRecord> {
+export async function appIn(repos: Pick<ReadRepositories, 'apps'>, id: string): Promise<AppRecord> {
   const app = await repos.apps.findById(id);
   if (!app) throw new DomainError('not_found', 'Application not found');
   return app;
@@ -170,9 +170,10 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     ]);
   }
   await write(s, async ({ tx, audit, changed }) => {
+    const current = await appIn(tx, id); // the settings as deleted, for the audit entry (a 404 if deleted meanwhile)
     await tx.apps.delete(id);
-    await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
-    changed({ ...appChanged(app), allUsers: true });
+    await audit('app.delete', id, id, { before: settingsOf(viewApp(current)) });
+    changed({ ...appChanged(current), allUsers: true });
   });
 }
 
@@ -181,7 +182,7 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
  * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
  * the setting is refused until a certified key is valid now.
  */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+export async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
   if (!(await tx.signingKeys.hasUsable(appId, now))) {
     throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   }
