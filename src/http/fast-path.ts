@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { authenticateAppCached, type RequestContext } from '../domain/access.js';
 import { appContextAnswer, type AppContextAnswer } from '../domain/app-context.js';
-import { clientAddress, type ProxyTrust } from '../domain/ip.js';
+import { clientAddress, type ProxyTrust } from '../net/proxy.js';
 import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
 import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
