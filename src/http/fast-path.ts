@@ -7,6 +7,7 @@ import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
 import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
+import { kHandOver, type Marked } from './hand-over.js';
 
 /**
  * GET /app_context answered before Fastify sees it, when nothing about the
@@ -64,21 +65,6 @@ export interface AccessFields {
   ip: string | null;
   appId: string | undefined;
   code: string | undefined;
-}
-
-/** What the fast path found and hands to the route: the context it ran under and the outcome (a refusal, or a wait). */
-export interface HandOver {
-  ctx: RequestContext;
-  error?: unknown;
-  pending?: Promise<AppContextAnswer>;
-}
-
-const kHandOver = Symbol('tollgate.fastPath');
-
-type Marked = IncomingMessage & { [kHandOver]?: HandOver };
-
-export function handedOver(raw: IncomingMessage): HandOver | undefined {
-  return (raw as Marked)[kHandOver];
 }
 
 /**
