@@ -9,7 +9,6 @@ import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
-import { requireUsableKey } from './keys.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -125,6 +124,18 @@ export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Prom
 
 /** Only what identifies the app's cache entries goes on the bus: never the record with its secret's digest. */
 export const appChanged = (app: AppRecord): Change => ({ app: { id: app.id, apiKey: app.apiKey } });
+
+/**
+ * `signatures: required` on an app that cannot sign would refuse every client
+ * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
+ * the setting is refused until a certified key is valid now. Here, not in keys.ts: keys.ts
+ * imports this file, and a file cycle is refused (docs/layers.md).
+ */
+async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+  if (!(await tx.signingKeys.hasUsable(appId, now))) {
+    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
+  }
+}
 
 export async function listApps(s: Services, cursor: Cursor | null, limit: number): Promise<Page<AppView>> {
   const page = await s.store.apps.list(cursor, limit);

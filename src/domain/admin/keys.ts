@@ -186,17 +186,6 @@ export async function getRootKey(s: Services, appId: string, allowMissing = fals
   return { app_id: appId, public_key: app.rootPublicKey };
 }
 
-/**
- * `signatures: required` on an app that cannot sign would refuse every client
- * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
- * the setting is refused until a certified key is valid now.
- */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
-  if (!(await tx.signingKeys.hasUsable(appId, now))) {
-    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
-  }
-}
-
 async function keyIn(repos: Pick<Repositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
   const key = await repos.signingKeys.find(appId, kid);
   if (!key) throw new DomainError('not_found', 'Signing key not found');
