@@ -29,7 +29,7 @@ function copyOfTree(): string {
 }
 
 function checkLayers(cwd: string): { status: number | null; output: string } {
-  const r = spawnSync('npm', ['run', '--silent', 'check:layers'], { cwd, encoding: 'utf8' });
+  const r = spawnSync('npm', ['run', '--silent', 'check:layers'], { cwd, encoding: 'utf8', timeout: 120_000 });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -46,7 +46,8 @@ function addImport(dir: string, file: string, line: string): void {
   writeFileSync(path, `${line}\n${text}`);
 }
 
-describe('npm run check:layers', () => {
+// Each check is a few seconds of CPU (two cruises of the tree); under a loaded full suite, more.
+describe('npm run check:layers', { timeout: 120_000 }, () => {
   it('passes on the tree as it is (and on its copy, so a failure below is the rule broken, not the copy)', () => {
     const here = checkLayers(ROOT);
     expect(here.status, here.output).toBe(0);
@@ -86,13 +87,13 @@ describe('npm run check:layers', () => {
       'no-cycles-in-src: src/domain/pagination.ts',
     ]) expect(r.output).toContain(line);
     // The .tsx files are cruised by the second run, which stops at the first's failure: check it on its own.
-    const tsx = spawnSync(join(dir, 'node_modules/.bin/depcruise'), ['dashboard', '--config', '.dependency-cruiser.tsx.cjs', '--output-type', 'err'], { cwd: dir, encoding: 'utf8' });
+    const tsx = spawnSync(join(dir, 'node_modules/.bin/depcruise'), ['dashboard', '--config', '.dependency-cruiser.tsx.cjs', '--output-type', 'err'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(tsx.status, tsx.stdout).not.toBe(0);
     expect(tsx.stdout).toContain('clients-over-http-only: dashboard/src/pages/Login.tsx → src/domain/records.ts');
   });
 });
 
-describe(`the known violations (${KNOWN})`, () => {
+describe(`the known violations (${KNOWN})`, { timeout: 120_000 }, () => {
   interface Known {
     rule: { name: string };
     from: string;
@@ -111,7 +112,7 @@ describe(`the known violations (${KNOWN})`, () => {
   });
 
   it('all still occur: one that is gone must leave the file (npx depcruise-baseline src sdk dashboard --config .dependency-cruiser.cjs)', () => {
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/depcruise'), ['src', 'sdk', 'dashboard', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync(join(ROOT, 'node_modules/.bin/depcruise'), ['src', 'sdk', 'dashboard', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 120_000 });
     const found = (JSON.parse(r.stdout) as { summary: { violations: Known[] } }).summary.violations;
     const key = (v: Known) => `${v.rule.name} ${v.from} ${v.to} ${(v.cycle ?? []).map((c) => c.name).join(' ')}`;
     const current = new Set(found.map(key));
