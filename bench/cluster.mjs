@@ -54,6 +54,13 @@ export function clusterUnavailable() {
   return null;
 }
 
+/** nginx and redis-server (the Tollgate nodes are tracked by lib/proc.mjs): killed on every way out. */
+const others = new Set();
+function killOthers() {
+  for (const child of others) child.kill('SIGKILL');
+  others.clear();
+}
+
 const pinned = availableParallelism() >= 2;
 const SERVER_CORE = pinned ? ['taskset', '-c', '0'] : [];
 const LOAD_CORE = pinned ? ['taskset', '-c', '1'] : [];
@@ -73,6 +80,7 @@ async function freshDatabase() {
 async function startRedis(dir) {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  others.add(child);
   for (let i = 0; i < 100; i++) {
     try {
       execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' });
@@ -119,6 +127,7 @@ async function startNginx(dir, upstreams) {
     '',
   ].join('\n'));
   const child = spawn(SERVER_CORE[0] ?? 'nginx', [...SERVER_CORE.slice(1), ...(SERVER_CORE.length ? ['nginx'] : []), '-c', conf], { stdio: 'ignore' });
+  others.add(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -310,7 +319,8 @@ export async function runCluster({ duration = 10, tries = 100 } = {}) {
       duration, direct, one, three,
     };
   } finally {
-    killAllChildren?.();
+    killAllChildren();
+    killOthers();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -338,6 +348,13 @@ export function formatCluster(r) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      killAllChildren();
+      killOthers();
+      process.exit(130);
+    });
+  }
   const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } } });
   try {
     const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries) });

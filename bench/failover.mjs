@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pairUnavailable, startPair } from './lib/pg-pair.mjs';
+import { pairUnavailable, startPair, stopAllPairs } from './lib/pg-pair.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -108,8 +108,16 @@ const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length
 export async function runFailover({ synchronous = false, loadMs = 3000, workers = 8, log = () => {} } = {}) {
   const why = pairUnavailable();
   if (why) return { skipped: why };
-  const pair = await startPair({ synchronous });
   const nodes = [];
+  const interrupted = () => {
+    for (const n of nodes) n.child.kill('SIGKILL');
+    stopAllPairs().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  const pair = await startPair({ synchronous }).catch((err) => {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+    throw err;
+  });
   try {
     nodes.push(await startNode(pair.url), await startNode(pair.url));
     const [a, b] = nodes;
@@ -234,6 +242,7 @@ export async function runFailover({ synchronous = false, loadMs = 3000, workers 
       nodesAlive: alive.every(Boolean), banReachedMs,
     };
   } finally {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     for (const n of nodes) await stopNode(n).catch(() => undefined);
     await pair.stop();
   }

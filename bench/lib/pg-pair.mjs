@@ -40,6 +40,13 @@ export function pairUnavailable() {
   return null;
 }
 
+/** Every pair started and not yet stopped: an interrupted run stops them all (stopAllPairs). */
+const live = new Set();
+
+export async function stopAllPairs() {
+  await Promise.all([...live].map((stop) => stop()));
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -89,6 +96,7 @@ export async function startPair({ synchronous = false } = {}) {
   };
 
   async function stop() {
+    live.delete(stop);
     if (haproxy && haproxy.exitCode === null) {
       const gone = new Promise((r) => haproxy.once('exit', r));
       haproxy.kill('SIGKILL');
@@ -104,6 +112,7 @@ export async function startPair({ synchronous = false } = {}) {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  live.add(stop);
   try {
     as('initdb', ['-D', primary.data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
     // Synchronous settings are the primary's alone (given on its command line, so the base backup does not
