@@ -44,7 +44,10 @@ const HELP = `Usage: npm run bench -- [options]
                             for --duration seconds and print where the CPU time goes
   --profile-scenario NAME   profile another scenario instead (e.g. sign_up, login)
   --profile-db DB           sqlite (default) or postgres
-  --max-minutes M           hard stop for the whole run (default 15)
+  --max-minutes M           hard stop for the single-node run (default 15; the 3-node and failover runs after it have their own)
+  --no-cluster              skip what follows the table: 3 nodes behind nginx against 1 (bench/cluster.mjs) and a
+                            PostgreSQL failover, asynchronous and remote_apply (bench/failover.mjs); skipped too with
+                            --quick, --only and --profile
   --keep                    keep the temporary directory (database, files, server logs)
 
   Environment: BENCH_DATABASE_URL=postgres://user@host:port/db names the PostgreSQL server to use
@@ -73,6 +76,7 @@ const { values: argv } = parseArgs({
     'profile-db': { type: 'string', default: 'sqlite' },
     'max-minutes': { type: 'string', default: '15' },
     keep: { type: 'boolean', default: false },
+    'no-cluster': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -908,8 +912,27 @@ function readProfile(dir, load, top) {
   return summary;
 }
 
+/**
+ * The many-node figures of issue 26, each its own process (its own servers, databases and clean-up):
+ * bench/cluster.mjs, then bench/failover.mjs in both replication modes. Each prints its own lines.
+ */
+function clusterRuns() {
+  if (argv['no-cluster'] || opt.quick || opt.only || opt.profile) return;
+  const run = (script, args, minutes) => {
+    process.stdout.write(`\n`);
+    const res = spawnSync(process.execPath, [join(ROOT, 'bench', script), ...args], { stdio: 'inherit', timeout: minutes * 60_000, killSignal: 'SIGINT' });
+    if (res.status !== 0) process.stderr.write(`bench: ${script} ${args.join(' ')} ended with ${res.status ?? res.signal}\n`);
+  };
+  run('cluster.mjs', ['--duration', String(opt.duration)], 20);
+  run('failover.mjs', [], 5);
+  run('failover.mjs', ['--synchronous'], 5);
+}
+
 try {
   await main();
+  clearTimeout(deadline);
+  cleanup();
+  clusterRuns();
 } catch (err) {
   process.stderr.write(`bench: ${err.stack ?? err}\n`);
   process.exitCode = 1;

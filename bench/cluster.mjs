@@ -1,0 +1,372 @@
+#!/usr/bin/env node
+// The cost of being many (issue 26): three Tollgate nodes on PostgreSQL and a
+// private Redis behind nginx (`least_conn`, keep-alive to the upstreams),
+// against one node behind the same nginx and one node alone, on the same
+// machine in one run. Every Tollgate node and nginx run on core 0, wrk on
+// core 1 (PostgreSQL and Redis are not pinned): on two cores three nodes
+// cannot be faster than one; what the ratio shows is what the cross-node
+// bus, the shared rate-limit state and the proxy cost.
+//
+// Rows: GET /app_context with a session (unsigned, and signed with
+// Tollgate-Nonce), POST /auth/login (argon2id), POST /activate_license (a new
+// code every request, argon2id); then how long a ban and a device reset made
+// on one node take to be in force on every other node (p50/p99 over --tries).
+//
+//   node bench/cluster.mjs [--duration S] [--tries N] [--json]
+//
+// Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a fresh
+// database is created there for each layout and dropped after.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './lib/proc.mjs';
+import { createCodes, PASSWORD, tollgateClient } from './lib/tollgate.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const RESULTS = join(ROOT, 'bench', 'results');
+const ADMIN_TOKEN = 'cluster-bench-admin-token-0123456789';
+const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function has(cmd, args) {
+  try {
+    execFileSync(cmd, args, { stdio: 'pipe' });
+    return true;
+  } catch (err) {
+    return err.code !== 'ENOENT';
+  }
+}
+
+/** Why this bench cannot run here, or null. */
+export function clusterUnavailable() {
+  for (const [cmd, args, pkg] of [['nginx', ['-v'], 'nginx-light'], ['redis-server', ['--version'], 'redis-server'], ['wrk', ['-v'], 'wrk'], ['psql', ['--version'], 'postgresql-client'], ['taskset', ['-V'], 'util-linux']]) {
+    if (!has(cmd, args)) return `${cmd} is not installed (Debian package "${pkg}")`;
+  }
+  try {
+    execFileSync('pg_isready', ['-d', BASE_DB], { stdio: 'pipe' });
+  } catch {
+    return `PostgreSQL does not answer at ${BASE_DB.replace(/\/\/[^@]*@/, '//')}`;
+  }
+  return null;
+}
+
+/** nginx and redis-server (the Tollgate nodes are tracked by lib/proc.mjs): killed on every way out. */
+const others = new Set();
+function killOthers() {
+  for (const child of others) child.kill('SIGKILL');
+  others.clear();
+}
+
+const pinned = availableParallelism() >= 2;
+const SERVER_CORE = pinned ? ['taskset', '-c', '0'] : [];
+const LOAD_CORE = pinned ? ['taskset', '-c', '1'] : [];
+
+function psql(url, sql) {
+  return execFileSync('psql', [url, '-AtXqc', sql], { stdio: 'pipe' }).toString().trim();
+}
+
+async function freshDatabase() {
+  const name = `tollgate_cluster_bench_${process.pid}_${Date.now()}`;
+  psql(BASE_DB, `CREATE DATABASE ${name}`);
+  const url = new URL(BASE_DB);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => psql(BASE_DB, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+async function startRedis(dir) {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  others.add(child);
+  for (let i = 0; i < 100; i++) {
+    try {
+      execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' });
+      return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') };
+    } catch {
+      await sleep(50);
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error('redis-server did not start');
+}
+
+async function startNginx(dir, upstreams) {
+  const port = await freePort();
+  const conf = join(dir, `nginx-${port}.conf`);
+  mkdirSync(join(dir, 'nginx-temp'), { recursive: true });
+  writeFileSync(conf, [
+    'user root;',
+    'worker_processes 1;',
+    'daemon off;',
+    `pid ${dir}/nginx-${port}.pid;`,
+    `error_log ${dir}/nginx-${port}-error.log warn;`,
+    'events { worker_connections 4096; }',
+    'http {',
+    '  access_log off;',
+    `  client_body_temp_path ${dir}/nginx-temp/body; proxy_temp_path ${dir}/nginx-temp/proxy;`,
+    `  fastcgi_temp_path ${dir}/nginx-temp/fastcgi; uwsgi_temp_path ${dir}/nginx-temp/uwsgi; scgi_temp_path ${dir}/nginx-temp/scgi;`,
+    '  upstream tollgate {',
+    '    least_conn;',
+    ...upstreams.map((u) => `    server ${u.replace('http://', '')};`),
+    '    keepalive 128;',
+    '  }',
+    '  server {',
+    `    listen 127.0.0.1:${port};`,
+    '    location / {',
+    '      proxy_pass http://tollgate;',
+    '      proxy_http_version 1.1;',
+    '      proxy_set_header Connection "";',
+    '      proxy_set_header Host $host;',
+    '      proxy_set_header X-Forwarded-For $remote_addr;',
+    '    }',
+    '  }',
+    '}',
+    '',
+  ].join('\n'));
+  const child = spawn(SERVER_CORE[0] ?? 'nginx', [...SERVER_CORE.slice(1), ...(SERVER_CORE.length ? ['nginx'] : []), '-c', conf], { stdio: 'ignore' });
+  others.add(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).status === 200) return { url, stop: () => child.kill('SIGQUIT') };
+    } catch {
+      // not yet
+    }
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`nginx did not start (see ${dir}/nginx-${port}-error.log)`);
+}
+
+async function startNodes(dir, count, env) {
+  const nodes = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = await startChild({
+      name: `tollgate-${i}`,
+      args: [MAIN, 'serve'],
+      env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT: 'off', ACCESS_LOG: 'off', LOG_LEVEL: 'warn', PG_POOL_SIZE: '10', TRUST_PROXY: '127.0.0.1' }),
+      cwd: dir,
+      logFile: join(dir, `node-${i}.log`),
+      prefix: SERVER_CORE,
+      ready: async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
+    });
+    nodes.push({ url, child });
+  }
+  return nodes;
+}
+
+/** wrk on core 1 against `url`; parses req/s, p50, p99 and non-2xx from its --latency output. */
+function wrk(url, { duration, connections, headers = {}, script }) {
+  const args = [...LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), ...(script ? ['-s', script] : []), url];
+  const out = execFileSync(args[0], args.slice(1), { stdio: 'pipe', timeout: (duration + 60) * 1000 }).toString();
+  const toMs = (v, unit) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? 1);
+  const lat = (p) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
+    return m ? toMs(m[1], m[2]) : null;
+  };
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors:.*/.exec(out)?.[0] ?? null;
+  const statuses = Object.fromEntries([...out.matchAll(/^status (\d+): (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+  return { rps, p50: lat(50), p99: lat(99), non2xx, errors, statuses };
+}
+
+function luaPost(dir, name, path, headers, bodies) {
+  const file = join(dir, `${name}.lua`);
+  const quoted = (s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  writeFileSync(file, [
+    `local bodies = {${bodies.map(quoted).join(',\n')}}`,
+    'local i = 0',
+    `wrk.method = "POST"`,
+    `wrk.headers["content-type"] = "application/json"`,
+    ...Object.entries(headers).map(([k, v]) => `wrk.headers[${quoted(k)}] = ${quoted(v)}`),
+    'local threads = {}',
+    'setup = function(thread) table.insert(threads, thread) end',
+    'statuses = {}',
+    'response = function(status) statuses[status] = (statuses[status] or 0) + 1 end',
+    'done = function()',
+    '  for _, t in ipairs(threads) do',
+    '    local s = t:get("statuses")',
+    '    for k, v in pairs(s) do io.write(string.format("status %d: %d\\n", k, v)) end',
+    '  end',
+    'end',
+    'request = function()',
+    '  i = i + 1',
+    '  if i > #bodies then i = 1 end',
+    `  return wrk.format(nil, ${quoted(path)}, nil, bodies[i])`,
+    'end',
+    '',
+  ].join('\n'));
+  return file;
+}
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const pct = (xs, p) => (xs.length ? sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : null);
+
+/** Until every node in `nodes` answers `want` to GET /app_context with `headers`; ms it took, or null after 10 s. */
+async function reachAll(nodes, headers, want, since) {
+  const pending = new Set(nodes.map((n) => n.url));
+  while (pending.size) {
+    if (Date.now() - since > 10_000) return null;
+    await Promise.all([...pending].map(async (url) => {
+      const res = await fetch(`${url}/app_context`, { headers }).catch(() => null);
+      if (res) {
+        await res.arrayBuffer();
+        if (res.status === want) pending.delete(url);
+      }
+    }));
+    if (pending.size) await sleep(2);
+  }
+  return Date.now() - since;
+}
+
+/** One layout: `count` nodes, optionally behind nginx; runs the load rows, and the propagation rows when count > 1. */
+async function layout(dir, { count, proxied, duration, tries }) {
+  const db = await freshDatabase();
+  const redis = await startRedis(dir);
+  let nodes = [];
+  let nginx = null;
+  try {
+    nodes = await startNodes(dir, count, { DATABASE_URL: db.url, REDIS_URL: redis.url });
+    nginx = proxied ? await startNginx(dir, nodes.map((n) => n.url)) : null;
+    const front = nginx?.url ?? nodes[0].url;
+    const client = tollgateClient(nodes[0].url, ADMIN_TOKEN);
+    const app = await client.admin('POST', '/apps', { body: { name: 'Cluster Bench' } });
+    const appHeaders = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
+    await client.admin('PATCH', `/apps/${app.id}`, { body: { max_sessions_per_user: 0 } }).catch(() => undefined);
+    // Users for login and activation, signed up through the front like real clients.
+    const users = [];
+    for (let i = 0; i < 8; i++) {
+      const username = `cluster_user_${i}`;
+      await client.call('POST', '/sign_up', { body: { username, password: PASSWORD }, headers: appHeaders });
+      users.push(username);
+    }
+    // Every user with an active membership: a login without one is refused (403) after the same argon2 check.
+    const firsts = await createCodes(client, app.id, users.length);
+    for (const [i, username] of users.entries()) await client.call('POST', '/activate_license', { body: { code: firsts[i], username, password: PASSWORD }, headers: appHeaders });
+    const session = await client.call('POST', '/auth/login', { body: { credentials: { username: users[0], password: PASSWORD } }, headers: appHeaders });
+    const bearer = { ...appHeaders, authorization: `Bearer ${session.session_token}` };
+    // Enough codes that activation never runs out (argon2id bounds it to a few hundred a second here).
+    const codes = await createCodes(client, app.id, Math.max(2000, duration * 600));
+    const rows = {};
+    rows['app_context'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer });
+    rows['app_context signed'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
+    const loginScript = luaPost(dir, `login-${count}`, '/auth/login', appHeaders, users.map((u) => JSON.stringify({ credentials: { username: u, password: PASSWORD } })));
+    rows['login'] = wrk(`${front}/auth/login`, { duration, connections: 8, script: loginScript });
+    const activateScript = luaPost(dir, `activate-${count}`, '/activate_license', appHeaders, codes.map((code, i) => JSON.stringify({ code, username: users[i % users.length], password: PASSWORD })));
+    rows['activation'] = wrk(`${front}/activate_license`, { duration, connections: 8, script: activateScript });
+
+    let propagation = null;
+    if (count > 1) {
+      // A ban and a device reset made on one node, measured until in force on every other node.
+      const victim = users[1];
+      const userId = (await client.admin('GET', `/apps/${app.id}/users?q=${victim}`)).items[0].id;
+      const ban = [];
+      const reset = [];
+      let missed = 0;
+      for (let t = 0; t < tries; t++) {
+        const origin = nodes[t % count];
+        const others = nodes.filter((n) => n !== origin);
+        const login = await tollgateClient(origin.url, ADMIN_TOKEN).call('POST', '/auth/login', { body: { credentials: { username: victim, password: PASSWORD } }, headers: appHeaders });
+        const headers = { ...appHeaders, authorization: `Bearer ${login.session_token}` };
+        if ((await reachAll(others, headers, 200, Date.now())) === null) throw new Error('a fresh session is not served by every node');
+        // Ban on the origin node; in force on the others when they answer 403.
+        const created = await tollgateClient(origin.url, ADMIN_TOKEN).admin('POST', `/apps/${app.id}/bans`, { body: { type: 'user', value: userId } });
+        const banMs = await reachAll(others, headers, 403, Date.now());
+        await tollgateClient(origin.url, ADMIN_TOKEN).admin('DELETE', `/apps/${app.id}/bans/${created.id}`, { expect: 204 });
+        if ((await reachAll(others, headers, 200, Date.now())) === null) throw new Error('an unban did not reach every node');
+        // Device reset (ends the user's sessions) on the origin; in force when the others answer 401.
+        const resetAt = Date.now();
+        await tollgateClient(origin.url, ADMIN_TOKEN).admin('POST', `/apps/${app.id}/users/${userId}/reset-devices`, { expect: 204 });
+        const resetMs = await reachAll(others, headers, 401, resetAt);
+        if (banMs === null || resetMs === null) missed++;
+        else {
+          ban.push(banMs);
+          reset.push(resetMs);
+        }
+      }
+      propagation = { tries, missed, ban: { p50: pct(ban, 50), p99: pct(ban, 99), max: Math.max(...ban) }, reset: { p50: pct(reset, 50), p99: pct(reset, 99), max: Math.max(...reset) } };
+    }
+    return { count, proxied, rows, propagation };
+  } finally {
+    nginx?.stop();
+    for (const n of nodes) await stopChild(n.child).catch(() => undefined);
+    redis.stop();
+    try {
+      db.drop();
+    } catch {
+      // dropped by a later run's clean-up at worst
+    }
+  }
+}
+
+export async function runCluster({ duration = 10, tries = 100 } = {}) {
+  const why = clusterUnavailable();
+  if (why) return { skipped: why };
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-bench-'));
+  const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
+  try {
+    const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0 });
+    const one = await layout(dir, { count: 1, proxied: true, duration, tries: 0 });
+    const three = await layout(dir, { count: 3, proxied: true, duration, tries });
+    return {
+      machine: { cores: availableParallelism(), cpu: cpus()[0]?.model, node: process.version, pinned, loadAtStart, loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },
+      duration, direct, one, three,
+    };
+  } finally {
+    killAllChildren();
+    killOthers();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const f0 = (n) => (n === null || Number.isNaN(n) ? '—' : Math.round(n).toLocaleString('en-US'));
+const f2 = (n) => (n === null ? '—' : n.toFixed(2));
+
+export function formatCluster(r) {
+  if (r.skipped) return `3 nodes: skipped (${r.skipped})`;
+  const lines = [
+    `3 nodes on PostgreSQL + Redis behind nginx (least_conn) against 1 node, ${r.duration} s per row; ${r.machine.pinned ? 'nodes and nginx on core 0, wrk on core 1' : 'not pinned'}; load average ${r.machine.loadAtStart.join(' ')} → ${r.machine.loadAtEnd.join(' ')}`,
+    `${'row'.padEnd(20)} ${'1 node direct'.padStart(22)} ${'1 node + nginx'.padStart(22)} ${'3 nodes + nginx'.padStart(22)} ${'3 / 1 (nginx)'.padStart(14)}`,
+  ];
+  for (const name of Object.keys(r.three.rows)) {
+    const cell = (row) => `${f0(row.rps)}/s ${f2(row.p50)}|${f2(row.p99)} ms${row.non2xx ? ` ${row.non2xx}!` : ''}`;
+    lines.push(`${name.padEnd(20)} ${cell(r.direct.rows[name]).padStart(22)} ${cell(r.one.rows[name]).padStart(22)} ${cell(r.three.rows[name]).padStart(22)} ${(r.three.rows[name].rps / r.one.rows[name].rps).toFixed(2).padStart(14)}`);
+  }
+  lines.push('  (cells: req/s, p50|p99 latency; "N!" = N answers that were not 2xx)');
+  const p = r.three.propagation;
+  if (p) {
+    lines.push(`a ban made on one node, in force on the 2 others: p50 ${p.ban.p50} ms, p99 ${p.ban.p99} ms, max ${p.ban.max} ms (${p.tries} tries, ${p.missed} not within 10 s)`);
+    lines.push(`a device reset made on one node, in force on the 2 others: p50 ${p.reset.p50} ms, p99 ${p.reset.p99} ms, max ${p.reset.max} ms`);
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      killAllChildren();
+      killOthers();
+      process.exit(130);
+    });
+  }
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } } });
+  try {
+    const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries) });
+    if (!result.skipped) {
+      mkdirSync(RESULTS, { recursive: true });
+      writeFileSync(join(RESULTS, `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2) + '\n');
+    }
+    console.log(values.json ? JSON.stringify(result) : formatCluster(result));
+  } catch (err) {
+    console.error(`cluster bench: ${err.stack ?? err}`);
+    process.exitCode = 1;
+  } finally {
+    killAllChildren();
+  }
+}
