@@ -41,7 +41,7 @@ export interface AdminAuthFailure {
  * the operator account a refused sign-in named, only when that account exists.
  */
 export const events = {
-  signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license'): void {
+  signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license' | 'trial'): void {
     s.log.info({ event: 'sign_up', ...who(ctx), userId, via }, 'sign-up');
   },
   loginFailed(s: Services, ctx: RequestContext, code: string): void {
@@ -49,6 +49,12 @@ export const events = {
   },
   licenseRedeemed(s: Services, ctx: RequestContext, userId: string, licenseId: string): void {
     s.log.info({ event: 'license_redeemed', ...who(ctx), userId, licenseId }, 'license redeemed');
+  },
+  trialResumed(s: Services, ctx: RequestContext, userId: string): void {
+    s.log.info({ event: 'trial_resumed', ...who(ctx), userId }, 'trial resumed');
+  },
+  trialRefused(s: Services, ctx: RequestContext, code: string): void {
+    s.log.info({ event: 'trial_refused', ...who(ctx), code }, 'trial refused');
   },
   deviceAdded(s: Services, ctx: RequestContext, userId: string, deviceId: string): void {
     s.log.info({ event: 'device_added', ...who(ctx), userId, deviceId }, 'device added');

@@ -3,6 +3,7 @@ import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
+import { entitlementsRepository } from './repositories/entitlements.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
@@ -10,6 +11,8 @@ import { operatorsRepository } from './repositories/operators.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
+import { templatesRepository } from './repositories/templates.js';
+import { trialsRepository } from './repositories/trials.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 
@@ -29,6 +32,9 @@ export function repositories(q: Queryable, dialect: Dialect) {
     leases: leasesRepository(q),
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
+    templates: templatesRepository(q),
+    entitlements: entitlementsRepository(q),
+    trials: trialsRepository(q),
   };
 }
 

@@ -22,6 +22,8 @@ export interface AppSettings {
   /** 0: no offline leases (403 leases_disabled); else a lease's offline grace and runtime budget. */
   offlineGraceSeconds: number;
   leaseRenewSeconds: number;
+  /** 0: no trials (POST /trial is 403 trials_disabled); else how long a trial runs. */
+  trialMinutes: number;
 }
 
 export interface AppRecord extends AppSettings {
@@ -31,6 +33,10 @@ export interface AppRecord extends AppSettings {
   apiSecretHash: string;
   /** base64url of the app's Ed25519 root public key (docs/signing.md); null until `tollgate keys init`. */
   rootPublicKey: string | null;
+  /** Entitlement codes a trial grants, sorted. */
+  trialEntitlements: readonly string[];
+  /** Email domains refused for trials (lower-case), set by the operator (disposable addresses). */
+  trialBlockedDomains: readonly string[];
   createdAt: number;
   updatedAt: number;
 }
@@ -47,6 +53,25 @@ export interface UserRecord {
   activeUntil: number | null;
   deviceCount: number;
   createdAt: number;
+  /** Every entitlement grant of the user, live or ended (entitlements.ts judges them at a time). */
+  grants: readonly EntitlementGrant[];
+  /** The limits of the templates the user holds through redeemed licenses, each until its activation ends. */
+  holdings: readonly TemplateHolding[];
+  /** The end of the user's trial while it is not converted; null for a user who is not (or no longer) a trial user. */
+  trialEndsAt: number | null;
+}
+
+export interface EntitlementGrant {
+  code: string;
+  /** When the grant ends (epoch ms); null: never. */
+  until: number | null;
+}
+
+export interface TemplateHolding {
+  maxDevices: number | null;
+  maxSeats: number | null;
+  heartbeatSeconds: number | null;
+  until: number | null;
 }
 
 export interface LicenseRecord {
@@ -61,6 +86,39 @@ export interface LicenseRecord {
   createdAt: number;
   usedAt: number | null;
   usedByUserId: string | null;
+  /** The template the license was made from (null: created with minutes/lifetime directly, or the template was deleted). */
+  templateId: string | null;
+  /** Copied from the template when the license was made (or when the operator applied the template again). */
+  entitlements: readonly string[];
+  maxDevices: number | null;
+  maxSeats: number | null;
+  heartbeatSeconds: number | null;
+}
+
+export interface TemplateRecord {
+  id: string;
+  appId: string;
+  name: string;
+  minutes: number | null;
+  grantsLifetime: boolean;
+  entitlements: readonly string[];
+  maxDevices: number | null;
+  redeemWithinMinutes: number | null;
+  maxSeats: number | null;
+  heartbeatSeconds: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TrialRecord {
+  id: string;
+  appId: string;
+  hwidHash: string;
+  emailKey: string | null;
+  userId: string | null;
+  startedAt: number;
+  endsAt: number;
+  convertedAt: number | null;
 }
 
 export interface ActivationRecord {
@@ -72,6 +130,8 @@ export interface ActivationRecord {
   minutes: number | null;
   grantsLifetime: boolean;
   revokesLifetime: boolean;
+  /** Until when this redemption holds its entitlements and limits (null: never; also every activation made before templates). */
+  endsAt: number | null;
 }
 
 export interface DeviceRecord {

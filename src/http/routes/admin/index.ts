@@ -9,6 +9,7 @@ import { licenseRoutes } from './licenses.js';
 import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
 import { statsRoutes } from './stats.js';
+import { entitlementRoutes, templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
 
 export interface AdminOptions extends AdminAuth {
@@ -27,6 +28,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   banRoutes(app, s);
   keyRoutes(app, s);
   userRoutes(app, s);
+  templateRoutes(app, s);
+  entitlementRoutes(app, s);
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   statsRoutes(app, s);
