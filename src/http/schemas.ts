@@ -87,10 +87,14 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'Service unavailable: the database is down, timed out or full; retry after Retry-After seconds',
 };
 
-const membership = {
+/**
+ * `entitlements` is in every answer, but is stated required in the document only: the serializer writes
+ * required keys first, and the contract puts it last, after the optional is_trial.
+ */
+const membership = documented({
   $id: 'Membership',
   type: 'object',
-  required: ['is_active', 'is_lifetime', 'active_until', 'entitlements'],
+  required: ['is_active', 'is_lifetime', 'active_until'],
   properties: {
     is_active: { type: 'boolean' },
     is_lifetime: { type: 'boolean' },
@@ -98,7 +102,7 @@ const membership = {
     is_trial: { type: 'boolean', enum: [true], description: 'Present (true) only while the user is on a running trial (POST /trial)' },
     entitlements: { type: 'array', items: { type: 'string' }, description: 'The entitlement codes the user holds now, sorted by code point, without duplicates' },
   },
-} as const;
+} as const, { required: ['is_active', 'is_lifetime', 'active_until', 'entitlements'] });
 /** Inline form for the admin views, which extend it. */
 export const membershipSchema = ref('Membership');
 
