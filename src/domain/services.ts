@@ -15,6 +15,7 @@ import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
 import { write } from './unit-of-work.js';
 import { OutboxSignal } from './outbox/signal.js';
+import { EgressPolicy } from './webhooks/egress.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -36,6 +37,8 @@ export interface Services {
   seal: KeySeal;
   /** Wakes the webhook delivery workers after a commit that made deliveries due (outbox/signal.ts). */
   outbox: OutboxSignal;
+  /** Where webhooks may go (webhooks/egress.ts): public https addresses, and what WEBHOOK_ALLOW_HOSTS exempts. */
+  egress: EgressPolicy;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -107,13 +110,15 @@ export interface ServiceOptions {
   log?: EventLog;
   /** The signing keys' sealing (default: none, keys stored plain). */
   seal?: KeySeal;
+  /** WEBHOOK_ALLOW_HOSTS (default: none: only public https addresses). */
+  webhookAllow?: readonly string[];
 }
 
 const CHANNEL = 'tollgate_changes';
 const NOT_KEPT = 0;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), ...rest } = opts;
+  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), webhookAllow = [], ...rest } = opts;
   const options = { ttlMs: cacheTtlMs };
   const appsByKey = new InvalidatingCache<AppRecord | null>(async (key) => {
     const app = (await store.apps.findByKey(key)) ?? null;
@@ -195,7 +200,7 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const outbox = new OutboxSignal(bus);
   await outbox.listen();
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
   return services;
 }
 
