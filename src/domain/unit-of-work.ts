@@ -1,4 +1,5 @@
 import type { Repositories } from '../store/index.js';
+import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
@@ -23,7 +24,7 @@ export interface Work {
 
 /** An admin write also records who did what, in the same transaction as the change. */
 export interface AdminWork extends Work {
-  audit(action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
+  audit(action: AuditAction, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -50,7 +51,7 @@ export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
 export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
-  const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
+  const audited: { actor: string; action: AuditAction; appId: string | null; targetId: string | null }[] = [];
   let deliveries = 0;
   const result = await s.store.transaction((tx) =>
     fn({

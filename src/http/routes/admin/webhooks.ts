@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface, RouteShorthandOptionsWithHandler } from 'fastify';
 import { EVENT_CATALOGUE, EVENT_TYPES } from '../../../domain/outbox/catalogue.js';
 import { listEvents } from '../../../domain/outbox/events.js';
 import type { Services } from '../../../domain/services.js';
@@ -87,50 +87,50 @@ const endpointBody = (required: string[]) => ({
 
 type EndpointParams = { app_id?: string; endpoint_id: string };
 
-/**
- * Webhook endpoints of one app (/apps/{app_id}/webhooks) and service-wide ones (/webhooks): the same
- * routes, the scope taken from the path. Reading needs `read`; every change needs `apps`.
- */
-export function webhookRoutes(app: FastifyInstance, s: Services): void {
-  for (const scoped of [true, false]) {
-    const base = scoped ? '/apps/:app_id/webhooks' : '/webhooks';
-    const name = scoped ? 'App' : 'Service';
-    const tags = ['admin: webhooks'];
-    const scopeOf = (p: { app_id?: string }): Scope => (scoped ? p.app_id! : null);
-    const scopeParams = scoped ? { app_id: uuid } : {};
-    const params = { type: 'object', required: scoped ? ['app_id'] : [], properties: scopeParams } as const;
-    const endpointParams = { type: 'object', required: [...(scoped ? ['app_id'] : []), 'endpoint_id'], properties: { ...scopeParams, endpoint_id: uuid } } as const;
-    const what = scoped ? 'of an app' : 'service-wide (every app’s events)';
+/** A route's options with its handler typed by its request shape (registered under a literal path below). */
+const route = <T extends RouteGenericInterface>(options: RouteShorthandOptionsWithHandler<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, T>) =>
+  options as unknown as RouteShorthandOptionsWithHandler;
 
-    app.post<{ Params: { app_id?: string }; Body: EndpointInput }>(base, {
+/** The options of each endpoint route, for one scope (the paths are written out below, once per scope). */
+function endpointRoutes(s: Services, scoped: boolean) {
+  const name = scoped ? 'App' : 'Service';
+  const tags = ['admin: webhooks'];
+  const scopeOf = (p: { app_id?: string }): Scope => (scoped ? p.app_id! : null);
+  const scopeParams = scoped ? { app_id: uuid } : {};
+  const params = { type: 'object', required: scoped ? ['app_id'] : [], properties: scopeParams } as const;
+  const endpointParams = { type: 'object', required: [...(scoped ? ['app_id'] : []), 'endpoint_id'], properties: { ...scopeParams, endpoint_id: uuid } } as const;
+  const what = scoped ? 'of an app' : 'service-wide (every app’s events)';
+
+  return {
+    create: route<{ Params: { app_id?: string }; Body: EndpointInput }>({
       schema: {
         operationId: `create${name}Webhook`, tags, security: adminSecurity, summary: `Create a webhook endpoint ${what} (its secret is shown only here)`, params,
         body: endpointBody(['url']), response: { 201: { ...ref('WebhookEndpointWithSecret'), description: 'Created' }, ...errors(401, 403, 404, 413, 422) },
       },
       handler: async (request, reply) => reply.code(201).send(await createEndpoint(acting(s, request), scopeOf(request.params), request.body)),
-    });
-    app.get<{ Params: { app_id?: string }; Querystring: { limit: number; cursor?: string } }>(base, {
+    }),
+    list: route<{ Params: { app_id?: string }; Querystring: { limit: number; cursor?: string } }>({
       schema: {
         operationId: `list${name}Webhooks`, tags, security: adminSecurity, summary: `List the webhook endpoints ${what}`, params,
         querystring: { type: 'object', properties: { ...pageQuery } }, response: { 200: { ...ref('WebhookEndpointPage'), description: 'A page of endpoints' }, ...errors(401, 404, 422) },
       },
       handler: async (request) => listPage(await listEndpoints(s, scopeOf(request.params), cursorOf(request.query.cursor), request.query.limit)),
-    });
-    app.get<{ Params: EndpointParams }>(`${base}/:endpoint_id`, {
+    }),
+    get: route<{ Params: EndpointParams }>({
       schema: {
         operationId: `get${name}Webhook`, tags, security: adminSecurity, summary: 'One webhook endpoint', params: endpointParams,
         response: { 200: { ...ref('WebhookEndpoint'), description: 'The endpoint' }, ...errors(401, 404, 422) },
       },
       handler: async (request) => getEndpoint(s, scopeOf(request.params), request.params.endpoint_id),
-    });
-    app.patch<{ Params: EndpointParams; Body: Partial<EndpointInput> }>(`${base}/:endpoint_id`, {
+    }),
+    update: route<{ Params: EndpointParams; Body: Partial<EndpointInput> }>({
       schema: {
         operationId: `update${name}Webhook`, tags, security: adminSecurity, summary: 'Change a webhook endpoint (enabling it again clears why it was disabled)', params: endpointParams,
         body: endpointBody([]), response: { 200: { ...ref('WebhookEndpoint'), description: 'Changed' }, ...errors(401, 403, 404, 413, 422) },
       },
       handler: async (request) => updateEndpoint(acting(s, request), scopeOf(request.params), request.params.endpoint_id, request.body),
-    });
-    app.delete<{ Params: EndpointParams }>(`${base}/:endpoint_id`, {
+    }),
+    remove: route<{ Params: EndpointParams }>({
       schema: {
         operationId: `delete${name}Webhook`, tags, security: adminSecurity, summary: 'Delete a webhook endpoint and its deliveries', params: endpointParams,
         response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 403, 404, 422) },
@@ -139,8 +139,8 @@ export function webhookRoutes(app: FastifyInstance, s: Services): void {
         await deleteEndpoint(acting(s, request), scopeOf(request.params), request.params.endpoint_id);
         return reply.code(204).send();
       },
-    });
-    app.post<{ Params: EndpointParams }>(`${base}/:endpoint_id/secret`, {
+    }),
+    secret: route<{ Params: EndpointParams }>({
       schema: {
         operationId: `rotate${name}WebhookSecret`, tags, security: adminSecurity, summary: 'Replace the secret (shown only here); the old one keeps signing beside it for 24 hours', params: endpointParams,
         response: {
@@ -149,8 +149,8 @@ export function webhookRoutes(app: FastifyInstance, s: Services): void {
         },
       },
       handler: async (request) => rotateEndpointSecret(acting(s, request), scopeOf(request.params), request.params.endpoint_id),
-    });
-    app.post<{ Params: EndpointParams }>(`${base}/:endpoint_id/test`, {
+    }),
+    test: route<{ Params: EndpointParams }>({
       schema: {
         operationId: `test${name}Webhook`, tags, security: adminSecurity, summary: 'Send a webhook.test event to this endpoint only', params: endpointParams,
         response: {
@@ -159,8 +159,8 @@ export function webhookRoutes(app: FastifyInstance, s: Services): void {
         },
       },
       handler: async (request, reply) => reply.code(202).send(await sendTestEvent(acting(s, request), scopeOf(request.params), request.params.endpoint_id)),
-    });
-    app.get<{ Params: EndpointParams; Querystring: { limit: number; cursor?: string; status?: 'pending' | 'delivered' | 'failed' } }>(`${base}/:endpoint_id/deliveries`, {
+    }),
+    deliveries: route<{ Params: EndpointParams; Querystring: { limit: number; cursor?: string; status?: 'pending' | 'delivered' | 'failed' } }>({
       schema: {
         operationId: `list${name}WebhookDeliveries`, tags, security: adminSecurity, summary: 'The deliveries to an endpoint, newest first, each with its attempts and answers', params: endpointParams,
         querystring: { type: 'object', properties: { ...pageQuery, status: { type: 'string', enum: ['pending', 'delivered', 'failed'] } } },
@@ -170,8 +170,8 @@ export function webhookRoutes(app: FastifyInstance, s: Services): void {
         const q = request.query;
         return listPage(await listDeliveries(s, scopeOf(request.params), request.params.endpoint_id, q.status, cursorOf(q.cursor), q.limit));
       },
-    });
-    app.post<{ Params: EndpointParams & { delivery_id: string } }>(`${base}/:endpoint_id/deliveries/:delivery_id/replay`, {
+    }),
+    replayOne: route<{ Params: EndpointParams & { delivery_id: string } }>({
       schema: {
         operationId: `replay${name}WebhookDelivery`, tags, security: adminSecurity, summary: 'Send a delivery again from the start of the schedule (same webhook-id)',
         params: { type: 'object', required: [...endpointParams.required, 'delivery_id'], properties: { ...endpointParams.properties, delivery_id: uuid } },
@@ -181,23 +181,54 @@ export function webhookRoutes(app: FastifyInstance, s: Services): void {
         await replayDelivery(acting(s, request), scopeOf(request.params), request.params.endpoint_id, request.params.delivery_id);
         return reply.code(202).send();
       },
-    });
-    app.post<{ Params: EndpointParams; Body: { since: string } }>(`${base}/:endpoint_id/replay`, {
+    }),
+    replayFailed: route<{ Params: EndpointParams; Body: { since: string } }>({
       schema: {
         operationId: `replay${name}WebhookFailures`, tags, security: adminSecurity, summary: 'Send every failed delivery created since a time again', params: endpointParams,
         body: { type: 'object', required: ['since'], additionalProperties: false, properties: { since: { type: 'string', maxLength: 64, description: 'ISO 8601, inclusive' } } },
         response: { 200: { type: 'object', required: ['replayed'], properties: { replayed: { type: 'integer', minimum: 0 } }, description: 'How many were queued' }, ...errors(401, 403, 404, 413, 422) },
       },
       handler: async (request) => replayFailed(acting(s, request), scopeOf(request.params), request.params.endpoint_id, queryTime('body.since', request.body.since)!),
-    });
-    app.get<{ Params: { app_id?: string } }>(scoped ? '/apps/:app_id/webhook-key' : '/webhook-key', {
+    }),
+    key: route<{ Params: { app_id?: string } }>({
       schema: {
         operationId: `get${name}WebhookKey`, tags, security: adminSecurity, summary: `The public half of the Ed25519 key that signs the v1a signatures ${what}`, params,
         response: { 200: { type: 'object', required: ['public_key'], properties: { public_key: { type: 'string', description: 'whpk_ + base64 of the raw 32-byte key' } }, description: 'The key' }, ...errors(401, 404, 422) },
       },
       handler: async (request) => webhookPublicKey(s, scopeOf(request.params)),
-    });
-  }
+    }),
+  };
+}
+
+/**
+ * Webhook endpoints of one app (/apps/{app_id}/webhooks) and service-wide ones (/webhooks): the same
+ * routes, the scope taken from the path. Reading needs `read`; every change needs `apps`.
+ */
+export function webhookRoutes(app: FastifyInstance, s: Services): void {
+  const a = endpointRoutes(s, true);
+  const w = endpointRoutes(s, false);
+  app.post('/apps/:app_id/webhooks', a.create);
+  app.get('/apps/:app_id/webhooks', a.list);
+  app.get('/apps/:app_id/webhooks/:endpoint_id', a.get);
+  app.patch('/apps/:app_id/webhooks/:endpoint_id', a.update);
+  app.delete('/apps/:app_id/webhooks/:endpoint_id', a.remove);
+  app.post('/apps/:app_id/webhooks/:endpoint_id/secret', a.secret);
+  app.post('/apps/:app_id/webhooks/:endpoint_id/test', a.test);
+  app.get('/apps/:app_id/webhooks/:endpoint_id/deliveries', a.deliveries);
+  app.post('/apps/:app_id/webhooks/:endpoint_id/deliveries/:delivery_id/replay', a.replayOne);
+  app.post('/apps/:app_id/webhooks/:endpoint_id/replay', a.replayFailed);
+  app.get('/apps/:app_id/webhook-key', a.key);
+  app.post('/webhooks', w.create);
+  app.get('/webhooks', w.list);
+  app.get('/webhooks/:endpoint_id', w.get);
+  app.patch('/webhooks/:endpoint_id', w.update);
+  app.delete('/webhooks/:endpoint_id', w.remove);
+  app.post('/webhooks/:endpoint_id/secret', w.secret);
+  app.post('/webhooks/:endpoint_id/test', w.test);
+  app.get('/webhooks/:endpoint_id/deliveries', w.deliveries);
+  app.post('/webhooks/:endpoint_id/deliveries/:delivery_id/replay', w.replayOne);
+  app.post('/webhooks/:endpoint_id/replay', w.replayFailed);
+  app.get('/webhook-key', w.key);
 
   app.get<{ Querystring: { limit: number; cursor?: string; app_id?: string; type?: string; from?: string; to?: string } }>('/events', {
     schema: {
