@@ -96,12 +96,13 @@ export async function checkDevice(s: Services, ctx: RequestContext, user: UserRe
   const deviceId = randomUUID();
   // A template the user holds may set its own limit (entitlements.ts, effectiveLimits).
   const limit = effectiveLimits(ctx.app, user, ctx.now).maxDevices;
-  const outcome = await write(s, async ({ tx }) => {
+  const outcome = await write(s, async ({ tx, emit }) => {
     if (!(await tx.users.takeDeviceSlot(user.id, limit))) return 'full' as const;
     const inserted = await tx.devices.insert({
       id: deviceId, appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
     if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
+    await emit('device.registered', ctx.app.id, { user_id: user.id, device_id: deviceId, hardware_id: hardwareId });
     return 'added' as const;
   }).catch((err: unknown) => {
     if (err === ALREADY_REGISTERED) return 'registered' as const;

@@ -26,7 +26,7 @@ export async function claim(tx: Repositories, ctx: RequestContext, userId: strin
 }
 
 /** Inside a transaction: claims the license, then applies it to the user's membership and records the activation. */
-export async function redeem(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
+export async function redeem(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
   await claim(tx, ctx, userId, license);
   return applyClaimed(tx, ctx, userId, license);
 }
@@ -38,12 +38,13 @@ export async function redeem(tx: Repositories, ctx: RequestContext, userId: stri
  * arithmetic of the seed, and the redemption holds the license's entitlements and limits until
  * holdingEnd.
  */
-export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
+export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
   await tx.users.lockRow(userId, ctx.now);
   const user = await tx.users.findById(ctx.app.id, userId);
   if (!user) throw new DomainError('invalid_credentials');
   let before = { isLifetime: user.isLifetime, activeUntil: user.activeUntil };
-  if (user.trialEndsAt !== null && (await tx.trials.convert(userId, ctx.now))) {
+  const convertedTrial = user.trialEndsAt !== null && (await tx.trials.convert(userId, ctx.now));
+  if (convertedTrial) {
     await tx.entitlements.endTrialGrants(userId, ctx.now);
     before = { isLifetime: before.isLifetime, activeUntil: before.activeUntil === null ? null : Math.min(before.activeUntil, ctx.now) };
   }
@@ -65,7 +66,12 @@ export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId
   };
   await tx.licenses.insertActivation(activation);
   await grantLicenseEntitlements(tx, activation, license.entitlements);
-  return activation;
+  return { ...activation, convertedTrial };
+}
+
+/** A redemption's activation, and whether it converted the user's trial (the caller emits trial.converted). */
+export interface Redemption extends ActivationRecord {
+  convertedTrial: boolean;
 }
 
 /** The grants of one redemption: one row per code, ending with the redemption's holding. */

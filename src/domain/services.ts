@@ -14,6 +14,8 @@ import { keyRingCache, type KeyRing } from './signing/keys.js';
 import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
 import { write } from './unit-of-work.js';
+import { OutboxSignal } from './outbox/signal.js';
+import { EgressPolicy } from './webhooks/egress.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -33,6 +35,10 @@ export interface Services {
   stats: ActivityStats;
   /** Seals signing private keys at rest (signing/seal.ts); off without SIGNING_KEY_SEAL. */
   seal: KeySeal;
+  /** Wakes the webhook delivery workers after a commit that made deliveries due (outbox/signal.ts). */
+  outbox: OutboxSignal;
+  /** Where webhooks may go (webhooks/egress.ts): public https addresses, and what WEBHOOK_ALLOW_HOSTS exempts. */
+  egress: EgressPolicy;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -104,13 +110,15 @@ export interface ServiceOptions {
   log?: EventLog;
   /** The signing keys' sealing (default: none, keys stored plain). */
   seal?: KeySeal;
+  /** WEBHOOK_ALLOW_HOSTS (default: none: only public https addresses). */
+  webhookAllow?: readonly string[];
 }
 
 const CHANNEL = 'tollgate_changes';
 const NOT_KEPT = 0;
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), ...rest } = opts;
+  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), webhookAllow = [], ...rest } = opts;
   const options = { ttlMs: cacheTtlMs };
   const appsByKey = new InvalidatingCache<AppRecord | null>(async (key) => {
     const app = (await store.apps.findByKey(key)) ?? null;
@@ -189,8 +197,10 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
+  const outbox = new OutboxSignal(bus);
+  await outbox.listen();
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
   return services;
 }
 

@@ -4,6 +4,8 @@ import type { TrialRecord, UserRecord } from '../store/records.js';
 import { checkDevice, checkMembership, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
 import type { BanSet } from './bans.js';
 import { DomainError, validationError } from './errors.js';
+import { summary } from './admin/users.js';
+import { viewTrial } from './admin/entitlements.js';
 import { events } from './events.js';
 import type { Services } from './services.js';
 import { hwidHash } from './signing/format.js';
@@ -111,7 +113,7 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
   const token = newToken('session', s.random);
   const endsAt = Math.min(ctx.now + app.trialMinutes * 60_000, MAX_TIME);
   let device: string | null = null;
-  const created = await write(s, async ({ tx }) => {
+  const created = await write(s, async ({ tx, emit }) => {
     const username = generatedUsername(s.random);
     await tx.users.insert({ id: userId, appId: app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId: null, createdAt: ctx.now });
     const trialRow: TrialRecord = { id: randomUUID(), appId: app.id, hwidHash: hash, emailKey: key, userId, startedAt: ctx.now, endsAt, convertedAt: null };
@@ -126,6 +128,11 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
     await newSession(tx, ctx, userId, input.hardware_id, token);
     const user = await tx.users.findById(app.id, userId);
     if (!user) throw new Error('user vanished during the trial sign-up');
+    await emit('user.created', app.id, { ...summary(user, ctx.now) });
+    // Not the device's hash: a receiver has no use for it (and event data never carries a *_hash key).
+    const { hwid_hash: _hash, ...trialView } = viewTrial(trialRow, ctx.now);
+    await emit('trial.started', app.id, trialView);
+    if (device !== null) await emit('device.registered', app.id, { user_id: userId, device_id: device, hardware_id: input.hardware_id });
     return viewUser(user, ctx.now);
   }).catch((err: unknown) => {
     if (err === LOST_RACE) return null;

@@ -4,6 +4,7 @@ import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
 import { entitlementsRepository } from './repositories/entitlements.js';
+import { eventsRepository } from './repositories/events.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
@@ -15,6 +16,7 @@ import { templatesRepository } from './repositories/templates.js';
 import { trialsRepository } from './repositories/trials.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
+import { webhooksRepository } from './repositories/webhooks.js';
 
 /** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint). */
 export function repositories(q: Queryable, dialect: Dialect) {
@@ -35,6 +37,8 @@ export function repositories(q: Queryable, dialect: Dialect) {
     templates: templatesRepository(q),
     entitlements: entitlementsRepository(q),
     trials: trialsRepository(q),
+    events: eventsRepository(q),
+    webhooks: webhooksRepository(q, dialect),
   };
 }
 

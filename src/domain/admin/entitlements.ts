@@ -30,10 +30,11 @@ export async function grantEntitlement(
   }
   await requireUser(a, appId, userId);
   const id = randomUUID();
-  await write(a, async ({ tx, audit, changed }) => {
+  await write(a, async ({ tx, audit, changed, emit }) => {
     if (!(await tx.users.findById(appId, userId))) throw new DomainError('not_found', 'User not found');
     await tx.entitlements.insert({ id, appId, userId, code: input.code, source: 'operator', licenseId: null, endsAt: until, createdAt: a.clock() });
     await audit('entitlement.grant', appId, userId, { code: input.code, until: until === null ? null : iso(until) });
+    await emit('entitlement.granted', appId, { user_id: userId, code: input.code, until: until === null ? null : iso(until) });
     changed({ user: userId });
   });
   return { id, code: input.code, until: until === null ? null : iso(until) };
@@ -43,9 +44,10 @@ export async function grantEntitlement(
 export async function revokeEntitlement(a: AdminServices, appId: string, userId: string, code: string): Promise<{ ended: number }> {
   checkCode('params.code', code);
   await requireUser(a, appId, userId);
-  return write(a, async ({ tx, audit, changed }) => {
+  return write(a, async ({ tx, audit, changed, emit }) => {
     const ended = await tx.entitlements.endCode(userId, code, a.clock());
     await audit('entitlement.revoke', appId, userId, { code, ended });
+    await emit('entitlement.revoked', appId, { user_id: userId, code, ended });
     changed({ user: userId });
     return { ended };
   });

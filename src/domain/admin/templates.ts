@@ -81,9 +81,10 @@ export async function createTemplate(s: AdminServices, appId: string, input: Tem
   const template = merged(empty, input);
   if (await s.store.templates.findByName(appId, template.name)) throw nameTaken();
   const view = viewTemplate(template);
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     await tx.templates.insert(template);
     await audit('template.create', appId, template.id, { after: view });
+    await emit('template.created', appId, view);
   }).catch(renameRace);
   return view;
 }
@@ -108,7 +109,7 @@ export async function getTemplate(s: Services, appId: string, id: string): Promi
 /** Changes future licenses only: licenses already made keep the effects they copied (see applyTemplate). */
 export async function updateTemplate(s: AdminServices, appId: string, id: string, input: TemplateInput): Promise<TemplateView> {
   await getApp(s, appId);
-  return write(s, async ({ tx, audit }) => {
+  return write(s, async ({ tx, audit, emit }) => {
     const before = await tx.templates.findById(appId, id);
     if (!before) throw notFound();
     const after = { ...merged(before, input), updatedAt: s.clock() };
@@ -118,6 +119,7 @@ export async function updateTemplate(s: AdminServices, appId: string, id: string
     const { created_at: _c, updated_at: _u, ...b } = viewTemplate(before);
     const { created_at: _c2, updated_at: _u2, ...a } = view;
     await audit('template.update', appId, id, diff(b, a));
+    await emit('template.updated', appId, view);
     return view;
   }).catch(renameRace);
 }
@@ -130,7 +132,7 @@ export async function updateTemplate(s: AdminServices, appId: string, id: string
  */
 export async function applyTemplate(s: AdminServices, appId: string, id: string): Promise<{ unused_licenses: number; used_licenses: number; users: number }> {
   await getApp(s, appId);
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const t = await tx.templates.findById(appId, id);
     if (!t) throw notFound();
     const counts = await tx.licenses.applyTemplate(appId, id, t);
@@ -148,6 +150,7 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
     for (const userId of users) changed({ user: userId });
     const answer = { unused_licenses: counts.unused, used_licenses: counts.used, users: users.size };
     await audit('template.apply', appId, id, { ...answer, template: viewTemplate(t) });
+    await emit('template.applied', appId, { template: viewTemplate(t), ...answer });
     return answer;
   });
 }
@@ -155,9 +158,10 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
 /** Licenses made from it keep what they copied; they show no template from then on. */
 export async function deleteTemplate(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     const t = await tx.templates.findById(appId, id);
     if (!t || !(await tx.templates.delete(appId, id))) throw notFound();
     await audit('template.delete', appId, id, { before: viewTemplate(t) });
+    await emit('template.deleted', appId, viewTemplate(t));
   });
 }
