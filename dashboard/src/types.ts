@@ -57,11 +57,13 @@ export interface OperatorRecord {
   id: string; username: string; role: Role; totp_enabled: boolean; disabled?: boolean; disabled_at?: string | null;
   created_at: string; last_login_at?: string | null;
 }
-export interface StatsPoint { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number }
+export interface StatsPoint { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number; trials: number }
 export interface Stats {
   bucket: 'hour' | 'day';
   series: StatsPoint[];
   active_memberships: number;
+  /** Users on a running trial now (issue 24). */
+  running_trials: number;
   licenses: { used: number; unused: number };
   top_ban_hits: { ban_id: string; type: BanType; value: string; hits: number }[];
 }
