@@ -67,3 +67,8 @@ export interface Stats {
   licenses: { used: number; unused: number };
   top_ban_hits: { ban_id: string; type: BanType; value: string; hits: number }[];
 }
+/** A license template (issue 24). */
+export interface Template {
+  id: string; name: string; minutes: number | null; lifetime: boolean; entitlements: string[]; max_devices: number | null;
+  redeem_within_minutes: number | null; max_seats: number | null; heartbeat_seconds: number | null; created_at: string; updated_at: string;
+}
