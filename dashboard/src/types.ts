@@ -27,6 +27,8 @@ export interface AppWithSecret extends AppRecord { api_secret: string }
 export interface License {
   id: string; code: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean;
   note: string | null; expires_at: string | null; created_at: string; used_at: string | null; used_by_user_id: string | null;
+  /** Issue 24: the template it was made from, and what it copied from it. */
+  template_id?: string | null; entitlements?: string[];
 }
 export interface Membership { is_active: boolean; is_lifetime: boolean; active_until: string | null }
 export interface UserSummary { id: string; username: string; membership: Membership; created_at: string; password_set: boolean; device_count: number }
