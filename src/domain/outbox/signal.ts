@@ -9,6 +9,10 @@ const CHANNEL = 'tollgate_outbox';
  */
 export class OutboxSignal {
   private readonly listeners = new Set<() => void>();
+  /** This node's delivery attempts by outcome since start (the metrics read them; the worker counts). */
+  readonly outcomes = { delivered: 0, retrying: 0, failed: 0, disabled: 0 };
+  /** Milliseconds from an event to its first attempt's answer, the last 1000 on this node (the bench reads them). */
+  readonly firstAttemptMs: number[] = [];
 
   constructor(private readonly bus: MessageBus | undefined) {}
 

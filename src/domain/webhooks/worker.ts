@@ -42,10 +42,6 @@ export class DeliveryWorker {
   private loop: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly abort = new AbortController();
-  /** Outcomes since start, for the metrics. */
-  readonly outcomes: Record<Outcome, number> = { delivered: 0, retrying: 0, failed: 0, disabled: 0 };
-  /** Milliseconds from an event to its first attempt's answer, the last 1000. */
-  readonly firstAttemptLatencies: number[] = [];
 
   constructor(private readonly s: Services, private readonly opts: WorkerOptions) {}
 
@@ -142,7 +138,7 @@ export class DeliveryWorker {
       }
       return last ? ('failed' as const) : ('retrying' as const);
     });
-    this.outcomes[outcome]++;
+    this.s.outbox.outcomes[outcome]++;
     if (outcome === 'disabled') {
       s.log.warn({ event: 'webhook_endpoint_disabled', endpointId: endpoint.id, appId: endpoint.appId, status: answer.status },
         answer.status === 410 ? 'webhook endpoint disabled: the receiver answered 410 Gone' : 'webhook endpoint disabled: every delivery to it failed for 24 hours');
@@ -179,8 +175,9 @@ export class DeliveryWorker {
   }
 
   private noteLatency(ms: number): void {
-    this.firstAttemptLatencies.push(ms);
-    if (this.firstAttemptLatencies.length > 1000) this.firstAttemptLatencies.shift();
+    const kept = this.s.outbox.firstAttemptMs;
+    kept.push(ms);
+    if (kept.length > 1000) kept.shift();
   }
 }
 
