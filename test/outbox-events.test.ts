@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../src/domain/outbox/catalogue.js';
 import { sweepExpiries } from '../src/domain/outbox/sweeper.js';
-import { createServices } from '../src/domain/services.js';
-import { ADMIN_TOKEN, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import { loadConfig } from '../src/config/index.js';
+import { createTollgate } from '../src/wiring.js';
+import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 import { rootPair, rotateKey } from './signing-fixtures.js';
 
 /**
@@ -155,8 +156,13 @@ describe('events are written with their change', () => {
     // The sweep finds the expiry of a membership once, however often and on however many nodes it runs.
     await ok(h.admin('PATCH', `/apps/${app.id}/users/${aliceId}`, { active_until: h.clock.iso(60_000) }));
     h.clock.minutes(2);
-    const other = await createServices({ ...h.tollgate.services, counters: null, store: h.tollgate.services.store });
-    const expired = await during(h, async () => Promise.all([sweepExpiries(h.tollgate.services), sweepExpiries(other), sweepExpiries(h.tollgate.services)]));
+    // On PostgreSQL a second node on the same database (its own services, pool and caches) sweeps at the same
+    // moments; SQLite has one node, whose sweeps overlap here.
+    const other = STORE === 'postgres'
+      ? await createTollgate(loadConfig({ DATABASE_URL: h.databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off' }), { clock: h.clock.now, hasher: fastHasher })
+      : h.tollgate;
+    const expired = await during(h, async () => Promise.all([sweepExpiries(h.tollgate.services), sweepExpiries(other.services), sweepExpiries(h.tollgate.services), sweepExpiries(other.services)]));
+    if (other !== h.tollgate) await other.close();
     expect(typesOf(expired)).toEqual(['membership.expired']);
     expect(JSON.parse(expired[0]!.data)).toEqual({ user_id: aliceId, expired_at: h.clock.iso(-60_000) });
     seen.set('membership.expired', 1);
