@@ -23,6 +23,8 @@ export interface WorkerOptions {
   pollMs: number;
   /** Deliveries claimed, and sent in parallel, at a time. */
   batch: number;
+  /** How long a wake-up waits for the commits right behind it (default 25 ms). */
+  gatherMs?: number;
   /** 0..1, for the jitter (injected so tests can pin it). */
   random?: () => number;
 }
@@ -60,11 +62,29 @@ export class DeliveryWorker {
     this.stopped = true;
     this.abort.abort();
     this.unsubscribe?.();
-    this.kick();
+    if (this.gathering) clearTimeout(this.gathering);
+    this.wakeNow();
     await this.loop;
   }
 
+  private gathering: NodeJS.Timeout | null = null;
+
+  /**
+   * A commit's wake-up waits `gatherMs` (default 25 ms) for the commits right behind it, so a burst of writes
+   * is claimed, sent and recorded in a few transactions rather than one set per write: what keeps an admin
+   * write with subscribed endpoints close to its cost without them. The first attempt still goes well within 1 s.
+   */
   private kick(): void {
+    if (this.stopped) return this.wakeNow();
+    if (this.gathering) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = null;
+      this.wakeNow();
+    }, this.opts.gatherMs ?? 25);
+    this.gathering.unref?.();
+  }
+
+  private wakeNow(): void {
     this.woken = true;
     this.wake?.();
   }
