@@ -327,3 +327,35 @@ describe('the events list', () => {
     expect(both.json().items.map((e: { type: string }) => e.type)).toEqual(['license.created', 'user.created']);
   });
 });
+
+describe('webhook metrics', () => {
+  it('deliveries by outcome, queue depth and the age of the oldest pending delivery', async () => {
+    const METRICS_TOKEN = 'metrics-token-0123456789';
+    const h = await harness({ clock: new TestClock(Date.now()), env: { METRICS_TOKEN, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
+    const ok = await Receiver.start();
+    const failing = await Receiver.start();
+    failing.respond = () => ({ status: 500 });
+    try {
+      const app = await h.createApp();
+      for (const r of [ok, failing]) expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: r.url, event_types: ['user.created'] })).statusCode).toBe(201);
+      await h.signUp(app, 'alice');
+      await ok.count(1);
+      await failing.count(1);
+      const metrics = async () => (await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+      const deadline = Date.now() + 5000;
+      // Both outcomes recorded (the receivers have answered; their records commit right after).
+      const recorded = (body: string) => /outcome="retrying"\} 1/.test(body) && /outcome="delivered"\} 1/.test(body);
+      while (!recorded(await metrics()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      h.clock.advance(3000);
+      const body = await metrics();
+      expect(body).toMatch(/tollgate_webhook_deliveries_total\{outcome="delivered"\} 1/);
+      expect(body).toMatch(/tollgate_webhook_deliveries_total\{outcome="retrying"\} 1/);
+      expect(body).toMatch(/tollgate_webhook_queue_depth 1/);
+      expect(body).toMatch(/tollgate_webhook_oldest_pending_seconds 3\b/);
+    } finally {
+      await h.close();
+      await ok.close();
+      await failing.close();
+    }
+  });
+});

@@ -16,6 +16,7 @@ import { Overview } from './pages/Overview';
 import { Templates } from './pages/Templates';
 import { Tokens } from './pages/Tokens';
 import { UserDetail, Users } from './pages/Users';
+import { Webhooks } from './pages/Webhooks';
 
 const LAST_APP = 'tollgate.dashboard.app';
 
@@ -35,6 +36,7 @@ const ROUTES: Route[] = [
   ['/apps/:app/content', 'Variables and files', (p) => <Content appId={p.app!} />],
   ['/apps/:app/bans', 'Bans', (p) => <Bans appId={p.app!} />],
   ['/apps/:app/keys', 'Signing keys', (p) => <Keys appId={p.app!} />],
+  ['/apps/:app/webhooks', 'Webhooks', (p) => <Webhooks appId={p.app!} />],
   ['/tokens', 'Admin tokens', () => <Tokens />],
   ['/operators', 'Operators', () => <Operators />],
   ['/audit', 'Audit log', () => <Audit />],
@@ -43,7 +45,7 @@ const ROUTES: Route[] = [
 
 const APP_PAGES: [suffix: string, label: string][] = [
   ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/templates', 'Templates'], ['/content', 'Variables and files'],
-  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/settings', 'Settings'],
+  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/webhooks', 'Webhooks'], ['/settings', 'Settings'],
 ];
 
 export function Layout() {

@@ -1,8 +1,9 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { isTrialUser, liveCodes } from './entitlements.js';
+import { keptWith } from './cache.js';
 import { isActive, iso } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
@@ -47,13 +48,12 @@ const NO_USER: Part = { json: 'null', bytes: 4 };
  * answer varies with time only through is_active, is_trial and the live entitlements, so it is kept per
  * combination of those (a handful over the record's life).
  */
-const serialised = new WeakMap<UserRecord, Map<string, Part>>();
+const serialised = keptWith((_user: UserRecord) => new Map<string, Part>());
 
 function userJsonOf(user: UserRecord, now: number): Part {
   const codes = user.grants.length === 0 ? '' : liveCodes(user.grants, now).join(',');
   const key = `${isActive(user, now) ? 1 : 0}${isTrialUser(user, now) ? 1 : 0}${codes}`;
-  let parts = serialised.get(user);
-  if (!parts) serialised.set(user, (parts = new Map()));
+  const parts = serialised(user);
   let found = parts.get(key);
   if (!found) parts.set(key, (found = part(JSON.stringify(viewUser(user, now)))));
   return found;
