@@ -20,6 +20,9 @@ interface Fixture {
   banId: string;
   fileId: string;
   tokenId: string;
+  /** A webhook endpoint of `app` (a closed loopback port, subscribed to webhook.test only) and one deleted with nothing else. */
+  webhookId: string;
+  spareWebhookId: string;
   /** A second app with a root key, a certified signing key and a pending one. */
   keyed: TestApp;
   root: RootPair;
@@ -30,6 +33,9 @@ interface Fixture {
   dave: { id: string; session: Session; pendingSecret: string };
   /** An admin operator with TOTP on, signed in. */
   tess: { id: string; session: Session; secret: string };
+  /** A license template of `app`, and a trial started on it (issue 24). */
+  templateId: string;
+  trialId: string;
 }
 
 async function fixture(h: Harness): Promise<Fixture> {
@@ -55,10 +61,22 @@ async function fixture(h: Harness): Promise<Fixture> {
   expect((await daveSession.call('POST', '/tokens', { name: 'dave-ci' })).statusCode).toBe(201);
   const started = await daveSession.call('POST', '/session/totp');
   expect(started.statusCode, started.body).toBe(200);
+  const hook = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'http://127.0.0.1:9/hook', event_types: ['webhook.test'] });
+  expect(hook.statusCode, hook.body).toBe(201);
+  const spare = await h.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/spare', event_types: ['webhook.test'] });
+  expect(spare.statusCode, spare.body).toBe(201);
   const tessId = await makeOperator(h, 'tess', 'admin');
   const tess = await withTotp(h, 'tess');
+  const template = await h.admin('POST', `/apps/${app.id}/templates`, { name: 'Pro', minutes: 60, entitlements: ['pro'] });
+  expect(template.statusCode, template.body).toBe(201);
+  expect((await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, template_id: template.json().id })).statusCode).toBe(201);
+  expect((await h.admin('POST', `/apps/${app.id}/users/${userId}/entitlements`, { code: 'pro' })).statusCode).toBe(201);
+  expect((await h.admin('PATCH', `/apps/${app.id}`, { trial_minutes: 60, trial_entitlements: ['pro'] })).statusCode).toBe(200);
+  expect((await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial' })).statusCode).toBe(200);
+  const trialId = (await h.admin('GET', `/apps/${app.id}/trials`)).json().items[0].id;
   return {
-    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id,
+    templateId: template.json().id, trialId,
+    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
     keyed, root, activeKid, pendingKid: pending.kid, pendingPublicKey: pending.publicKey,
     dave: { id: daveId, session: daveSession, pendingSecret: started.json().secret },
     tess: { id: tessId, ...tess },
@@ -107,6 +125,13 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'user.reset_devices': [{ name: 'user reset-devices', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/reset-devices`) }],
   'user.revoke_sessions': [{ name: 'user revoke-sessions', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/revoke-sessions`) }],
   'user.delete': [{ name: 'user delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/users/${f.userId}`) }],
+  'template.create': [{ name: 'template create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/templates`, { name: 'Other', lifetime: true }) }],
+  'template.update': [{ name: 'template update', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/templates/${f.templateId}`, { minutes: 30, max_seats: 3 }) }],
+  'template.apply': [{ name: 'template apply to existing licenses', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/templates/${f.templateId}/apply`) }],
+  'template.delete': [{ name: 'template delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/templates/${f.templateId}`) }],
+  'entitlement.grant': [{ name: 'entitlement grant', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/entitlements`, { code: 'beta', until: h.clock.iso(60_000) }) }],
+  'entitlement.revoke': [{ name: 'entitlement revoke', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/users/${f.userId}/entitlements/pro`) }],
+  'trial.reset': [{ name: 'trial reset', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/trials/${f.trialId}`) }],
   'variable.put': [{ name: 'variable put', act: (h, f) => h.admin('PUT', `/apps/${f.app.id}/variables/motd`, { value: 'changed' }) }],
   'variable.delete': [{ name: 'variable delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/variables/motd`) }],
   'file.create': [{ name: 'file upload', act: (h, f) => upload(h, `/admin/v1/apps/${f.app.id}/files?name=b.bin`, 'POST') }],
@@ -145,11 +170,23 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'operator.totp_start': [{ name: 'operator TOTP set-up started', act: (_h, f) => f.dave.session.call('POST', '/session/totp') }],
   'operator.totp_enable': [{ name: 'operator TOTP confirm', act: (h, f) => f.dave.session.call('POST', '/session/totp/confirm', { code: totpCode(f.dave.pendingSecret, h.clock.ms) }) }],
   'operator.totp_disable': [{ name: 'operator TOTP off', act: (h, f) => f.tess.session.call('DELETE', '/session/totp', { code: totpCode(f.tess.secret, h.clock.ms) }) }],
+  'webhook.create': [
+    { name: 'app webhook create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks`, { url: 'http://127.0.0.1:9/other' }) },
+    { name: 'service webhook create', act: (h) => h.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/other', kind: 'discord' }) },
+  ],
+  'webhook.update': [{ name: 'webhook update', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/webhooks/${f.webhookId}`, { description: 'CRM', event_types: ['user.created'] }) }],
+  'webhook.delete': [
+    { name: 'app webhook delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/webhooks/${f.webhookId}`) },
+    { name: 'service webhook delete', act: (h, f) => h.admin('DELETE', `/webhooks/${f.spareWebhookId}`) },
+  ],
+  'webhook.rotate_secret': [{ name: 'webhook secret rotation', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/secret`) }],
+  'webhook.test': [{ name: 'webhook test event', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/test`) }],
+  'webhook.replay': [{ name: 'webhook replay of failures', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/replay`, { since: '2020-01-01T00:00:00Z' }) }],
 };
 
 const TABLES = [
   'apps', 'licenses', 'users', 'activations', 'devices', 'user_ips', 'sessions', 'variables', 'blobs', 'files', 'bans', 'admin_tokens', 'audit_log',
-  'signing_keys', 'operators', 'operator_sessions',
+  'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints', 'license_templates', 'entitlement_grants', 'trials',
 ];
 
 /**
@@ -211,7 +248,7 @@ describe('an admin write and its audit record are one unit', () => {
   let h: Harness;
   let f: Fixture;
   beforeEach(async () => {
-    h = await harness();
+    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
     f = await fixture(h);
   });
   afterEach(async () => h.close());

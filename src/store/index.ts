@@ -3,6 +3,8 @@ import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
+import { entitlementsRepository } from './repositories/entitlements.js';
+import { eventsRepository } from './repositories/events.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
@@ -10,8 +12,11 @@ import { operatorsRepository } from './repositories/operators.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
+import { templatesRepository } from './repositories/templates.js';
+import { trialsRepository } from './repositories/trials.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
+import { webhooksRepository } from './repositories/webhooks.js';
 
 /** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint). */
 export function repositories(q: Queryable, dialect: Dialect) {
@@ -29,6 +34,11 @@ export function repositories(q: Queryable, dialect: Dialect) {
     leases: leasesRepository(q),
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
+    templates: templatesRepository(q),
+    entitlements: entitlementsRepository(q),
+    trials: trialsRepository(q),
+    events: eventsRepository(q),
+    webhooks: webhooksRepository(q, dialect),
   };
 }
 
@@ -61,6 +71,11 @@ const READS = {
   leases: ['seqOf'],
   operators: ['findByUsernameKey', 'findById', 'list', 'countActiveOwners', 'findSession'],
   stats: ['activity', 'topBanHits', 'activeMemberships'],
+  events: ['find', 'list', 'expiredBetween'],
+  templates: ['findById', 'findByName', 'list'],
+  entitlements: ['grantsOf', 'listFor'],
+  trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count', 'startedPerBucket'],
+  webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
 } as const satisfies { [R in keyof Repositories]: readonly (keyof Repositories[R])[] };
 
 /** What the domain reads through outside a write: each repository's reading methods, nothing that changes a row. */

@@ -25,6 +25,13 @@ export const AUDIT_ACTIONS = [
   'user.reset_devices',
   'user.revoke_sessions',
   'user.delete',
+  'template.create',
+  'template.update',
+  'template.apply',
+  'template.delete',
+  'entitlement.grant',
+  'entitlement.revoke',
+  'trial.reset',
   'variable.put',
   'variable.delete',
   'file.create',
@@ -49,6 +56,12 @@ export const AUDIT_ACTIONS = [
   'operator.totp_start',
   'operator.totp_enable',
   'operator.totp_disable',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.rotate_secret',
+  'webhook.test',
+  'webhook.replay',
 ] as const;
 
 /** One audited action's name. */
