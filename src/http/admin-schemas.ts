@@ -37,6 +37,11 @@ export const appSettings = {
   signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
   offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
   lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds; at most offline_grace_seconds while leases are on (422 naming both otherwise)' },
+  max_seats: { type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Floating seats: devices of one user running at once (POST /seats); null: no seats (a license template may still set them)' },
+  heartbeat_seconds: { type: 'integer', minimum: 10, maximum: 86_400, description: 'A seat must be renewed (POST /seats/heartbeat) within this many seconds, plus seat_grace_seconds; a template may set its own' },
+  seat_grace_seconds: { type: 'integer', minimum: 0, maximum: 86_400, description: 'How late a heartbeat may be before its seat is dead and its place free' },
+  device_reset_cooldown_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'Users reset their own devices (POST /devices/reset) at most once per this many seconds; 0: self-reset off' },
+  device_resets_per_year: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many self-resets by one user in any 365 days; null: no yearly cap' },
 } as const;
 
 const appProperties = { id: uuid, name: { type: 'string' }, api_key: { type: 'string' }, ...appSettings, created_at: timestamp, updated_at: timestamp } as const;

@@ -22,6 +22,15 @@ export interface AppSettings {
   /** 0: no offline leases (403 leases_disabled); else a lease's offline grace and runtime budget. */
   offlineGraceSeconds: number;
   leaseRenewSeconds: number;
+  /** Floating seats (issue 25): concurrent devices per user, the app's default; null: no seats (a template may set them). */
+  maxSeats: number | null;
+  /** A seat is dead once its last heartbeat is this many seconds old, plus seatGraceSeconds (the app's default). */
+  heartbeatSeconds: number;
+  seatGraceSeconds: number;
+  /** Self-service device reset (POST /devices/reset): 0 turns it off. */
+  deviceResetCooldownSeconds: number;
+  /** At most this many self-resets in any 365 days; null: no yearly cap. */
+  deviceResetsPerYear: number | null;
 }
 
 export interface AppRecord extends AppSettings {

@@ -5,6 +5,7 @@ import { applyLicense, iso, viewMembership, type MembershipView } from '../membe
 import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
+import { resetDevicesIn } from '../device-reset.js';
 import { getApp } from './apps.js';
 import { type AdminServices } from './audit.js';
 
@@ -126,18 +127,11 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   });
 }
 
-/** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
+/** Frees every device slot, ends every session and gives back every seat: the user signs in again from the device of their choice. */
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser }) => {
-    const devices = await tx.devices.listFor(user.id);
-    await tx.devices.deleteFor(user.id);
-    await tx.users.clearDeviceSlots(user.id);
-    await tx.sessions.deleteForUser(user.id);
-    await audit('user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
-    forgetUser(user.id);
-    changed({ user: user.id });
-  });
+  // Unlimited, and it does not start the user's self-reset cooldown (docs/decisions.md, issue 25).
+  await write(a, (w) => resetDevicesIn(w, appId, user.id, a.clock()));
 }
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
