@@ -100,7 +100,7 @@ const nullableString = { type: ['string', 'null'] } as const;
 const userDetail = {
   $id: 'UserDetail',
   type: 'object',
-  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id'],
+  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id', 'seats', 'self_resets'],
   properties: {
     ...userSummaryProperties,
     signup_license_id: nullableString,
@@ -117,7 +117,20 @@ const userDetail = {
       },
     },
     sessions: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: nullableString, ip: nullableString, created_at: timestamp, expires_at: timestamp } } },
+    seats: { type: 'array', description: 'Live floating seats (issue 25)', items: ref('Seat') },
+    self_resets: {
+      type: 'object', required: ['count', 'last_at'], description: 'The user’s own device resets (POST /devices/reset); the operator’s are not counted',
+      properties: { count: { type: 'integer', minimum: 0 }, last_at: nullableTimestamp },
+    },
   },
+} as const;
+const seat = {
+  $id: 'Seat', type: 'object', required: ['id', 'user_id', 'hardware_id', 'checked_out_at', 'last_heartbeat_at', 'expires_at'],
+  properties: { id: uuid, user_id: uuid, hardware_id: { type: 'string' }, checked_out_at: timestamp, last_heartbeat_at: timestamp, expires_at: timestamp },
+} as const;
+const seatList = {
+  $id: 'SeatList', type: 'object', required: ['items', 'total'],
+  properties: { items: { type: 'array', items: ref('Seat') }, total: { type: 'integer', minimum: 0, description: 'Every live seat, beyond the page too' } },
 } as const;
 const count = { type: 'integer', minimum: 0 } as const;
 const activityStats = {
@@ -196,7 +209,7 @@ function listOf(item: string) {
 }
 
 export const ADMIN_SCHEMAS: readonly object[] = [
-  app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
+  app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, seat, seatList, revokedSessions,
   adminToken, adminTokenWithSecret, auditEvent,
   pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
   listOf('Variable'), listOf('StoredFile'),

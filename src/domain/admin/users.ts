@@ -7,6 +7,7 @@ import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { resetDevicesIn } from '../device-reset.js';
 import { getApp } from './apps.js';
+import { viewSeat, type SeatView } from './seats.js';
 import { type AdminServices } from './audit.js';
 
 export interface UserSummaryView {
@@ -24,6 +25,8 @@ export interface UserDetailView extends UserSummaryView {
   activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
   sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
   signup_license_id: string | null;
+  seats: SeatView[];
+  self_resets: { count: number; last_at: string | null };
 }
 
 function summary(u: UserRecord, now: number): UserSummaryView {
@@ -60,8 +63,9 @@ export const MAX_IPS_SHOWN = 100;
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
   const user = await findUser(s, appId, userId);
   const now = s.clock();
-  const [devices, ips, activations, sessions] = await Promise.all([
+  const [devices, ips, activations, sessions, seats, resets] = await Promise.all([
     s.store.devices.listFor(user.id), s.store.users.ips(user.id, MAX_IPS_SHOWN), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
+    s.store.seats.liveOfUser(user.id, now), s.store.seats.selfResetStats(user.id),
   ]);
   return {
     ...summary(user, now),
@@ -73,6 +77,8 @@ export async function userDetail(s: Services, appId: string, userId: string): Pr
       grants_lifetime_access: a.grantsLifetime, revokes_lifetime_access: a.revokesLifetime,
     })),
     sessions: sessions.map((x) => ({ id: x.id, hardware_id: x.hardwareId, ip: x.ip, created_at: iso(x.createdAt), expires_at: iso(x.expiresAt) })),
+    seats: seats.map(viewSeat),
+    self_resets: { count: resets.count, last_at: resets.lastAt === null ? null : iso(resets.lastAt) },
   };
 }
 

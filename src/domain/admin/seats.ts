@@ -1,0 +1,50 @@
+import type { SeatRecord } from '../../store/repositories/seats.js';
+import { DomainError } from '../errors.js';
+import { events } from '../events.js';
+import { iso } from '../membership.js';
+import type { Services } from '../services.js';
+import { write } from '../unit-of-work.js';
+import { getApp } from './apps.js';
+import type { AdminServices } from './audit.js';
+
+export interface SeatView {
+  id: string;
+  user_id: string;
+  hardware_id: string;
+  checked_out_at: string;
+  last_heartbeat_at: string;
+  expires_at: string;
+}
+
+export const viewSeat = (s: SeatRecord): SeatView => ({
+  id: s.id, user_id: s.userId, hardware_id: s.hardwareId, checked_out_at: iso(s.checkedOutAt), last_heartbeat_at: iso(s.heartbeatAt), expires_at: iso(s.expiresAt),
+});
+
+/** The app's live seats, soonest to end first (at most `limit`), and how many there are in all. */
+export async function listAppSeats(s: Services, appId: string, limit: number): Promise<{ items: SeatView[]; total: number }> {
+  await getApp(s, appId);
+  const { items, total } = await s.store.seats.liveOfApp(appId, s.clock(), limit);
+  return { items: items.map(viewSeat), total };
+}
+
+export async function listUserSeats(s: Services, appId: string, userId: string): Promise<{ items: SeatView[]; total: number }> {
+  await getApp(s, appId);
+  const user = await s.store.users.findById(appId, userId);
+  if (!user) throw new DomainError('not_found', 'User not found');
+  const items = (await s.store.seats.liveOfUser(userId, s.clock())).map(viewSeat);
+  return { items, total: items.length };
+}
+
+/** The operator frees one seat: its device's next heartbeat is 404 seat_not_found (the SDK reports the seat lost). */
+export async function releaseSeatById(a: AdminServices, appId: string, seatId: string): Promise<void> {
+  await getApp(a, appId);
+  const now = a.clock();
+  const gone = await write(a, async ({ tx, audit }) => {
+    const seat = await tx.seats.releaseById(appId, seatId);
+    if (!seat || seat.expiresAt <= now) return undefined; // a dead seat is already free
+    await audit('seat.release', appId, seat.userId, { before: viewSeat(seat) });
+    return seat;
+  });
+  if (!gone) throw new DomainError('not_found', 'Seat not found');
+  events.seatReleased(a, { app: { id: appId }, ...(a.reqId !== undefined && { reqId: a.reqId }) }, gone.userId, gone.id, 'operator');
+}
