@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { FileRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 

@@ -1,8 +1,9 @@
 import type { Repositories } from '../store/index.js';
+import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
-import type { Change, Services } from './services.js';
+import type { Change, Services } from './service-types.js';
 
 /** What a write may do besides its statements: record itself, and name what it makes stale. */
 export interface Work {
@@ -10,13 +11,18 @@ export interface Work {
   readonly tx: Repositories;
   /** Caches to drop here and on every other node, once the change has committed. */
   changed(change: Change): void;
-  /** Legacy credentials of this user to forget, once the change has committed. */
+  /**
+   * Legacy credentials of this user to forget, once the change has committed: on this node only, and that is
+   * enough. An entry counts only while the user's stored password hash is the one it verified against, read from
+   * the users cache that the same write's `changed({ user })` drops on every node; bans and devices are checked
+   * on every request anyway. Forgetting here frees the memory at once and is the second lock, not the only one.
+   */
   forgetUser(userId: string): void;
 }
 
 /** An admin write also records who did what, in the same transaction as the change. */
 export interface AdminWork extends Work {
-  audit(action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
+  audit(action: AuditAction, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -43,7 +49,7 @@ export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
 export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
-  const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
+  const audited: { actor: string; action: AuditAction; appId: string | null; targetId: string | null }[] = [];
   const result = await s.store.transaction((tx) =>
     fn({
       tx,

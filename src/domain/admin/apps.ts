@@ -4,12 +4,11 @@ import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Change, Services } from '../services.js';
+import type { Change, Services } from '../service-types.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
-import { requireUsableKey } from './keys.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -183,4 +182,15 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
     changed({ ...appChanged(app), allUsers: true });
   });
+}
+
+/**
+ * `signatures: required` on an app that cannot sign would refuse every client
+ * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
+ * the setting is refused until a certified key is valid now.
+ */
+export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+  if (!(await tx.signingKeys.hasUsable(appId, now))) {
+    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
+  }
 }

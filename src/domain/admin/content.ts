@@ -3,7 +3,7 @@ import type { FileRecord, VariableRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { storeContent, type StoredContent } from '../files.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
 import { write } from '../unit-of-work.js';

@@ -13,7 +13,7 @@ import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js'
 import { DomainError, validationError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../signing/format.js';
 import { forgetEndedKeys } from '../signing/keys.js';
 import { ed25519PublicKey } from '../signing/points.js';
@@ -184,17 +184,6 @@ export async function getRootKey(s: Services, appId: string, allowMissing = fals
   const app = await appIn(s.store, appId);
   if (app.rootPublicKey === null && !allowMissing) throw new DomainError('not_found', 'This application has no root key yet');
   return { app_id: appId, public_key: app.rootPublicKey };
-}
-
-/**
- * `signatures: required` on an app that cannot sign would refuse every client
- * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
- * the setting is refused until a certified key is valid now.
- */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
-  if (!(await tx.signingKeys.hasUsable(appId, now))) {
-    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
-  }
 }
 
 async function keyIn(repos: Pick<Repositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {

@@ -1,7 +1,7 @@
 import type { OperatorRecord } from '../../store/repositories/operators.js';
 import { DomainError } from '../errors.js';
 import { events } from '../events.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { constantTimeEqual, digest } from '../tokens.js';
 import { write } from '../unit-of-work.js';
 import { Checker, PASSWORD_MAX_BYTES, usernameKey } from '../validation.js';

@@ -2,7 +2,7 @@ import type { Cursor } from '../../store/pagination.js';
 import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { resetDevicesIn } from '../device-reset.js';
