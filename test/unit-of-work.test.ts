@@ -22,6 +22,9 @@ interface Fixture {
   tokenId: string;
   /** A live seat of alice's (issue 25). */
   seatId: string;
+  /** A webhook endpoint of `app` (a closed loopback port, subscribed to webhook.test only) and one deleted with nothing else. */
+  webhookId: string;
+  spareWebhookId: string;
   /** A second app with a root key, a certified signing key and a pending one. */
   keyed: TestApp;
   root: RootPair;
@@ -60,10 +63,14 @@ async function fixture(h: Harness): Promise<Fixture> {
   expect((await daveSession.call('POST', '/tokens', { name: 'dave-ci' })).statusCode).toBe(201);
   const started = await daveSession.call('POST', '/session/totp');
   expect(started.statusCode, started.body).toBe(200);
+  const hook = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'http://127.0.0.1:9/hook', event_types: ['webhook.test'] });
+  expect(hook.statusCode, hook.body).toBe(201);
+  const spare = await h.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/spare', event_types: ['webhook.test'] });
+  expect(spare.statusCode, spare.body).toBe(201);
   const tessId = await makeOperator(h, 'tess', 'admin');
   const tess = await withTotp(h, 'tess');
   return {
-    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, seatId: seat.json().seat.id,
+    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, seatId: seat.json().seat.id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
     keyed, root, activeKid, pendingKid: pending.kid, pendingPublicKey: pending.publicKey,
     dave: { id: daveId, session: daveSession, pendingSecret: started.json().secret },
     tess: { id: tessId, ...tess },
@@ -146,11 +153,23 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'operator.logout': [{ name: 'operator sign-out', act: (_h, f) => f.dave.session.call('DELETE', '/session') }],
   'operator.totp_enable': [{ name: 'operator TOTP confirm', act: (h, f) => f.dave.session.call('POST', '/session/totp/confirm', { code: totpCode(f.dave.pendingSecret, h.clock.ms) }) }],
   'operator.totp_disable': [{ name: 'operator TOTP off', act: (h, f) => f.tess.session.call('DELETE', '/session/totp', { code: totpCode(f.tess.secret, h.clock.ms) }) }],
+  'webhook.create': [
+    { name: 'app webhook create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks`, { url: 'http://127.0.0.1:9/other' }) },
+    { name: 'service webhook create', act: (h) => h.admin('POST', '/webhooks', { url: 'http://127.0.0.1:9/other', kind: 'discord' }) },
+  ],
+  'webhook.update': [{ name: 'webhook update', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/webhooks/${f.webhookId}`, { description: 'CRM', event_types: ['user.created'] }) }],
+  'webhook.delete': [
+    { name: 'app webhook delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/webhooks/${f.webhookId}`) },
+    { name: 'service webhook delete', act: (h, f) => h.admin('DELETE', `/webhooks/${f.spareWebhookId}`) },
+  ],
+  'webhook.rotate_secret': [{ name: 'webhook secret rotation', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/secret`) }],
+  'webhook.test': [{ name: 'webhook test event', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/test`) }],
+  'webhook.replay': [{ name: 'webhook replay of failures', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/replay`, { since: '2020-01-01T00:00:00Z' }) }],
 };
 
 const TABLES = [
   'apps', 'licenses', 'users', 'activations', 'devices', 'user_ips', 'sessions', 'variables', 'blobs', 'files', 'bans', 'admin_tokens', 'audit_log',
-  'signing_keys', 'operators', 'operator_sessions',
+  'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints',
 ];
 
 /**
@@ -211,7 +230,7 @@ describe('an admin write and its audit record are one unit', () => {
   let h: Harness;
   let f: Fixture;
   beforeEach(async () => {
-    h = await harness();
+    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
     f = await fixture(h);
   });
   afterEach(async () => h.close());

@@ -7,6 +7,7 @@ import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
 import { ANONYMOUS_DETAIL, authenticateUser, type UserCredentials } from './user-auth.js';
+import { seatData } from './seats.js';
 import { write, type AdminWork } from './unit-of-work.js';
 
 const YEAR_MS = 365 * 86_400_000;
@@ -16,7 +17,7 @@ const YEAR_MS = 365 * 86_400_000;
  * device forgotten (slots freed), every session ended, every seat given back, and the audit entry.
  * Returns the devices removed and the live seats released (for their events after COMMIT).
  */
-export async function resetDevicesIn(w: AdminWork, appId: string, userId: string, now: number): Promise<{ devicesRemoved: number; seatsReleased: string[] }> {
+export async function resetDevicesIn(w: AdminWork, appId: string, userId: string, now: number, by: 'operator' | 'user'): Promise<{ devicesRemoved: number; seatsReleased: string[] }> {
   const { tx } = w;
   const devices = await tx.devices.listFor(userId);
   await tx.devices.deleteFor(userId);
@@ -25,6 +26,11 @@ export async function resetDevicesIn(w: AdminWork, appId: string, userId: string
   const seats = await tx.seats.releaseAll(userId);
   const seatsReleased = seats.filter((seat) => seat.expiresAt > now).map((seat) => seat.id);
   await w.audit('user.reset_devices', appId, userId, { before: { hardware_ids: devices.map((d) => d.hardwareId), seats: seatsReleased.length } });
+  await w.emit('devices.reset', appId, { user_id: userId, devices_removed: devices.length, seats_released: seatsReleased.length, by });
+  for (const seat of seats) {
+    const live = seat.expiresAt > now;
+    await w.emit(live ? 'seat.released' : 'seat.expired', appId, { seat: seatData(seat), ...(live && { by: 'reset' }) });
+  }
   w.forgetUser(userId);
   w.changed({ user: userId });
   return { devicesRemoved: devices.length, seatsReleased };
@@ -76,7 +82,7 @@ export async function selfResetDevices(s: Services, ctx: RequestContext, creds: 
         // Thrown, so the cooldown taken above rolls back with it.
         throw new Refused(recent[recent.length - perYear]! + YEAR_MS, recent.at(-1)!, 'yearly');
       }
-      const done = await resetDevicesIn(w, app.id, user.id, now);
+      const done = await resetDevicesIn(w, app.id, user.id, now, 'user');
       await w.tx.seats.recordSelfReset({ id: uuidv7(), appId: app.id, userId: user.id, at: now, devicesRemoved: done.devicesRemoved });
       const all = [...recent, now];
       const yearlyNext = perYear !== null && all.length >= perYear ? all[all.length - perYear]! + YEAR_MS : -Infinity;

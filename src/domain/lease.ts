@@ -6,7 +6,7 @@ import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { events } from './events.js';
-import { seatPolicy, seatsExhausted, seatWindowMs, takeSeat } from './seats.js';
+import { emitTaken, seatPolicy, seatsExhausted, seatWindowMs, takeSeat } from './seats.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { write } from './unit-of-work.js';
@@ -53,9 +53,10 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
   // license does not become unlimited by going offline. A full pool refuses the lease; nothing is written then.
   const policy = seatPolicy(app, user, ctx.now);
   const exp = leaseExp(ctx, user, key.notAfter);
-  const outcome = await write(s, async ({ tx }) => {
+  const outcome = await write(s, async ({ tx, emit }) => {
     const seat = policy && (await takeSeat(tx, app.id, user.id, hardwareId, policy, ctx.now, Math.max(exp, ctx.now + seatWindowMs(policy))));
     if (seat && !seat.ok) throw seatsExhausted(policy!, seat.inUse, seat.nextFreeAt, ctx.now);
+    if (seat) await emitTaken(emit, app.id, seat);
     const seq = seat === undefined ? undefined : await tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now });
     return { seq, seat };
   });

@@ -9,7 +9,7 @@ import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
 import { ANONYMOUS_DETAIL, authenticateUser, type UserCredentials } from './user-auth.js';
-import { write } from './unit-of-work.js';
+import { write, type Work } from './unit-of-work.js';
 
 /** What bounds a user's seats: how many at once, and how late a heartbeat may come before its seat is dead. */
 export interface SeatPolicy {
@@ -71,6 +71,35 @@ export function seatsExhausted(policy: SeatPolicy, inUse: number, nextFreeAt: nu
     .with({ in_use: inUse, max: policy.maxSeats, next_free_at: iso(nextFreeAt ?? now) });
 }
 
+/** A seat in events (outbox/catalogue.ts): the admin API's view of it. */
+export const seatData = (seat: SeatRecord): Record<string, unknown> => ({
+  id: seat.id, user_id: seat.userId, hardware_id: seat.hardwareId, checked_out_at: iso(seat.checkedOutAt), expires_at: iso(seat.expiresAt),
+});
+
+/** The events of a seat taken in this write: the dead ones swept on the way, and the seat if it is new. */
+export async function emitTaken(emit: Work['emit'], appId: string, taken: Taken): Promise<void> {
+  for (const seat of taken.expired) await emit('seat.expired', appId, { seat: seatData(seat) });
+  if (taken.ok && taken.created) await emit('seat.checked_out', appId, { seat: seatData(taken.seat) });
+}
+
+/**
+ * The periodic sweep (webhooks/runner.ts, beside the membership expiries): deletes dead seats and emits
+ * seat.expired once for each, however many nodes sweep at once (the DELETE is the claim).
+ */
+export async function sweepDeadSeats(s: Services): Promise<number> {
+  const now = s.clock();
+  let swept = 0;
+  for (;;) {
+    const n = await write(s, async ({ tx, emit }) => {
+      const dead = await tx.seats.sweepDeadBatch(now, 500);
+      for (const seat of dead) await emit('seat.expired', seat.appId, { seat: seatData(seat) });
+      return dead.length;
+    });
+    swept += n;
+    if (n < 500) return swept;
+  }
+}
+
 /** Checks of every seat route before the credentials: a device is named (no password hashed for a request that cannot succeed). */
 async function seatUser(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<{ user: UserRecord; hardwareId: string }> {
   if (creds.hardwareId === undefined) {
@@ -105,7 +134,11 @@ export async function checkoutSeat(s: Services, ctx: RequestContext, creds: User
   const policy = requirePolicy(ctx, user);
   const now = ctx.now;
   // The sweep of dead seats commits even when the pool is full: the refusal is thrown after COMMIT.
-  const taken = await write(s, ({ tx }) => takeSeat(tx, ctx.app.id, user.id, hardwareId, policy, now, now + seatWindowMs(policy)));
+  const taken = await write(s, async ({ tx, emit }) => {
+    const t = await takeSeat(tx, ctx.app.id, user.id, hardwareId, policy, now, now + seatWindowMs(policy));
+    if (t) await emitTaken(emit, ctx.app.id, t);
+    return t;
+  });
   if (!taken) throw new DomainError('invalid_credentials'); // deleted after the access check read it
   noteExpired(s, ctx, taken.expired);
   if (!taken.ok) throw seatsExhausted(policy, taken.inUse, taken.nextFreeAt, now);
@@ -134,7 +167,11 @@ export async function heartbeatSeat(s: Services, ctx: RequestContext, creds: Use
 /** DELETE /seats: gives this device's seat back (a lease's too: the SDK drops its lease first). */
 export async function releaseSeat(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<{ released: boolean; server_time: string }> {
   const { user, hardwareId } = await seatUser(s, ctx, creds);
-  const gone = await write(s, ({ tx }) => tx.seats.release(user.id, hardwareId));
+  const gone = await write(s, async ({ tx, emit }) => {
+    const seat = await tx.seats.release(user.id, hardwareId);
+    if (seat) await emit(seat.expiresAt > ctx.now ? 'seat.released' : 'seat.expired', ctx.app.id, { seat: seatData(seat), ...(seat.expiresAt > ctx.now && { by: 'user' }) });
+    return seat;
+  });
   const released = gone !== undefined && gone.expiresAt > ctx.now;
   if (gone && released) events.seatReleased(s, ctx, user.id, gone.id, 'user');
   else if (gone) events.seatExpired(s, ctx, user.id, gone.id);

@@ -11,6 +11,8 @@ import type { EventLog } from './events.js';
 import type { Limiter } from './limits.js';
 import type { KeySeal } from './signing/seal.js';
 import type { ActivityStats } from './stats.js';
+import type { OutboxSignal } from './outbox/signal.js';
+import type { EgressPolicy } from './webhooks/egress.js';
 
 export type { Change, Caches, UserRef } from './caches.js';
 
@@ -33,4 +35,8 @@ export interface Services {
   stats: ActivityStats;
   /** Seals signing private keys at rest (signing/seal.ts); off without SIGNING_KEY_SEAL. */
   seal: KeySeal;
+  /** Wakes the webhook delivery workers after a commit that made deliveries due (outbox/signal.ts). */
+  outbox: OutboxSignal;
+  /** Where webhooks may go (webhooks/egress.ts): public https addresses, and what WEBHOOK_ALLOW_HOSTS exempts. */
+  egress: EgressPolicy;
 }

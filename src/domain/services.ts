@@ -14,6 +14,8 @@ import type { Services } from './service-types.js';
 import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
 import { write } from './unit-of-work.js';
+import { OutboxSignal } from './outbox/signal.js';
+import { EgressPolicy } from './webhooks/egress.js';
 
 /** For the layers above the domain, which name the services by the module that makes them. */
 export type { Services } from './service-types.js';
@@ -31,14 +33,18 @@ export interface ServiceOptions {
   log?: EventLog;
   /** The signing keys' sealing (default: none, keys stored plain). */
   seal?: KeySeal;
+  /** WEBHOOK_ALLOW_HOSTS (default: none: only public https addresses). */
+  webhookAllow?: readonly string[];
 }
 
 export async function createServices(opts: ServiceOptions): Promise<Services> {
-  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), ...rest } = opts;
+  const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), webhookAllow = [], ...rest } = opts;
   const caches = await createCaches({ store, clock, seal, log }, store.db.bus, cacheTtlMs);
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
+  const outbox = new OutboxSignal(store.db.bus);
+  await outbox.listen();
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
   return services;
 }

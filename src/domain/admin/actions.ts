@@ -48,6 +48,12 @@ export const AUDIT_ACTIONS = [
   'operator.logout',
   'operator.totp_enable',
   'operator.totp_disable',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.rotate_secret',
+  'webhook.test',
+  'webhook.replay',
 ] as const;
 
 /** One audited action's name. */

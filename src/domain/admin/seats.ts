@@ -3,6 +3,7 @@ import { DomainError } from '../errors.js';
 import { events } from '../events.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
+import { seatData } from '../seats.js';
 import { write } from '../unit-of-work.js';
 import { getApp } from './apps.js';
 import type { AdminServices } from './audit.js';
@@ -39,10 +40,16 @@ export async function listUserSeats(s: Services, appId: string, userId: string):
 export async function releaseSeatById(a: AdminServices, appId: string, seatId: string): Promise<void> {
   await getApp(a, appId);
   const now = a.clock();
-  const gone = await write(a, async ({ tx, audit }) => {
+  const gone = await write(a, async ({ tx, audit, emit }) => {
     const seat = await tx.seats.releaseById(appId, seatId);
-    if (!seat || seat.expiresAt <= now) return undefined; // a dead seat is already free
+    if (!seat) return undefined;
+    if (seat.expiresAt <= now) {
+      // A dead seat is already free: found here, it is swept (and its expiry told once), and the answer is 404.
+      await emit('seat.expired', appId, { seat: seatData(seat) });
+      return undefined;
+    }
     await audit('seat.release', appId, seat.userId, { before: viewSeat(seat) });
+    await emit('seat.released', appId, { seat: seatData(seat), by: 'operator' });
     return seat;
   });
   if (!gone) throw new DomainError('not_found', 'Seat not found');

@@ -32,6 +32,7 @@ CREATE TABLE seats (
 );
 CREATE INDEX seats_user_expires ON seats(user_id, expires_at);
 CREATE INDEX seats_app_expires ON seats(app_id, expires_at, id);
+CREATE INDEX seats_expires ON seats(expires_at);
 
 ALTER TABLE users ADD COLUMN last_self_reset_at ${ts};
 

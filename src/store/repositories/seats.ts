@@ -52,6 +52,18 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
       return rows.map(toSeat);
     },
 
+    /**
+     * Deletes up to `limit` dead seats of any user and returns them (the periodic sweep). The DELETE is the claim:
+     * of nodes sweeping at once, each row comes back to one of them only.
+     */
+    async sweepDeadBatch(now: number, limit: number): Promise<SeatRecord[]> {
+      const rows = await q.all(
+        `DELETE FROM seats WHERE id IN (SELECT id FROM seats WHERE expires_at <= ? ORDER BY expires_at LIMIT ?) AND expires_at <= ? RETURNING ${COLUMNS}`,
+        [now, limit, now],
+      );
+      return rows.map(toSeat);
+    },
+
     async findLive(userId: string, hardwareId: string, now: number): Promise<SeatRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM seats WHERE user_id = ? AND hardware_id = ? AND expires_at > ?`, [userId, hardwareId, now]);
       return r && toSeat(r);
