@@ -122,7 +122,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
   }
 
   it('client operations: happy paths, signed answers, and errors', async () => {
-    const app = await h.createApp({ anonymous_access_allowed: true, offline_grace_seconds: 3600 } as never);
+    const app = await h.createApp({ anonymous_access_allowed: true, offline_grace_seconds: 3600, trial_minutes: 60, trial_entitlements: ['pro'] } as never);
     await setUpKeys(h, app);
     const [code1, code2] = await h.licenses(app, { count: 2 });
     await h.activeUser(app, 'alice', PASSWORD, 'hw-1');
@@ -134,6 +134,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
     await h.client(app, 'GET', '/signing_keys', undefined, { 'tollgate-nonce': NONCE });
     await h.client(app, 'POST', '/lease', undefined, { authorization: `Bearer ${token}`, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
+    await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial', email: 'a@example.com' }, { 'tollgate-nonce': NONCE });
     const up = await h.inject({ method: 'POST', url: `/admin/v1/apps/${app.id}/files?name=a.bin`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(100, 7) });
     const fileUrl = `/files/${up.json().id}/download`;
     const full = await h.client(app, 'GET', fileUrl, undefined, { 'tollgate-nonce': NONCE });
@@ -214,6 +215,20 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.admin('PATCH', a(`/users/${userId}`), { extend_minutes: 10 });
     await h.admin('POST', a(`/users/${userId}/reset-devices`));
     await h.admin('POST', a(`/users/${userId}/revoke-sessions`));
+    const tpl = (await h.admin('POST', a('/templates'), { name: 'Pro', minutes: 60, entitlements: ['pro'], max_seats: 2 })).json();
+    await h.admin('GET', a('/templates'));
+    await h.admin('GET', a(`/templates/${tpl.id}`));
+    await h.admin('PATCH', a(`/templates/${tpl.id}`), { max_devices: 2 });
+    await h.admin('POST', a('/licenses'), { count: 1, template_id: tpl.id });
+    await h.admin('POST', a(`/templates/${tpl.id}/apply`));
+    await h.admin('DELETE', a(`/templates/${tpl.id}`));
+    await h.admin('POST', a(`/users/${userId}/entitlements`), { code: 'beta', until: h.clock.iso(60_000) });
+    await h.admin('GET', a('/users?entitlement=beta&trial=false'));
+    await h.admin('DELETE', a(`/users/${userId}/entitlements/beta`));
+    await h.admin('PATCH', `/apps/${appId}`, { trial_minutes: 30, trial_entitlements: ['pro'], trial_blocked_domains: ['mailinator.com'] });
+    await h.client(client, 'POST', '/trial', { hardware_id: 'hw-trial' });
+    const trialRow = (await h.admin('GET', a('/trials?status=running&with_total=true'))).json().items[0];
+    await h.admin('DELETE', a(`/trials/${trialRow.id}`));
     await h.admin('DELETE', a(`/users/${userId}`));
     const tok = (await h.admin('POST', '/tokens', { name: 'ci' })).json();
     await h.admin('GET', '/tokens');

@@ -151,9 +151,12 @@ describe('events are written with their change', () => {
 
     // Fired elsewhere in this suite's files: file events (outbox-files), signing_key.rotated and root_key.set need a root
     // key and a certificate (keys tests), license.revoked is emitted by the sales integration, webhook.test by the endpoint's test route.
-    const elsewhere = new Set(['file.created', 'file.updated', 'file.deleted', 'signing_key.rotated', 'root_key.set', 'license.revoked', 'webhook.test',
-      // Seats: test/seats-events.test.ts.
-      'seat.checked_out', 'seat.released', 'seat.expired']);
+    // Issue 24's template, entitlement and trial events: test/tiers-events.test.ts; issue 25's seats: test/seats-events.test.ts.
+    const elsewhere = new Set([
+      'file.created', 'file.updated', 'file.deleted', 'signing_key.rotated', 'root_key.set', 'license.revoked', 'webhook.test',
+      'template.created', 'template.updated', 'template.applied', 'template.deleted', 'entitlement.granted', 'entitlement.revoked', 'trial.started', 'trial.converted',
+      'seat.checked_out', 'seat.released', 'seat.expired',
+    ]);
     expect(EVENT_TYPES.filter((t) => !seen.has(t) && !elsewhere.has(t))).toEqual([]);
   });
 });

@@ -160,3 +160,30 @@ describe('races: seats are counted by the database', () => {
     expect((await h.admin('GET', `/apps/${app.id}/seats`)).json().total).toBe(1);
   });
 });
+
+describe('the seat policy: a license template overrides the app’s defaults', () => {
+  it('a template’s max_seats and heartbeat_seconds apply to its holder while the holding lives; others get the app’s (or no seats)', async () => {
+    const app = await h.createApp({ max_devices_per_user: 1000 });
+    const t = await h.admin('POST', `/apps/${app.id}/templates`, { name: 'Studio', minutes: 60, max_seats: 3, heartbeat_seconds: 30 });
+    expect(t.statusCode, t.body).toBe(201);
+    const license = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, template_id: t.json().id });
+    const code = license.json().licenses[0].code;
+    await h.signUp(app, 'studio');
+    expect((await h.client(app, 'POST', '/activate_license', { code, username: 'studio', password: PASSWORD })).statusCode).toBe(200);
+    await h.activeUser(app, 'plain');
+    // The app has no max_seats: only the template's holder has seats.
+    expectError(await checkout(app, 'plain', 'hw-1'), 409, 'seats_not_enabled');
+    const seat = (await checkout(app, 'studio', 'hw-1')).json();
+    expect(seat.seat.heartbeat_seconds).toBe(30);
+    expect(seat.seats.max).toBe(3);
+    expect(seat.seat.expires_at).toBe(h.clock.iso(30_000));
+    // An app default fills what the template leaves unset, and the template wins where it sets one.
+    expect((await h.admin('PATCH', `/apps/${app.id}`, { max_seats: 1, heartbeat_seconds: 600 })).statusCode).toBe(200);
+    expect((await checkout(app, 'plain', 'hw-1')).json()).toMatchObject({ seats: { max: 1 }, seat: { heartbeat_seconds: 600 } });
+    expect((await checkout(app, 'studio', 'hw-2')).json().seats).toEqual({ max: 3, in_use: 2 });
+    // The holding ends with the membership time it added: the app's defaults apply again.
+    h.clock.minutes(61);
+    await h.admin('PATCH', `/apps/${app.id}/users/${(await h.admin('GET', `/apps/${app.id}/users?q=studio`)).json().items[0].id}`, { extend_minutes: 60 });
+    expect((await checkout(app, 'studio', 'hw-3')).json().seats.max).toBe(1);
+  });
+});

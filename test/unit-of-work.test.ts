@@ -35,6 +35,9 @@ interface Fixture {
   dave: { id: string; session: Session; pendingSecret: string };
   /** An admin operator with TOTP on, signed in. */
   tess: { id: string; session: Session; secret: string };
+  /** A license template of `app`, and a trial started on it (issue 24). */
+  templateId: string;
+  trialId: string;
 }
 
 async function fixture(h: Harness): Promise<Fixture> {
@@ -69,7 +72,15 @@ async function fixture(h: Harness): Promise<Fixture> {
   expect(spare.statusCode, spare.body).toBe(201);
   const tessId = await makeOperator(h, 'tess', 'admin');
   const tess = await withTotp(h, 'tess');
+  const template = await h.admin('POST', `/apps/${app.id}/templates`, { name: 'Pro', minutes: 60, entitlements: ['pro'] });
+  expect(template.statusCode, template.body).toBe(201);
+  expect((await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, template_id: template.json().id })).statusCode).toBe(201);
+  expect((await h.admin('POST', `/apps/${app.id}/users/${userId}/entitlements`, { code: 'pro' })).statusCode).toBe(201);
+  expect((await h.admin('PATCH', `/apps/${app.id}`, { trial_minutes: 60, trial_entitlements: ['pro'] })).statusCode).toBe(200);
+  expect((await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial' })).statusCode).toBe(200);
+  const trialId = (await h.admin('GET', `/apps/${app.id}/trials`)).json().items[0].id;
   return {
+    templateId: template.json().id, trialId,
     app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, seatId: seat.json().seat.id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
     keyed, root, activeKid, pendingKid: pending.kid, pendingPublicKey: pending.publicKey,
     dave: { id: daveId, session: daveSession, pendingSecret: started.json().secret },
@@ -123,6 +134,13 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'seat.release': [{ name: 'seat release', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/seats/${f.seatId}`) }],
   'user.revoke_sessions': [{ name: 'user revoke-sessions', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/revoke-sessions`) }],
   'user.delete': [{ name: 'user delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/users/${f.userId}`) }],
+  'template.create': [{ name: 'template create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/templates`, { name: 'Other', lifetime: true }) }],
+  'template.update': [{ name: 'template update', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/templates/${f.templateId}`, { minutes: 30, max_seats: 3 }) }],
+  'template.apply': [{ name: 'template apply to existing licenses', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/templates/${f.templateId}/apply`) }],
+  'template.delete': [{ name: 'template delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/templates/${f.templateId}`) }],
+  'entitlement.grant': [{ name: 'entitlement grant', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/entitlements`, { code: 'beta', until: h.clock.iso(60_000) }) }],
+  'entitlement.revoke': [{ name: 'entitlement revoke', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/users/${f.userId}/entitlements/pro`) }],
+  'trial.reset': [{ name: 'trial reset', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/trials/${f.trialId}`) }],
   'variable.put': [{ name: 'variable put', act: (h, f) => h.admin('PUT', `/apps/${f.app.id}/variables/motd`, { value: 'changed' }) }],
   'variable.delete': [{ name: 'variable delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/variables/motd`) }],
   'file.create': [{ name: 'file upload', act: (h, f) => upload(h, `/admin/v1/apps/${f.app.id}/files?name=b.bin`, 'POST') }],
@@ -169,7 +187,7 @@ const WRITES: Record<AuditAction, Scenario[]> = {
 
 const TABLES = [
   'apps', 'licenses', 'users', 'activations', 'devices', 'user_ips', 'sessions', 'variables', 'blobs', 'files', 'bans', 'admin_tokens', 'audit_log',
-  'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints',
+  'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints', 'license_templates', 'entitlement_grants', 'trials',
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
 import type { ConnectionMemo } from './connection-memo.js';
 import { BannedError, DomainError } from './errors.js';
+import { effectiveLimits } from './entitlements.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
 import { keptWith } from './cache.js';
@@ -90,8 +91,10 @@ export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, us
 export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
   if (await s.store.devices.find(user.id, hardwareId)) return;
   const deviceId = randomUUID();
+  // A template the user holds may set its own limit (entitlements.ts, effectiveLimits).
+  const limit = effectiveLimits(ctx.app, user, ctx.now).maxDevices;
   const outcome = await write(s, async ({ tx, emit }) => {
-    if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
+    if (!(await tx.users.takeDeviceSlot(user.id, limit))) return 'full' as const;
     const inserted = await tx.devices.insert({
       id: deviceId, appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
@@ -104,7 +107,7 @@ export async function checkDevice(s: Services, ctx: RequestContext, user: UserRe
   });
   if (outcome === 'added') events.deviceAdded(s, ctx, user.id, deviceId);
   if (outcome === 'full') {
-    const code = ctx.app.maxDevicesPerUser <= 1 ? 'device_mismatch' : 'device_limit';
+    const code = limit <= 1 ? 'device_mismatch' : 'device_limit';
     events.deviceLimitHit(s, ctx, user.id, code);
     throw (code === 'device_mismatch'
       ? new DomainError(code, 'This account is locked to another device')

@@ -53,6 +53,7 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
     await emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: user.id });
     const after = await tx.users.findById(ctx.app.id, user.id);
     if (after) await emit('user.updated', ctx.app.id, { ...summary(after, ctx.now) });
+    if (redeemed.convertedTrial) await emit('trial.converted', ctx.app.id, { user_id: user.id, license_id: license.id, converted_at: iso(ctx.now) });
     return redeemed;
   });
   events.licenseRedeemed(s, ctx, user.id, license.id);

@@ -1,6 +1,7 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { keptWith } from './cache.js';
+import { isTrialUser, liveCodes } from './entitlements.js';
 import { isActive, iso } from './membership.js';
 import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
@@ -42,18 +43,20 @@ interface Part {
 
 const NO_USER: Part = { json: 'null', bytes: 4 };
 
-/** A cached user record is immutable (a change replaces it), so its two possible serialisations are kept with it. */
-const serialised = keptWith((user: UserRecord): { active: Part; inactive: Part } => {
-  const view = viewUser(user, 0);
-  return {
-    active: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } })),
-    inactive: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } })),
-  };
-});
+/**
+ * A cached user record is immutable (a change replaces it), so its serialisations are kept with it: the
+ * answer varies with time only through is_active, is_trial and the live entitlements, so it is kept per
+ * combination of those (a handful over the record's life).
+ */
+const serialised = keptWith((_user: UserRecord): Map<string, Part> => new Map());
 
 function userJsonOf(user: UserRecord, now: number): Part {
-  const both = serialised(user);
-  return isActive(user, now) ? both.active : both.inactive;
+  const codes = user.grants.length === 0 ? '' : liveCodes(user.grants, now).join(',');
+  const key = `${isActive(user, now) ? 1 : 0}${isTrialUser(user, now) ? 1 : 0}${codes}`;
+  const parts = serialised(user);
+  let found = parts.get(key);
+  if (!found) parts.set(key, (found = part(JSON.stringify(viewUser(user, now)))));
+  return found;
 }
 
 const part = (json: string): Part => ({ json, bytes: Buffer.byteLength(json) });

@@ -43,7 +43,7 @@ export interface AdminAuthFailure {
  * the operator account a refused sign-in named, only when that account exists.
  */
 export const events = {
-  signedUp(s: Logs, ctx: RequestContext, userId: string, via: 'password' | 'license'): void {
+  signedUp(s: Logs, ctx: RequestContext, userId: string, via: 'password' | 'license' | 'trial'): void {
     s.log.info({ event: 'sign_up', ...who(ctx), userId, via }, 'sign-up');
   },
   loginFailed(s: Logs, ctx: RequestContext, code: string): void {
@@ -51,6 +51,12 @@ export const events = {
   },
   licenseRedeemed(s: Logs, ctx: RequestContext, userId: string, licenseId: string): void {
     s.log.info({ event: 'license_redeemed', ...who(ctx), userId, licenseId }, 'license redeemed');
+  },
+  trialResumed(s: Logs, ctx: RequestContext, userId: string): void {
+    s.log.info({ event: 'trial_resumed', ...who(ctx), userId }, 'trial resumed');
+  },
+  trialRefused(s: Logs, ctx: RequestContext, code: string): void {
+    s.log.info({ event: 'trial_refused', ...who(ctx), code }, 'trial refused');
   },
   deviceAdded(s: Logs, ctx: RequestContext, userId: string, deviceId: string): void {
     s.log.info({ event: 'device_added', ...who(ctx), userId, deviceId }, 'device added');

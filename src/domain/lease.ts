@@ -1,6 +1,7 @@
 import { randomUUID, sign } from 'node:crypto';
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { isTrialUser, leaseEntitlements } from './entitlements.js';
 import { DomainError, validationError } from './errors.js';
 import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
@@ -82,16 +83,20 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     renew_after: iat + app.leaseRenewSeconds * 1000,
     exp: leaseExp(ctx, user, keyNotAfter),
     max_offline_runtime_s: app.offlineGraceSeconds,
+    entitlements: leaseEntitlements(user.grants, iat),
+    is_trial: isTrialUser(user, iat),
   };
 }
 
 /**
  * When a lease issued now ends. Offline use never outlasts the membership the lease was issued under, nor the
  * key that signs it (amendment B): a leaked private key of an ended key cannot mint a lease that runs on for years.
+ * A trial user's lease also ends with the trial (issue 24).
  */
 export function leaseExp(ctx: RequestContext, user: UserRecord, keyNotAfter: number): number {
   const activeUntil = user.isLifetime ? null : user.activeUntil;
-  return Math.min(ctx.now + ctx.app.offlineGraceSeconds * 1000, activeUntil ?? Infinity, keyNotAfter);
+  const trialEnd = isTrialUser(user, ctx.now) ? user.trialEndsAt! : Infinity;
+  return Math.min(ctx.now + ctx.app.offlineGraceSeconds * 1000, activeUntil ?? Infinity, keyNotAfter, trialEnd);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Repositories } from '../store/index.js';
 import type { AppRecord, UserRecord } from '../store/records.js';
 import type { SeatRecord } from '../store/repositories/seats.js';
 import type { RequestContext } from './access.js';
+import { effectiveLimits } from './entitlements.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { iso } from './membership.js';
@@ -19,13 +20,18 @@ export interface SeatPolicy {
 }
 
 /**
- * THE one place that says which seat policy applies to a user: the app's defaults (max_seats null: no
- * seats, today's behaviour). Null when no max_seats applies.
+ * THE one place that says which seat policy applies to a user now: each value a license template the user
+ * holds sets (issue 24's effectiveLimits: the largest max_seats, the shortest heartbeat_seconds among the
+ * live holdings) overrides the app's default; the grace is the operator's, per app. Null when no max_seats
+ * applies (neither a template nor the app sets one: today's behaviour, no seats).
  */
-export function seatPolicy(app: Pick<AppRecord, 'maxSeats' | 'heartbeatSeconds' | 'seatGraceSeconds'>, _user: UserRecord, _now: number): SeatPolicy | null {
-  const maxSeats = app.maxSeats;
+export function seatPolicy(
+  app: Pick<AppRecord, 'maxDevicesPerUser' | 'maxSeats' | 'heartbeatSeconds' | 'seatGraceSeconds'>, user: Pick<UserRecord, 'holdings'>, now: number,
+): SeatPolicy | null {
+  const limits = effectiveLimits(app, user, now);
+  const maxSeats = limits.maxSeats ?? app.maxSeats;
   if (maxSeats === null) return null;
-  return { maxSeats, heartbeatSeconds: app.heartbeatSeconds, graceSeconds: app.seatGraceSeconds };
+  return { maxSeats, heartbeatSeconds: limits.heartbeatSeconds ?? app.heartbeatSeconds, graceSeconds: app.seatGraceSeconds };
 }
 
 /** How long a checkout or heartbeat keeps the seat alive: the interval plus the operator's grace. */

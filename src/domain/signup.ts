@@ -122,7 +122,7 @@ export function requireHardwareId(check: Checker, app: AppRecord, hardwareId: st
 }
 
 /** A new user has no devices, so with device authentication on the first one always fits. Returns its id, if one was added. */
-async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<string | null> {
+export async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<string | null> {
   if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return null;
   const id = randomUUID();
   await tx.devices.insert({ id, appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });

@@ -33,6 +33,8 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   service_unavailable: { status: 503, detail: 'The service is temporarily unavailable; try again shortly' },
   nonce_required: { status: 422, detail: 'This application requires signed answers: send a Tollgate-Nonce header' },
   leases_disabled: { status: 403, detail: 'Offline leases are not enabled for this application' },
+  trials_disabled: { status: 403, detail: 'Trials are not enabled for this application' },
+  trial_used: { status: 403, detail: 'This device or email address has already had a trial' },
   not_authenticated: { status: 401, detail: 'Not signed in' },
   totp_required: { status: 401, detail: 'This account uses two-factor authentication: send the code from the authenticator app' },
   invalid_totp: { status: 401, detail: 'The two-factor code is not valid' },

@@ -43,6 +43,20 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'GET /admin/v1/apps/:app_id/licenses/:license_id': 'read',
   'DELETE /admin/v1/apps/:app_id/licenses/:license_id': 'licenses',
 
+  // License templates (issue 24): made and changed by whoever makes licenses
+  'GET /admin/v1/apps/:app_id/templates': 'read',
+  'POST /admin/v1/apps/:app_id/templates': 'licenses',
+  'GET /admin/v1/apps/:app_id/templates/:template_id': 'read',
+  'PATCH /admin/v1/apps/:app_id/templates/:template_id': 'licenses',
+  'DELETE /admin/v1/apps/:app_id/templates/:template_id': 'licenses',
+  'POST /admin/v1/apps/:app_id/templates/:template_id/apply': 'licenses',
+
+  // Entitlements granted directly, and trials (issue 24): acting on users
+  'POST /admin/v1/apps/:app_id/users/:user_id/entitlements': 'users',
+  'DELETE /admin/v1/apps/:app_id/users/:user_id/entitlements/:code': 'users',
+  'GET /admin/v1/apps/:app_id/trials': 'read',
+  'DELETE /admin/v1/apps/:app_id/trials/:trial_id': 'users',
+
   // Users
   'GET /admin/v1/apps/:app_id/users': 'read',
   'GET /admin/v1/apps/:app_id/users/:user_id': 'read',

@@ -3,6 +3,7 @@ import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
+import { entitlementsRepository } from './repositories/entitlements.js';
 import { eventsRepository } from './repositories/events.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
@@ -12,6 +13,8 @@ import { seatsRepository } from './repositories/seats.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
+import { templatesRepository } from './repositories/templates.js';
+import { trialsRepository } from './repositories/trials.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 import { webhooksRepository } from './repositories/webhooks.js';
@@ -32,6 +35,9 @@ export function repositories(q: Queryable, dialect: Dialect) {
     leases: leasesRepository(q),
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
+    templates: templatesRepository(q),
+    entitlements: entitlementsRepository(q),
+    trials: trialsRepository(q),
     events: eventsRepository(q),
     webhooks: webhooksRepository(q, dialect),
     seats: seatsRepository(q, dialect),

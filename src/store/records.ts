@@ -35,6 +35,8 @@ export interface AppSettings {
   readonly deviceResetCooldownSeconds: number;
   /** At most this many self-resets in any 365 days; null: no yearly cap. */
   readonly deviceResetsPerYear: number | null;
+  /** 0: no trials (POST /trial is 403 trials_disabled); else how long a trial runs. */
+  readonly trialMinutes: number;
 }
 
 export interface AppRecord extends AppSettings {
@@ -44,6 +46,10 @@ export interface AppRecord extends AppSettings {
   readonly apiSecretHash: string;
   /** base64url of the app's Ed25519 root public key (docs/signing.md); null until `tollgate keys init`. */
   readonly rootPublicKey: string | null;
+  /** Entitlement codes a trial grants, sorted. */
+  readonly trialEntitlements: readonly string[];
+  /** Email domains refused for trials (lower-case), set by the operator (disposable addresses). */
+  readonly trialBlockedDomains: readonly string[];
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -60,6 +66,25 @@ export interface UserRecord {
   readonly activeUntil: number | null;
   readonly deviceCount: number;
   readonly createdAt: number;
+  /** Every entitlement grant of the user, live or ended (entitlements.ts judges them at a time). */
+  readonly grants: readonly EntitlementGrant[];
+  /** The limits of the templates the user holds through redeemed licenses, each until its activation ends. */
+  readonly holdings: readonly TemplateHolding[];
+  /** The end of the user's trial while it is not converted; null for a user who is not (or no longer) a trial user. */
+  readonly trialEndsAt: number | null;
+}
+
+export interface EntitlementGrant {
+  readonly code: string;
+  /** When the grant ends (epoch ms); null: never. */
+  readonly until: number | null;
+}
+
+export interface TemplateHolding {
+  readonly maxDevices: number | null;
+  readonly maxSeats: number | null;
+  readonly heartbeatSeconds: number | null;
+  readonly until: number | null;
 }
 
 export interface LicenseRecord {
@@ -74,6 +99,39 @@ export interface LicenseRecord {
   readonly createdAt: number;
   readonly usedAt: number | null;
   readonly usedByUserId: string | null;
+  /** The template the license was made from (null: created with minutes/lifetime directly, or the template was deleted). */
+  readonly templateId: string | null;
+  /** Copied from the template when the license was made (or when the operator applied the template again). */
+  readonly entitlements: readonly string[];
+  readonly maxDevices: number | null;
+  readonly maxSeats: number | null;
+  readonly heartbeatSeconds: number | null;
+}
+
+export interface TemplateRecord {
+  id: string;
+  appId: string;
+  name: string;
+  minutes: number | null;
+  grantsLifetime: boolean;
+  entitlements: readonly string[];
+  maxDevices: number | null;
+  redeemWithinMinutes: number | null;
+  maxSeats: number | null;
+  heartbeatSeconds: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface TrialRecord {
+  readonly id: string;
+  readonly appId: string;
+  readonly hwidHash: string;
+  readonly emailKey: string | null;
+  readonly userId: string | null;
+  readonly startedAt: number;
+  readonly endsAt: number;
+  readonly convertedAt: number | null;
 }
 
 export interface ActivationRecord {
@@ -85,6 +143,8 @@ export interface ActivationRecord {
   readonly minutes: number | null;
   readonly grantsLifetime: boolean;
   readonly revokesLifetime: boolean;
+  /** Until when this redemption holds its entitlements and limits (null: never; also every activation made before templates). */
+  readonly endsAt: number | null;
 }
 
 export interface DeviceRecord {

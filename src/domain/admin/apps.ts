@@ -7,6 +7,9 @@ import { iso } from '../membership.js';
 import type { Change, Services } from '../service-types.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
+import type { AppLists } from '../../store/repositories/apps.js';
+import { checkCodes } from '../entitlements.js';
+import { checkDomains } from '../trials.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
 
@@ -32,6 +35,7 @@ export const APP_SETTINGS = [
   ['rate_signups_per_app_window_seconds', 'rateSignupsPerAppWindowSeconds', 3600],
   ['offline_grace_seconds', 'offlineGraceSeconds', 0],
   ['lease_renew_seconds', 'leaseRenewSeconds', 3600],
+  ['trial_minutes', 'trialMinutes', 0],
   ['max_seats', 'maxSeats', null],
   ['heartbeat_seconds', 'heartbeatSeconds', 300],
   ['seat_grace_seconds', 'seatGraceSeconds', 0],
@@ -42,7 +46,7 @@ export const APP_SETTINGS = [
 type SettingName = (typeof APP_SETTINGS)[number][0];
 
 /** `signatures` is the one setting that is a word: `optional` (default) or `required` (stored as a flag). */
-export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required' } & { [K in SettingName]?: SettingValue<Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2]> };
+export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required'; trial_entitlements?: string[]; trial_blocked_domains?: string[] } & { [K in SettingName]?: SettingValue<Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2]> };
 
 /** A setting's input type from its default: a flag, a number, or a number that may be unset (null). */
 type SettingValue<D> = D extends boolean ? boolean : D extends null ? number | null : number;
@@ -53,12 +57,14 @@ export function viewApp(app: AppRecord): AppView {
   const view: Record<string, unknown> = { id: app.id, name: app.name, api_key: app.apiKey };
   for (const [name, field] of APP_SETTINGS) view[name] = app[field];
   view.signatures = app.signaturesRequired ? 'required' : 'optional';
+  view.trial_entitlements = [...app.trialEntitlements];
+  view.trial_blocked_domains = [...app.trialBlockedDomains];
   view.created_at = iso(app.createdAt);
   view.updated_at = iso(app.updatedAt);
   return view as AppView;
 }
 
-function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: string } {
+function toSettings(input: AppSettingsInput): Partial<AppSettings & AppLists> & { name?: string } {
   const check = new Checker();
   if (input.name !== undefined) check.text('body.name', input.name, { min: 1, max: 128 });
   check.throwIfAny();
@@ -66,7 +72,9 @@ function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: st
   if (input.name !== undefined) out.name = input.name;
   for (const [name, field] of APP_SETTINGS) if (input[name] !== undefined) out[field] = input[name];
   if (input.signatures !== undefined) out.signaturesRequired = input.signatures === 'required';
-  return out as Partial<AppSettings> & { name?: string };
+  if (input.trial_entitlements !== undefined) out.trialEntitlements = checkCodes('body.trial_entitlements', input.trial_entitlements);
+  if (input.trial_blocked_domains !== undefined) out.trialBlockedDomains = checkDomains('body.trial_blocked_domains', input.trial_blocked_domains);
+  return out as Partial<AppSettings & AppLists> & { name?: string };
 }
 
 /**
@@ -86,11 +94,13 @@ function checkLeaseTiming(settings: Pick<AppSettings, 'offlineGraceSeconds' | 'l
   ]);
 }
 
-function defaults(): AppSettings {
+function defaults(): AppSettings & AppLists {
   const out: Record<string, unknown> = {};
   for (const [, field, value] of APP_SETTINGS) out[field] = value;
   out.signaturesRequired = false;
-  return out as unknown as AppSettings;
+  out.trialEntitlements = [];
+  out.trialBlockedDomains = [];
+  return out as unknown as AppSettings & AppLists;
 }
 
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */

@@ -1,7 +1,10 @@
 import type { Cursor } from '../../store/pagination.js';
 import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
-import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
+import { checkCode } from '../entitlements.js';
+import { endLifetimeHoldings } from '../licenses.js';
+import { applyLicense, iso, viewMembership } from '../membership.js';
+import { viewUserMembership, type UserMembershipView } from '../users.js';
 import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
@@ -13,7 +16,7 @@ import { type AdminServices } from './audit.js';
 export interface UserSummaryView {
   id: string;
   username: string;
-  membership: MembershipView;
+  membership: UserMembershipView;
   created_at: string;
   password_set: boolean;
   device_count: number;
@@ -25,6 +28,8 @@ export interface UserDetailView extends UserSummaryView {
   activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
   sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
   signup_license_id: string | null;
+  /** Every grant, live or ended, with where it came from. */
+  entitlement_grants: { id: string; code: string; source: string; license_id: string | null; until: string | null; live: boolean; created_at: string }[];
   seats: SeatView[];
   self_resets: { count: number; last_at: string | null };
 }
@@ -32,7 +37,7 @@ export interface UserDetailView extends UserSummaryView {
 /** A user as the admin API lists it: also the `data` of the user events. */
 export function summary(u: UserRecord, now: number): UserSummaryView {
   return {
-    id: u.id, username: u.username, membership: viewMembership(u, now), created_at: iso(u.createdAt),
+    id: u.id, username: u.username, membership: viewUserMembership(u, now), created_at: iso(u.createdAt),
     password_set: u.passwordHash !== null, device_count: u.deviceCount,
   };
 }
@@ -46,12 +51,14 @@ async function findUser(s: Services, appId: string, userId: string): Promise<Use
 
 /** `search`: a substring of the username compared as the store compares usernames (usernameKey), or a user id. */
 export async function listUsers(
-  s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number, withTotal = false,
+  s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number, withTotal = false, only: { entitlement?: string; trial?: boolean } = {},
 ): Promise<Page<UserSummaryView>> {
   await getApp(s, appId);
   const now = s.clock();
+  if (only.entitlement !== undefined) checkCode('querystring.entitlement', only.entitlement);
   const key = search ? usernameKey(search) : null;
-  const [page, total] = await Promise.all([s.store.users.list(appId, key, cursor, limit), withTotal ? s.store.users.count(appId, key) : undefined]);
+  const filter = { ...only, now };
+  const [page, total] = await Promise.all([s.store.users.list(appId, key, cursor, limit, filter), withTotal ? s.store.users.count(appId, key, filter) : undefined]);
   return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
@@ -64,9 +71,9 @@ export const MAX_IPS_SHOWN = 100;
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
   const user = await findUser(s, appId, userId);
   const now = s.clock();
-  const [devices, ips, activations, sessions, seats, resets] = await Promise.all([
+  const [devices, ips, activations, sessions, grants, seats, resets] = await Promise.all([
     s.store.devices.listFor(user.id), s.store.users.ips(user.id, MAX_IPS_SHOWN), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
-    s.store.seats.liveOfUser(user.id, now), s.store.seats.selfResetStats(user.id),
+    s.store.entitlements.listFor(user.id), s.store.seats.liveOfUser(user.id, now), s.store.seats.selfResetStats(user.id),
   ]);
   return {
     ...summary(user, now),
@@ -78,6 +85,9 @@ export async function userDetail(s: Services, appId: string, userId: string): Pr
       grants_lifetime_access: a.grantsLifetime, revokes_lifetime_access: a.revokesLifetime,
     })),
     sessions: sessions.map((x) => ({ id: x.id, hardware_id: x.hardwareId, ip: x.ip, created_at: iso(x.createdAt), expires_at: iso(x.expiresAt) })),
+    entitlement_grants: grants.map((g) => ({
+      id: g.id, code: g.code, source: g.source, license_id: g.licenseId, until: g.until === null ? null : iso(g.until), live: g.until === null || g.until > now, created_at: iso(g.createdAt),
+    })),
     seats: seats.map(viewSeat),
     self_resets: { count: resets.count, last_at: resets.lastAt === null ? null : iso(resets.lastAt) },
   };
@@ -118,6 +128,8 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
     let state = { isLifetime: current.isLifetime, activeUntil: current.activeUntil };
     if (explicitUntil !== undefined) state.activeUntil = explicitUntil;
     if (patch.lifetime !== undefined) state = applyLicense(state, { minutes: null, grantsLifetime: patch.lifetime, revokesLifetime: !patch.lifetime }, now);
+    // Revoking lifetime ends what lifetime licenses granted, as a revoking license does (licenses.ts).
+    if (patch.lifetime === false && current.isLifetime) await endLifetimeHoldings(tx, user.id, now);
     if (patch.extend_minutes !== undefined) state = applyLicense(state, { minutes: patch.extend_minutes, grantsLifetime: false, revokesLifetime: false }, now);
     await tx.users.setMembership(user.id, state.isLifetime, state.activeUntil, now);
     if (passwordHash !== undefined) {

@@ -35,6 +35,14 @@ export const EVENT_CATALOGUE = {
   'file.updated': 'A file was renamed or its content replaced. data: the file\'s metadata after it.',
   'file.deleted': 'A file was deleted. data: the file\'s metadata before it.',
   'membership.expired': 'A user\'s membership reached its end (found by a periodic sweep, once per expiry). data: user_id, expired_at.',
+  'template.created': 'A license template was created. data: the template.',
+  'template.updated': 'A license template was changed (future licenses only). data: the template after it.',
+  'template.applied': 'A template\'s current effects were copied onto the licenses made from it. data: template, unused_licenses, used_licenses, users.',
+  'template.deleted': 'A license template was deleted (its licenses keep what they copied). data: the template before it.',
+  'entitlement.granted': 'The operator granted an entitlement to a user directly. data: user_id, code, until (null: never).',
+  'entitlement.revoked': 'The operator ended every live grant of an entitlement of a user. data: user_id, code, ended.',
+  'trial.started': 'A device started a trial (POST /trial): a trial user was created. data: the trial (id, email_key, user_id, started_at, ends_at, status; never the device or its hash).',
+  'trial.converted': 'A trial user redeemed a license: the trial ended, the license applies. data: user_id, license_id, converted_at.',
   'webhook.test': 'Sent by "send a test event" to one endpoint only. data: endpoint_id, message.',
 } as const;
 
@@ -75,6 +83,12 @@ export const AUDIT_EVENTS: Readonly<Partial<Record<AuditAction, EventType>>> = {
   'file.replace_content': 'file.updated',
   'file.update': 'file.updated',
   'file.delete': 'file.deleted',
+  'template.create': 'template.created',
+  'template.update': 'template.updated',
+  'template.apply': 'template.applied',
+  'template.delete': 'template.deleted',
+  'entitlement.grant': 'entitlement.granted',
+  'entitlement.revoke': 'entitlement.revoked',
 };
 
 /** Keys an event's data may never carry at any depth: what would let a receiver act as the user, the app or the service. */

@@ -10,6 +10,7 @@ import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
 import { seatAdminRoutes } from './seats.js';
 import { statsRoutes } from './stats.js';
+import { entitlementRoutes, templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 
@@ -29,6 +30,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   banRoutes(app, s);
   keyRoutes(app, s);
   userRoutes(app, s);
+  templateRoutes(app, s);
+  entitlementRoutes(app, s);
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   statsRoutes(app, s);

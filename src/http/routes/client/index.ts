@@ -10,6 +10,7 @@ import { leaseRoutes } from './lease.js';
 import { keyListRoutes } from './keys.js';
 import { seatRoutes } from './seats.js';
 import { sessionRoutes } from './sessions.js';
+import { trialRoutes } from './trial.js';
 
 /** The client interface of SPEC.md, every route behind the application headers. */
 export async function clientRoutes(app: FastifyInstance, s: Services, downloads: Downloads): Promise<void> {
@@ -17,6 +18,7 @@ export async function clientRoutes(app: FastifyInstance, s: Services, downloads:
   signAnswers(app, s);
   accountRoutes(app, s);
   sessionRoutes(app, s);
+  trialRoutes(app, s);
   contextRoutes(app, s);
   fileRoutes(app, s, downloads);
   leaseRoutes(app, s);
