@@ -50,6 +50,18 @@ describe('POST /devices/reset', () => {
     expect(detail.self_resets).toEqual({ count: 2, last_at: h.clock.iso() });
   });
 
+  it('by a Bearer session: the reset ends that session too; a lapsed membership cannot reset', async () => {
+    const app = await lockedApp();
+    await h.activeUser(app, 'alice', PASSWORD, 'hw-1', LIFETIME);
+    const token = await h.login(app, 'alice', PASSWORD, 'hw-1');
+    const res = await reset(app, { authorization: `Bearer ${token}` });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().devices_removed).toBe(1);
+    expectError(await reset(app, { authorization: `Bearer ${token}` }), 401, 'invalid_credentials');
+    await h.signUp(app, 'lapsed', PASSWORD, 'hw-2');
+    expectError(await reset(app, legacy('lapsed')), 403, 'membership_inactive');
+  });
+
   it('403 reset_disabled when the cooldown is 0, before any credential is tried', async () => {
     const app = await lockedApp({ device_reset_cooldown_seconds: 0 });
     await h.activeUser(app, 'alice', PASSWORD, 'hw-1');
