@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServices } from '../src/domain/services.js';
+import { loadConfig } from '../src/config/index.js';
 import { sweepDeadSeats } from '../src/domain/seats.js';
-import { harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { createTollgate } from '../src/wiring.js';
+import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 
 /** Issue 25's events in the outbox: seat.checked_out, seat.released, seat.expired (once per seat), devices.reset by the user. */
 let h: Harness;
@@ -38,8 +39,12 @@ describe('seat events', () => {
     await h.client(app, 'POST', '/seats', undefined, headers('hw-1'));
     await h.client(app, 'POST', '/seats', undefined, headers('hw-2'));
     h.clock.advance(60_000);
-    const other = await createServices({ ...h.tollgate.services, counters: null, store: h.tollgate.services.store });
-    const swept = await during(() => Promise.all([sweepDeadSeats(h.tollgate.services), sweepDeadSeats(other), sweepDeadSeats(h.tollgate.services)]));
+    // On PostgreSQL a second node on the same database (its own services and pool) sweeps at the same moments.
+    const other = STORE === 'postgres'
+      ? await createTollgate(loadConfig({ DATABASE_URL: h.databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', RATE_LIMIT: 'off' }), { clock: h.clock.now, hasher: fastHasher })
+      : h.tollgate;
+    const swept = await during(() => Promise.all([sweepDeadSeats(h.tollgate.services), sweepDeadSeats(other.services), sweepDeadSeats(h.tollgate.services), sweepDeadSeats(other.services)]));
+    if (other !== h.tollgate) await other.close();
     expect(swept.map((e) => e.type)).toEqual(['seat.expired', 'seat.expired']);
     expect(new Set(swept.map((e) => (e.data.seat as { hardware_id: string }).hardware_id))).toEqual(new Set(['hw-1', 'hw-2']));
     expect(await during(() => sweepDeadSeats(h.tollgate.services))).toEqual([]);

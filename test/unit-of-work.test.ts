@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AUDIT_ACTIONS, type AuditAction } from '../src/domain/admin/actions.js';
 import type { Change } from '../src/domain/caches.js';
-import { ADMIN_TOKEN, errorOf, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, errorOf, harness, PASSWORD, STORE, type Harness, type TestApp, writableStore } from './helpers.js';
 import { login, makeOperator, OPERATOR_PASSWORD, signIn, totpCode, withTotp, type Session } from './operator-helpers.js';
 import { certify, createPendingKey, rootPair, rotateKey, type RootPair } from './signing-fixtures.js';
 
@@ -157,6 +157,13 @@ const WRITES: Record<AuditAction, Scenario[]> = {
     }),
   }],
   'keys.retire': [{ name: 'signing key retire', act: (h, f) => h.admin('POST', `/apps/${f.keyed.id}/signing-keys/${f.activeKid}/retire`) }],
+  'keys.forget_ended': [{
+    name: 'ended key listed: its private key forgotten',
+    act: (h, f) => {
+      h.clock.advance(91 * DAY_MS);
+      return h.admin('GET', `/apps/${f.keyed.id}/signing-keys`);
+    },
+  }],
   'admin_token.create': [{ name: 'token create', act: (h) => h.admin('POST', '/tokens', { name: 'another' }) }],
   'admin_token.update': [{ name: 'operator demoted: their token capped', act: (h, f) => h.admin('PATCH', `/operators/${f.dave.id}`, { role: 'support' }), audits: ['operator.update', 'admin_token.update'] }],
   'admin_token.revoke': [
@@ -169,6 +176,7 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'operator.totp_reset': [{ name: 'operator TOTP reset', act: (h, f) => h.admin('POST', `/operators/${f.tess.id}/reset_totp`) }],
   'operator.login': [{ name: 'operator sign-in', act: (h) => login(h, 'dave') }],
   'operator.logout': [{ name: 'operator sign-out', act: (_h, f) => f.dave.session.call('DELETE', '/session') }],
+  'operator.totp_start': [{ name: 'operator TOTP set-up started', act: (_h, f) => f.dave.session.call('POST', '/session/totp') }],
   'operator.totp_enable': [{ name: 'operator TOTP confirm', act: (h, f) => f.dave.session.call('POST', '/session/totp/confirm', { code: totpCode(f.dave.pendingSecret, h.clock.ms) }) }],
   'operator.totp_disable': [{ name: 'operator TOTP off', act: (h, f) => f.tess.session.call('DELETE', '/session/totp', { code: totpCode(f.tess.secret, h.clock.ms) }) }],
   'webhook.create': [
@@ -224,7 +232,8 @@ async function refuseAuditInserts(h: Harness): Promise<void> {
 /** Records, in order, each commit of a transaction and each cache publication. */
 function recordPublications(h: Harness): string[] {
   const events: string[] = [];
-  const { store, caches, credentials } = h.tollgate.services;
+  const { caches, credentials } = h.tollgate.services;
+  const store = writableStore(h.tollgate.services);
   const transaction = store.transaction.bind(store);
   store.transaction = async (fn) => {
     const result = await transaction(fn);

@@ -3,22 +3,23 @@
  * are made of can name them without importing the assembly (services.ts),
  * which imports them all.
  */
-import type { Store } from '../store/index.js';
+import type { ReadStore } from '../store/index.js';
 import type { Caches } from './caches.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Clock, PasswordHasher, RandomSource } from './deps.js';
 import type { EventLog } from './events.js';
 import type { Limiter } from './limits.js';
 import type { KeySeal } from './signing/seal.js';
-import type { ActivityStats } from './stats.js';
 import type { OutboxSignal } from './outbox/signal.js';
 import type { EgressPolicy } from './webhooks/egress.js';
+import type { ActivityStats } from './stats.js';
 
 export type { Change, Caches, UserRef } from './caches.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
-  store: Store;
+  /** Reads only: writes go through the unit of work (unit-of-work.ts), which holds the writable store. */
+  store: ReadStore;
   clock: Clock;
   random: RandomSource;
   hasher: PasswordHasher;

@@ -13,7 +13,7 @@ import { Limiter } from './limits.js';
 import type { Services } from './service-types.js';
 import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
-import { write } from './unit-of-work.js';
+import { readOnly, write } from './unit-of-work.js';
 import { OutboxSignal } from './outbox/signal.js';
 import { EgressPolicy } from './webhooks/egress.js';
 
@@ -45,6 +45,6 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   await outbox.listen();
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
+  const services: Services = { ...rest, store: readOnly(store), clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
   return services;
 }

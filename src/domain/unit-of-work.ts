@@ -1,4 +1,4 @@
-import type { Repositories } from '../store/index.js';
+import type { ReadStore, Repositories, Store } from '../store/index.js';
 import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
@@ -50,7 +50,25 @@ export interface AdminWork extends Work {
  *
  * The event outbox lives here too: `emit` writes the event and its webhook
  * deliveries in step 1, and step 2 wakes the delivery workers (outbox/).
+ *
+ * Only here are repositories writable: the services hold the store as a
+ * `ReadStore` (reads only), and the writable store is reached through the
+ * registration below, which nothing else can read.
  */
+const writable = new WeakMap<ReadStore, Store>();
+
+/** The assembly (services.ts) hands the store over once; the services keep only its read-only face. */
+export function readOnly(store: Store): ReadStore {
+  writable.set(store, store);
+  return store;
+}
+
+function writableStore(s: Services): Store {
+  const store = writable.get(s.store);
+  if (store === undefined) throw new Error('these services were not assembled by createServices: no unit of work for their store');
+  return store;
+}
+
 export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
 export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
 export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
@@ -58,7 +76,7 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
   const forgotten: string[] = [];
   const audited: { actor: string; action: AuditAction; appId: string | null; targetId: string | null }[] = [];
   let deliveries = 0;
-  const result = await s.store.transaction((tx) =>
+  const result = await writableStore(s).transaction((tx) =>
     fn({
       tx,
       changed: (change) => void changes.push(change),

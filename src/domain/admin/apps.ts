@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
@@ -135,7 +135,7 @@ export async function getApp(s: Services, id: string): Promise<AppRecord> {
 }
 
 /** The app, read through these repositories (a transaction's, in a write). */
-export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Promise<AppRecord> {
+export async function appIn(repos: Pick<ReadRepositories, 'apps'>, id: string): Promise<AppRecord> {
   const app = await repos.apps.findById(id);
   if (!app) throw new DomainError('not_found', 'Application not found');
   return app;
@@ -197,11 +197,12 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     ]);
   }
   await write(s, async ({ tx, audit, changed, emit }) => {
+    const current = await appIn(tx, id); // the settings as deleted, for the audit entry (a 404 if deleted meanwhile)
     await tx.apps.delete(id);
-    await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
+    await audit('app.delete', id, id, { before: settingsOf(viewApp(current)) });
     // The app's own endpoints went with it (cascade): service-wide ones hear of it.
-    await emit('app.deleted', id, { app_id: id, name: app.name });
-    changed({ ...appChanged(app), allUsers: true });
+    await emit('app.deleted', id, { app_id: id, name: current.name });
+    changed({ ...appChanged(current), allUsers: true });
   });
 }
 
@@ -210,7 +211,7 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
  * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
  * the setting is refused until a certified key is valid now.
  */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+export async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
   if (!(await tx.signingKeys.hasUsable(appId, now))) {
     throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   }

@@ -6,7 +6,7 @@
  * audit entry or log line carries it.
  */
 import { generateKeyPairSync, verify } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { Page } from '../../store/records.js';
 import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
@@ -193,7 +193,7 @@ export async function getRootKey(s: Services, appId: string, allowMissing = fals
   return { app_id: appId, public_key: app.rootPublicKey };
 }
 
-async function keyIn(repos: Pick<Repositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
+async function keyIn(repos: Pick<ReadRepositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
   const key = await repos.signingKeys.find(appId, kid);
   if (!key) throw new DomainError('not_found', 'Signing key not found');
   return key;

@@ -176,7 +176,10 @@ export async function startTotp(a: AdminServices, principal: Principal): Promise
   const operator = sessionOperator(principal);
   if (operator.totpEnabled) throw new DomainError('conflict', 'Two-factor authentication is already on; turn it off first');
   const secret = newTotpSecret(a.random);
-  await write(a, ({ tx }) => tx.operators.setPendingTotp(operator.id, secret));
+  await write(a, async ({ tx, audit }) => {
+    await tx.operators.setPendingTotp(operator.id, secret);
+    await audit('operator.totp_start', null, operator.id, {}); // never the secret
+  });
   const uri = otpauthUri(secret, operator.username);
   return { secret, otpauth_uri: uri, qr_svg: qrSvg(uri) };
 }

@@ -26,10 +26,21 @@ export class OutboxSignal {
     return () => void this.listeners.delete(fn);
   }
 
-  /** After COMMIT only: never fails the write. */
+  private publishing: NodeJS.Timeout | null = null;
+
+  /**
+   * After COMMIT only: never fails the write. This node's worker hears at once; the other nodes' notice is
+   * coalesced to one NOTIFY per 50 ms, so a burst of writes does not add a query to each (this node's worker
+   * sends what this node committed; the notice lets the others share a backlog).
+   */
   committed(): void {
     this.local();
-    void this.bus?.publish(CHANNEL, '').catch(() => undefined);
+    if (!this.bus || this.publishing) return;
+    this.publishing = setTimeout(() => {
+      this.publishing = null;
+      void this.bus?.publish(CHANNEL, '').catch(() => undefined);
+    }, 50);
+    this.publishing.unref?.();
   }
 
   private local(): void {

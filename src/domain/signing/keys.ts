@@ -44,9 +44,13 @@ export async function currentSigningKey(s: Services, appId: string, now: number)
  * retries. The admin key list and key view do it before answering.
  */
 export async function forgetEndedKeys(s: Services, appId: string, now: number): Promise<string[]> {
-  return write(s, async ({ tx, changed }) => {
+  // The server's own rule, whoever's request found the ended key: audited as the system's doing.
+  return write({ ...s, actor: 'system' }, async ({ tx, changed, audit }) => {
     const kids = await tx.signingKeys.forgetEnded(appId, now);
-    if (kids.length > 0) changed({ keys: appId });
+    if (kids.length > 0) {
+      await audit('keys.forget_ended', appId, appId, { kids });
+      changed({ keys: appId });
+    }
     return kids;
   });
 }

@@ -23,7 +23,7 @@ export class OutboxRunner {
   private sweeping: Promise<void> | null = null;
 
   constructor(private readonly s: Services, private readonly settings: OutboxSettings) {
-    this.worker = new DeliveryWorker(s, { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs ?? 1000, batch: 16 });
+    this.worker = new DeliveryWorker(s, { timeoutMs: settings.timeoutMs, pollMs: settings.pollMs ?? 1000, batch: 64 });
   }
 
   start(): void {
