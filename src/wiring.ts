@@ -4,6 +4,7 @@ import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type Random
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { observeCaches } from './domain/caches.js';
+import { startBlobSweeper } from './domain/files.js';
 import { createServices, type Services } from './domain/services.js';
 import { KeySeal, kek } from './domain/signing/seal.js';
 import { sealReport } from './domain/signing/reseal.js';
@@ -96,7 +97,9 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     services.stats.start();
     const outbox = new OutboxRunner(services, { timeoutMs: config.webhookTimeoutMs, retentionDays: config.eventRetentionDays });
+    const blobSweeper = startBlobSweeper(services);
     server.addHook('onClose', async () => {
+      await blobSweeper.stop();
       await outbox.stop();
       await services.stats.close(); // the last seconds of activity counts, while the database is still open
       await counters?.close();

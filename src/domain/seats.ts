@@ -77,7 +77,20 @@ export function seatsExhausted(policy: SeatPolicy, inUse: number, nextFreeAt: nu
     .with({ in_use: inUse, max: policy.maxSeats, next_free_at: iso(nextFreeAt ?? now) });
 }
 
-/** A seat in events (outbox/catalogue.ts): the admin API's view of it. */
+export interface SeatView {
+  id: string;
+  user_id: string;
+  hardware_id: string;
+  checked_out_at: string;
+  last_heartbeat_at: string;
+  expires_at: string;
+}
+
+export const viewSeat = (s: SeatRecord): SeatView => ({
+  id: s.id, user_id: s.userId, hardware_id: s.hardwareId, checked_out_at: iso(s.checkedOutAt), last_heartbeat_at: iso(s.heartbeatAt), expires_at: iso(s.expiresAt),
+});
+
+/** A seat in events (outbox/catalogue.ts). */
 export const seatData = (seat: SeatRecord): Record<string, unknown> => ({
   id: seat.id, user_id: seat.userId, hardware_id: seat.hardwareId, checked_out_at: iso(seat.checkedOutAt), expires_at: iso(seat.expiresAt),
 });

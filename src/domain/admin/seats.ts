@@ -1,25 +1,11 @@
-import type { SeatRecord } from '../../store/repositories/seats.js';
 import { DomainError } from '../errors.js';
 import { events } from '../events.js';
 import { iso } from '../membership.js';
 import type { Services } from '../services.js';
-import { seatData } from '../seats.js';
+import { seatData, viewSeat, type SeatView } from '../seats.js';
 import { write } from '../unit-of-work.js';
 import { getApp } from './apps.js';
 import type { AdminServices } from './audit.js';
-
-export interface SeatView {
-  id: string;
-  user_id: string;
-  hardware_id: string;
-  checked_out_at: string;
-  last_heartbeat_at: string;
-  expires_at: string;
-}
-
-export const viewSeat = (s: SeatRecord): SeatView => ({
-  id: s.id, user_id: s.userId, hardware_id: s.hardwareId, checked_out_at: iso(s.checkedOutAt), last_heartbeat_at: iso(s.heartbeatAt), expires_at: iso(s.expiresAt),
-});
 
 /** The app's live seats, soonest to end first (at most `limit`), and how many there are in all. */
 export async function listAppSeats(s: Services, appId: string, limit: number): Promise<{ items: SeatView[]; total: number }> {

@@ -10,7 +10,7 @@ import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { resetDevicesIn } from '../device-reset.js';
 import { getApp } from './apps.js';
-import { viewSeat, type SeatView } from './seats.js';
+import { viewSeat, type SeatView } from '../seats.js';
 import { type AdminServices } from './audit.js';
 
 export interface UserSummaryView {

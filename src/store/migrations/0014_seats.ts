@@ -8,7 +8,7 @@
 // per-year limit and the dashboard's count. The operator's resets are not rows
 // here: they do not start the user's cooldown (docs/decisions.md).
 // App defaults: max_seats NULL keeps today's behaviour (no seats).
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 14,
