@@ -35,6 +35,7 @@ const SQLITE_ONLY = [
   'test/cli.test.ts',
   'test/cli-lists.test.ts',
   'test/cli-seats.test.ts',
+  'test/cli-templates.test.ts',
   'test/cli-webhooks.test.ts',
   'test/keys-cli.test.ts',
   'test/keys-secrets.test.ts',

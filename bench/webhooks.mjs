@@ -21,7 +21,6 @@ async function receiver() {
       res.end();
     });
   });
-  server.keepAliveTimeout = 1;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   r.url = `http://127.0.0.1:${server.address().port}/hook`;
   r.close = () => new Promise((resolve) => {

@@ -95,6 +95,16 @@ describe('POST /trial', () => {
     expect(actions).toContain('trial.reset');
   });
 
+  it('the overview counts running trials and charts trials started per bucket', async () => {
+    await trial({ hardware_id: 'hw-a' });
+    await trial({ hardware_id: 'hw-b' });
+    h.clock.minutes(61); // both ended; one more in the next hour
+    await trial({ hardware_id: 'hw-c' });
+    const stats = (await h.admin('GET', `/apps/${app.id}/stats?bucket=hour`)).json();
+    expect(stats.running_trials).toBe(1);
+    expect(stats.series.map((p: { trials: number }) => p.trials).filter((n: number) => n > 0)).toEqual([2, 1]);
+  });
+
   it('trials are listed and filtered by status; trial users by ?trial=', async () => {
     const a = (await trial({ hardware_id: 'hw-a' })).json();
     h.clock.minutes(61);

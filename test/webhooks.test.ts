@@ -343,7 +343,9 @@ describe('webhook metrics', () => {
       await failing.count(1);
       const metrics = async () => (await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
       const deadline = Date.now() + 5000;
-      while (!/tollgate_webhook_deliveries_total\{outcome="retrying"\} 1/.test(await metrics()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // Both outcomes recorded (the receivers have answered; their records commit right after).
+      const recorded = (body: string) => /outcome="retrying"\} 1/.test(body) && /outcome="delivered"\} 1/.test(body);
+      while (!recorded(await metrics()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       h.clock.advance(3000);
       const body = await metrics();
       expect(body).toMatch(/tollgate_webhook_deliveries_total\{outcome="delivered"\} 1/);

@@ -13,6 +13,7 @@ import { Keys } from './pages/Keys';
 import { Licenses } from './pages/Licenses';
 import { Operators } from './pages/Operators';
 import { Overview } from './pages/Overview';
+import { Templates } from './pages/Templates';
 import { Tokens } from './pages/Tokens';
 import { UserDetail, Users } from './pages/Users';
 import { Webhooks } from './pages/Webhooks';
@@ -29,6 +30,7 @@ const ROUTES: Route[] = [
   ['/apps/:app', 'Overview', (p) => <Overview appId={p.app!} />],
   ['/apps/:app/settings', 'Settings', (p) => <AppSettings appId={p.app!} />],
   ['/apps/:app/licenses', 'Licenses', (p) => <Licenses appId={p.app!} />],
+  ['/apps/:app/templates', 'Templates', (p) => <Templates appId={p.app!} />],
   ['/apps/:app/users', 'Users', (p) => <Users appId={p.app!} />],
   ['/apps/:app/users/:user', 'User', (p) => <UserDetail appId={p.app!} userId={p.user!} />],
   ['/apps/:app/content', 'Variables and files', (p) => <Content appId={p.app!} />],
@@ -42,7 +44,7 @@ const ROUTES: Route[] = [
 ];
 
 const APP_PAGES: [suffix: string, label: string][] = [
-  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/content', 'Variables and files'],
+  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/templates', 'Templates'], ['/content', 'Variables and files'],
   ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/webhooks', 'Webhooks'], ['/settings', 'Settings'],
 ];
 

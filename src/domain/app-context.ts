@@ -1,7 +1,7 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
-import { keptWith } from './cache.js';
 import { isTrialUser, liveCodes } from './entitlements.js';
+import { keptWith } from './cache.js';
 import { isActive, iso } from './membership.js';
 import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
@@ -48,7 +48,7 @@ const NO_USER: Part = { json: 'null', bytes: 4 };
  * answer varies with time only through is_active, is_trial and the live entitlements, so it is kept per
  * combination of those (a handful over the record's life).
  */
-const serialised = keptWith((_user: UserRecord): Map<string, Part> => new Map());
+const serialised = keptWith((_user: UserRecord) => new Map<string, Part>());
 
 function userJsonOf(user: UserRecord, now: number): Part {
   const codes = user.grants.length === 0 ? '' : liveCodes(user.grants, now).join(',');

@@ -159,7 +159,7 @@ const activityStats = {
   $id: 'ActivityStats',
   description: 'An app’s activity per bucket in [from, to) (every bucket, zeros included; up to a few seconds behind), and its counts now',
   type: 'object',
-  required: ['bucket', 'from', 'to', 'series', 'active_memberships', 'licenses', 'top_ban_hits'],
+  required: ['bucket', 'from', 'to', 'series', 'active_memberships', 'running_trials', 'licenses', 'top_ban_hits'],
   properties: {
     bucket: { type: 'string', enum: ['hour', 'day'] },
     from: timestamp,
@@ -167,11 +167,15 @@ const activityStats = {
     series: {
       type: 'array',
       items: {
-        type: 'object', required: ['at', 'sign_ups', 'logins', 'activations', 'failed_logins'],
-        properties: { at: { ...timestamp, description: 'Start of the bucket (UTC)' }, sign_ups: count, logins: count, activations: count, failed_logins: count },
+        type: 'object', required: ['at', 'sign_ups', 'logins', 'activations', 'failed_logins', 'trials'],
+        properties: {
+          at: { ...timestamp, description: 'Start of the bucket (UTC)' }, sign_ups: count, logins: count, activations: count, failed_logins: count,
+          trials: { ...count, description: 'Trials started in the bucket (POST /trial; read from the trials themselves, not the flushed counters)' },
+        },
       },
     },
     active_memberships: { ...count, description: 'Users with lifetime access or an expiry in the future' },
+    running_trials: { ...count, description: 'Users on a running trial now' },
     licenses: { type: 'object', required: ['used', 'unused'], properties: { used: count, unused: count } },
     top_ban_hits: {
       type: 'array', description: 'The bans (still in place) that refused most requests in [from, to), at most 10',

@@ -74,10 +74,10 @@ const READS = {
   operators: ['findByUsernameKey', 'findById', 'list', 'countActiveOwners', 'findSession'],
   stats: ['activity', 'topBanHits', 'activeMemberships'],
   events: ['find', 'list', 'expiredBetween'],
-  webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
   templates: ['findById', 'findByName', 'list'],
   entitlements: ['grantsOf', 'listFor'],
-  trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count'],
+  trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count', 'startedPerBucket'],
+  webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
   seats: ['findLive', 'countLive', 'liveOfUser', 'liveOfApp', 'lastSelfReset', 'selfResetsSince', 'selfResetStats'],
 } as const satisfies { [R in keyof Repositories]: readonly (keyof Repositories[R])[] };
 

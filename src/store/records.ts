@@ -109,18 +109,18 @@ export interface LicenseRecord {
 }
 
 export interface TemplateRecord {
-  id: string;
-  appId: string;
-  name: string;
-  minutes: number | null;
-  grantsLifetime: boolean;
-  entitlements: readonly string[];
-  maxDevices: number | null;
-  redeemWithinMinutes: number | null;
-  maxSeats: number | null;
-  heartbeatSeconds: number | null;
-  createdAt: number;
-  updatedAt: number;
+  readonly id: string;
+  readonly appId: string;
+  readonly name: string;
+  readonly minutes: number | null;
+  readonly grantsLifetime: boolean;
+  readonly entitlements: readonly string[];
+  readonly maxDevices: number | null;
+  readonly redeemWithinMinutes: number | null;
+  readonly maxSeats: number | null;
+  readonly heartbeatSeconds: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
 }
 
 export interface TrialRecord {

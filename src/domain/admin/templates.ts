@@ -54,7 +54,7 @@ function merged(base: TemplateRecord, input: TemplateInput): TemplateRecord {
   const check = new Checker();
   if (input.name !== undefined) check.text('body.name', input.name, { min: 1, max: 128 });
   check.throwIfAny();
-  const next: TemplateRecord = { ...base };
+  const next: { -readonly [K in keyof TemplateRecord]: TemplateRecord[K] } = { ...base };
   if (input.name !== undefined) next.name = input.name;
   if (input.lifetime !== undefined) next.grantsLifetime = input.lifetime;
   if (input.minutes !== undefined) next.minutes = input.minutes;

@@ -3,6 +3,14 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Target } from './egress.js';
 
+/**
+ * Connections are kept alive between deliveries to the same host and port (a backlog to one receiver does
+ * not open a connection per delivery). A kept connection goes to an address that was checked when it was
+ * opened; every new one is checked again (the pinned lookup).
+ */
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, keepAliveMsecs: 1000, timeout: 30_000 });
+const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32, keepAliveMsecs: 1000, timeout: 30_000 });
+
 /** What is kept of each answer. */
 export const ANSWER_BYTES = 2048;
 
@@ -42,7 +50,7 @@ export function post(target: Target, headers: Record<string, string>, body: stri
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Tollgate-Webhooks/1' },
       lookup: pinned,
-      agent: false,
+      agent: secure ? httpsAgent : httpAgent,
       ...(secure && { servername: target.url.hostname.replace(/^\[|\]$/g, '') }),
     });
     const timer = setTimeout(() => {

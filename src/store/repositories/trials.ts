@@ -83,6 +83,16 @@ export function trialsRepository(q: Queryable) {
       return Number(r?.n ?? 0);
     },
 
+    /** Trials started in [from, to), counted per bucket of `step` ms (aligned to the epoch): the dashboard's series. */
+    async startedPerBucket(appId: string, from: number, to: number, step: number): Promise<Map<number, number>> {
+      const rows = await q.all(
+        // GROUP BY 1: PostgreSQL takes two placeholders for two different expressions.
+        'SELECT (started_at - (started_at % ?)) AS at, COUNT(*) AS n FROM trials WHERE app_id = ? AND started_at >= ? AND started_at < ? GROUP BY 1',
+        [step, appId, from, to],
+      );
+      return new Map(rows.map((r) => [Number(r.at), Number(r.n)]));
+    },
+
     /** The operator resets a device's trial: the record goes, so the device (and its email) may start one again. */
     async delete(appId: string, id: string): Promise<boolean> {
       return (await q.run('DELETE FROM trials WHERE id = ? AND app_id = ?', [id, appId])) === 1;
