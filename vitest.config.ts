@@ -18,6 +18,7 @@ const STORE_INDEPENDENT = [
   'test/credential-cache.test.ts',
   'test/deploy-files.test.ts',
   'test/deploy-nginx.test.ts',
+  'test/layers.test.ts',
   'test/openapi.test.ts',
   'test/openapi-lint.test.ts',
   'test/signing-vectors.test.ts',

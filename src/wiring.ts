@@ -4,6 +4,7 @@ import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type Random
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
 import { observeCaches } from './domain/caches.js';
+import { startBlobSweeper } from './domain/files.js';
 import { createServices, type Services } from './domain/services.js';
 import { KeySeal, kek } from './domain/signing/seal.js';
 import { sealReport } from './domain/signing/reseal.js';
@@ -95,9 +96,11 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     observeCaches(services.caches, services.log);
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     services.stats.start();
+    const blobSweeper = startBlobSweeper(services);
     const outbox = new OutboxRunner(services, { timeoutMs: config.webhookTimeoutMs, retentionDays: config.eventRetentionDays });
     server.addHook('onClose', async () => {
       await outbox.stop();
+      await blobSweeper.stop();
       await services.stats.close(); // the last seconds of activity counts, while the database is still open
       await counters?.close();
       await db.close();

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { EgressPolicy } from '../domain/webhooks/egress.js';
-import { PROXY_KEYWORDS, familiesTrusted, parseIpRange } from '../domain/ip.js';
-import { parseKek } from '../domain/signing/seal.js';
+import { parseIpRange } from '../net/address.js';
+import { PROXY_KEYWORDS, familiesTrusted } from '../net/proxy.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -85,6 +84,18 @@ export class ConfigError extends Error {
 const fail = (message: string): never => {
   throw new Error(message);
 };
+
+/** A key-encryption key is an AES-256 key (src/domain/signing/seal.ts seals with it). */
+const KEK_BYTES = 32;
+
+/** A KEK as written in SIGNING_KEY_SEAL or its file: base64 (or base64url) of 32 bytes, or 64 hex digits. Null if neither. */
+function parseKek(raw: string): Buffer | null {
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
+  const bytes = Buffer.from(text.replace(/\+/g, '-').replace(/\//g, '_').replace(/=$/, ''), 'base64url');
+  return bytes.length === KEK_BYTES ? bytes : null;
+}
 
 const KEK_FORMAT = 'must be 32 random bytes as base64 (openssl rand -base64 32) or 64 hex digits';
 const kekValue = (raw: string): Buffer => parseKek(raw) ?? fail(KEK_FORMAT);
@@ -287,7 +298,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: (raw) => {
       const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
       if (entries.length === 0) return fail('must list at least one host, address or range');
-      for (const e of entries) if (!EgressPolicy.valid(e)) fail(`"${e}" is not a host name, an address or a CIDR range`);
+      for (const e of entries) if (parseIpRange(e) === null && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(e)) fail(`"${e}" is not a host name, an address or a CIDR range`);
       return entries;
     },
   },

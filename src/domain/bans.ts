@@ -2,7 +2,7 @@ import { BlockList } from 'node:net';
 import type { BanRecord } from '../store/records.js';
 import type { Store } from '../store/index.js';
 import type { CacheEntry } from './cache.js';
-import { addRange, inList, parseIpRange } from './ip.js';
+import { addRange, inList, parseIpRange } from '../net/address.js';
 
 /** The bans of one app in force at load time, indexed for the access checks. */
 export class BanSet {

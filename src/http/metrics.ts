@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
-import { PostgresDb } from '../store/postgres.js';
 import { header } from './client-plugin.js';
 import type { Observe } from './fast-path.js';
 import { digest, digestMatches } from '../domain/tokens.js';
@@ -21,12 +20,14 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     name: 'tollgate_http_request_duration_seconds', help: 'HTTP request latency', labelNames: ['method', 'route', 'status'],
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry],
   });
-  if (db instanceof PostgresDb) {
-    const pool = db.pool;
+  // Through the Db interface, not the PostgreSQL class: http knows no store (docs/layers.md).
+  if (db.poolStats) {
+    const poolStats = db.poolStats.bind(db);
     new Gauge({ name: 'tollgate_db_pool_connections', help: 'PostgreSQL pool connections', labelNames: ['state'], registers: [registry], collect() {
-      this.set({ state: 'total' }, pool.totalCount);
-      this.set({ state: 'idle' }, pool.idleCount);
-      this.set({ state: 'waiting' }, pool.waitingCount);
+      const pool = poolStats();
+      this.set({ state: 'total' }, pool.total);
+      this.set({ state: 'idle' }, pool.idle);
+      this.set({ state: 'waiting' }, pool.waiting);
     } });
   }
 

@@ -191,9 +191,10 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
 /**
  * `signatures: required` on an app that cannot sign would refuse every client
  * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
- * the setting is refused until a certified key is valid now.
+ * the setting is refused until a certified key is valid now. Here, not in keys.ts: keys.ts
+ * imports this file, and a file cycle is refused (docs/layers.md).
  */
-export async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
   if (!(await tx.signingKeys.hasUsable(appId, now))) {
     throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
   }

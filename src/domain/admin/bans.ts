@@ -4,7 +4,7 @@ import type { Cursor } from '../../store/pagination.js';
 import type { BanRecord, BanType, Page } from '../../store/records.js';
 import type { BanFilter } from '../../store/repositories/bans.js';
 import { DomainError, validationError } from '../errors.js';
-import { parseIpRange } from '../ip.js';
+import { parseIpRange } from '../../net/address.js';
 import { iso } from '../membership.js';
 import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';

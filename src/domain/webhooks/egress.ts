@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { addRange, canonicalIp, inList, parseIpRange } from '../ip.js';
+import { addRange, canonicalIp, inList, parseIpRange } from '../../net/address.js';
 
 /**
  * Where a webhook may be sent (SSRF). An endpoint is someone's URL, and the

@@ -5,7 +5,7 @@ import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
 import { listPage, queryTime, wantsTotal, withTotalQuery } from '../../admin-lists.js';
-import type { LicenseFilter } from '../../../store/repositories/licenses.js';
+import type { LicenseFilter } from '../../../domain/records.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';
 
 /**
