@@ -33,7 +33,8 @@ export type ErrorCode =
   | 'invalid_totp'
   | 'csrf_failed'
   | 'forbidden'
-  | 'dashboard_not_built';
+  | 'dashboard_not_built'
+  | 'invalid_signature';
 
 export interface FieldError {
   field: string;

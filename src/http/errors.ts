@@ -39,6 +39,7 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   csrf_failed: { status: 403, detail: 'Missing or wrong X-CSRF-Token header' },
   forbidden: { status: 403, detail: 'Your role does not allow this' },
   dashboard_not_built: { status: 503, detail: 'run npm run build' },
+  invalid_signature: { status: 401, detail: 'The webhook signature is missing, stale or does not match the signing secret' },
   invalid_client_address: { status: 400, detail: 'X-Forwarded-For from a trusted proxy does not name a client IP address' },
   bad_request: { status: 400, detail: 'The request is not valid HTTP' },
   request_timeout: { status: 408, detail: 'The request did not arrive in time' },

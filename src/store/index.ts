@@ -7,6 +7,7 @@ import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
 import { operatorsRepository } from './repositories/operators.js';
+import { salesRepository } from './repositories/sales.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
@@ -29,6 +30,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     leases: leasesRepository(q),
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
+    sales: salesRepository(q),
   };
 }
 

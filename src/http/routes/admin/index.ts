@@ -4,6 +4,7 @@ import { refuseNul, requireAdmin, strictJsonText, type AdminAuth } from '../../a
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
+import { integrationRoutes } from './integrations.js';
 import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
 import { operatorAccountRoutes } from './operator-accounts.js';
@@ -30,6 +31,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   statsRoutes(app, s);
+  integrationRoutes(app, s);
   operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));
