@@ -93,12 +93,13 @@ export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, us
 export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
   if (await s.store.devices.find(user.id, hardwareId)) return;
   const deviceId = randomUUID();
-  const outcome = await write(s, async ({ tx }) => {
+  const outcome = await write(s, async ({ tx, emit }) => {
     if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
     const inserted = await tx.devices.insert({
       id: deviceId, appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
     if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
+    await emit('device.registered', ctx.app.id, { user_id: user.id, device_id: deviceId, hardware_id: hardwareId });
     return 'added' as const;
   }).catch((err: unknown) => {
     if (err === ALREADY_REGISTERED) return 'registered' as const;

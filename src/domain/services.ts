@@ -14,6 +14,7 @@ import { keyRingCache, type KeyRing } from './signing/keys.js';
 import { KeySeal } from './signing/seal.js';
 import { ActivityStats } from './stats.js';
 import { write } from './unit-of-work.js';
+import { OutboxSignal } from './outbox/signal.js';
 
 /** Everything a use case needs: the store, the injected clock, randomness and hasher, and the caches. */
 export interface Services {
@@ -33,6 +34,8 @@ export interface Services {
   stats: ActivityStats;
   /** Seals signing private keys at rest (signing/seal.ts); off without SIGNING_KEY_SEAL. */
   seal: KeySeal;
+  /** Wakes the webhook delivery workers after a commit that made deliveries due (outbox/signal.ts). */
+  outbox: OutboxSignal;
 }
 
 /** What changed, so every node drops exactly what depends on it. */
@@ -189,8 +192,10 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   };
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
   // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
+  const outbox = new OutboxSignal(bus);
+  await outbox.listen();
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
-  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats };
+  const services: Services = { ...rest, store, clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox };
   return services;
 }
 

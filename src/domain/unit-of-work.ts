@@ -2,6 +2,8 @@ import type { Repositories } from '../store/index.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
+import type { EventType } from './outbox/catalogue.js';
+import { recordEvent } from './outbox/record.js';
 import type { Change, Services } from './services.js';
 
 /** What a write may do besides its statements: record itself, and name what it makes stale. */
@@ -12,6 +14,11 @@ export interface Work {
   changed(change: Change): void;
   /** Legacy credentials of this user to forget, once the change has committed. */
   forgetUser(userId: string): void;
+  /**
+   * Records an event of the catalogue (outbox/catalogue.ts) in this transaction, with its webhook deliveries:
+   * it exists iff the change commits. `data` is the object after the change, never a secret.
+   */
+  emit(type: EventType, appId: string | null, data: object): Promise<void>;
 }
 
 /** An admin write also records who did what, in the same transaction as the change. */
@@ -35,8 +42,8 @@ export interface AdminWork extends Work {
  *    entry is then also an event line (events.ts), without its details. `fn` returns
  *    the answer, read inside the transaction.
  *
- * A future event outbox belongs here: its rows written in step 1, published
- * in step 2.
+ * The event outbox lives here too: `emit` writes the event and its webhook
+ * deliveries in step 1, and step 2 wakes the delivery workers (outbox/).
  */
 export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
 export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
@@ -44,11 +51,15 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
   const changes: Change[] = [];
   const forgotten: string[] = [];
   const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
+  let deliveries = 0;
   const result = await s.store.transaction((tx) =>
     fn({
       tx,
       changed: (change) => void changes.push(change),
       forgetUser: (userId) => void forgotten.push(userId),
+      emit: async (type, appId, data) => {
+        deliveries += await recordEvent(tx, s.clock(), type, appId, data);
+      },
       audit: async (action, appId, targetId, details) => {
         if (s.actor === undefined) throw new Error(`audit of ${action} outside an admin request`);
         // Time-ordered ids keep write order among entries of the same millisecond (the log lists newest first by (at, id)).
@@ -60,5 +71,6 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
   for (const userId of forgotten) s.credentials.forgetUser(userId);
   for (const change of changes) await s.caches.changed(change).catch(() => undefined);
   for (const entry of audited) events.adminWrite(s, entry, s.reqId);
+  if (deliveries > 0) s.outbox.committed();
   return result;
 }

@@ -3,6 +3,7 @@ import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
 import { devicesRepository } from './repositories/devices.js';
+import { eventsRepository } from './repositories/events.js';
 import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
@@ -13,6 +14,7 @@ import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
 import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
+import { webhooksRepository } from './repositories/webhooks.js';
 
 /** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint). */
 export function repositories(q: Queryable, dialect: Dialect) {
@@ -31,6 +33,8 @@ export function repositories(q: Queryable, dialect: Dialect) {
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
     sales: salesRepository(q),
+    events: eventsRepository(q),
+    webhooks: webhooksRepository(q, dialect),
   };
 }
 

@@ -105,9 +105,10 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     updatedAt: now,
   };
   const view = viewApp(app);
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     await tx.apps.insert(app);
     await audit('app.create', app.id, app.id, { after: settingsOf(view) });
+    await emit('app.created', app.id, appData(view));
   });
   return { ...view, api_secret: secret };
 }
@@ -133,7 +134,7 @@ export async function listApps(s: Services, cursor: Cursor | null, limit: number
 
 export async function updateApp(s: AdminServices, id: string, input: AppSettingsInput): Promise<AppView> {
   const settings = toSettings(input);
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, id);
     // Only a change to either setting is checked: an app stored before the rule keeps working until then.
     if (settings.offlineGraceSeconds !== undefined || settings.leaseRenewSeconds !== undefined) checkLeaseTiming({ ...app, ...settings });
@@ -141,9 +142,16 @@ export async function updateApp(s: AdminServices, id: string, input: AppSettings
     await tx.apps.update(id, settings, s.clock());
     const after = viewApp(await appIn(tx, id));
     await audit('app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
+    await emit('app.updated', id, appData(after));
     changed(appChanged(app));
     return after;
   });
+}
+
+/** An app in its events: its id, name and settings (not its API key, which clients hold, nor anything of its secret). */
+function appData(view: AppView): Record<string, unknown> {
+  const { api_key: _key, ...data } = view;
+  return data;
 }
 
 function settingsOf(view: AppView): Record<string, unknown> {
@@ -153,10 +161,11 @@ function settingsOf(view: AppView): Record<string, unknown> {
 
 export async function rotateSecret(s: AdminServices, id: string): Promise<{ api_secret: string }> {
   const secret = newToken('secret', s.random);
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, id);
     await tx.apps.setSecretHash(id, digest(secret), s.clock());
     await audit('app.rotate_secret', id, id, {});
+    await emit('app.secret_rotated', id, { app_id: id });
     changed(appChanged(app));
   });
   return { api_secret: secret };
@@ -170,9 +179,11 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
       { field: 'querystring.confirm', message: 'must equal the application name' },
     ]);
   }
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     await tx.apps.delete(id);
     await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
+    // The app's own endpoints went with it (cascade): service-wide ones hear of it.
+    await emit('app.deleted', id, { app_id: id, name: app.name });
     changed({ ...appChanged(app), allUsers: true });
   });
 }

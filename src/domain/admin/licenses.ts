@@ -87,7 +87,7 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
     if (expiresAt === null) throw validationError('body.expires_at', TIMESTAMP_HINT);
   }
   const now = s.clock();
-  const created = await write(s, async ({ tx, audit }) => {
+  const created = await write(s, async ({ tx, audit, emit }) => {
     const created: LicenseRecord[] = [];
     while (created.length < input.count) {
       const license: LicenseRecord = {
@@ -103,6 +103,8 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
       count: input.count, minutes: lifetime ? null : (input.minutes ?? null), lifetime, revokes_lifetime_access: input.revokes_lifetime_access === true,
       mask, note: input.note ?? null, expires_at: input.expires_at ?? null, first_id: created[0]?.id ?? null,
     });
+    // The codes go out here (the vendor's mailer delivers them), signed, to the app's own endpoints: decisions.md.
+    await emit('license.created', appId, { count: created.length, licenses: created.map(viewLicense) });
     return created;
   });
   return created.map(viewLicense);
@@ -131,10 +133,11 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
   const license = await s.store.licenses.findById(appId, id);
   if (!license) throw notFound();
   if (license.usedAt !== null) throw used();
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     // Redeemed or deleted meanwhile: the conditional delete refuses, and nothing is recorded.
     if (!(await tx.licenses.deleteUnused(appId, id))) throw (await tx.licenses.findById(appId, id)) ? used() : notFound();
     await audit('license.delete', appId, id, { note: license.note });
+    await emit('license.deleted', appId, { license_ids: [id] });
   });
 }
 
@@ -144,12 +147,14 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
  */
 export async function deleteUnusedLicenses(s: AdminServices, appId: string, filter: Pick<LicenseFilter, 'note' | 'createdFrom' | 'createdTo'>): Promise<{ deleted: number }> {
   await getApp(s, appId);
-  return write(s, async ({ tx, audit }) => {
-    const deleted = await tx.licenses.deleteUnusedMatching(appId, filter);
+  return write(s, async ({ tx, audit, emit }) => {
+    const ids = await tx.licenses.deleteUnusedMatching(appId, filter);
+    const deleted = ids.length;
     await audit('licenses.delete_unused', appId, null, {
       deleted, note: filter.note ?? null,
       created_from: filter.createdFrom === undefined ? null : iso(filter.createdFrom), created_to: filter.createdTo === undefined ? null : iso(filter.createdTo),
     });
+    if (deleted > 0) await emit('license.deleted', appId, { license_ids: ids });
     return { deleted };
   });
 }

@@ -25,7 +25,8 @@ export interface UserDetailView extends UserSummaryView {
   signup_license_id: string | null;
 }
 
-function summary(u: UserRecord, now: number): UserSummaryView {
+/** A user as the admin API lists it: also the `data` of the user events. */
+export function summary(u: UserRecord, now: number): UserSummaryView {
   return {
     id: u.id, username: u.username, membership: viewMembership(u, now), created_at: iso(u.createdAt),
     password_set: u.passwordHash !== null, device_count: u.deviceCount,
@@ -103,7 +104,7 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
   const now = a.clock();
   const before = viewMembership(user, now);
-  return write(a, async ({ tx, audit, changed, forgetUser }) => {
+  return write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     await tx.users.lockRow(user.id, now);
     const current = await tx.users.findById(appId, user.id);
     if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
@@ -122,6 +123,7 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
       before: { membership: before }, after: { membership: viewMembership(updated, now), ...(passwordHash !== undefined && { password: 'changed' }) },
     });
     changed({ user: user.id });
+    await emit('user.updated', appId, summary(updated, now));
     return summary(updated, now);
   });
 }
@@ -129,12 +131,13 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
 /** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+  await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     const devices = await tx.devices.listFor(user.id);
     await tx.devices.deleteFor(user.id);
     await tx.users.clearDeviceSlots(user.id);
     await tx.sessions.deleteForUser(user.id);
     await audit('user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
+    await emit('devices.reset', appId, { user_id: user.id, devices_removed: devices.length, by: 'operator' });
     forgetUser(user.id);
     changed({ user: user.id });
   });
@@ -142,10 +145,11 @@ export async function resetDevices(a: AdminServices, appId: string, userId: stri
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
   const user = await findUser(a, appId, userId);
-  return write(a, async ({ tx, audit, changed }) => {
+  return write(a, async ({ tx, audit, changed, emit }) => {
     const revoked = (await tx.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
     await tx.sessions.deleteForUser(user.id);
     await audit('user.revoke_sessions', appId, user.id, { revoked });
+    await emit('user.sessions_revoked', appId, { user_id: user.id, revoked });
     changed({ user: user.id });
     return { revoked };
   });
@@ -154,9 +158,10 @@ export async function revokeSessions(a: AdminServices, appId: string, userId: st
 /** Deletes the user and everything that is theirs (sessions, devices, IPs, activations); used licenses stay used. */
 export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+  await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     await tx.users.delete(appId, user.id);
     await audit('user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
+    await emit('user.deleted', appId, summary(user, a.clock()));
     forgetUser(user.id);
     changed({ user: user.id });
   });

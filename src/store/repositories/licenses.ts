@@ -116,9 +116,10 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
     },
 
     /** Every unused license matching the filter, in one statement (a code redeemed meanwhile is used, so it stays). */
-    async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<number> {
+    /** The ids deleted (the license.deleted event lists them). */
+    async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<string[]> {
       const match = matching(dialect, appId, { ...filter, used: false });
-      return q.run(`DELETE FROM licenses WHERE ${match.where}`, match.params);
+      return (await q.all<{ id: string }>(`DELETE FROM licenses WHERE ${match.where} RETURNING id`, match.params)).map((r) => r.id);
     },
 
     /** Only unused licenses can be deleted: a used one is part of a user's history. */
