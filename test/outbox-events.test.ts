@@ -150,8 +150,8 @@ describe('events are written with their change', () => {
     await expectOne('app.deleted', () => ok(h.admin('DELETE', `/apps/${app.id}?confirm=${encodeURIComponent('Test app')}`), 204));
 
     // Fired elsewhere in this suite's files: file events (outbox-files), signing_key.rotated and root_key.set need a root
-    // key and a certificate (keys tests), license.revoked is emitted by the sales integration, webhook.test by the endpoint's test route.
-    const elsewhere = new Set(['file.created', 'file.updated', 'file.deleted', 'signing_key.rotated', 'root_key.set', 'license.revoked', 'webhook.test']);
+    // key and a certificate (keys tests), license.revoked and license.extended are emitted by the sales integration (sales-events.test.ts), webhook.test by the endpoint's test route.
+    const elsewhere = new Set(['file.created', 'file.updated', 'file.deleted', 'signing_key.rotated', 'root_key.set', 'license.revoked', 'license.extended', 'webhook.test']);
     expect(EVENT_TYPES.filter((t) => !seen.has(t) && !elsewhere.has(t))).toEqual([]);
   });
 });

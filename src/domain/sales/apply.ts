@@ -9,10 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { Repositories } from '../../store/index.js';
 import type { LicenseRecord } from '../../store/records.js';
 import type { OrderRecord, ProductMappingRecord, Provider } from '../../store/repositories/sales.js';
-import { codeFromMask, DEFAULT_MASK } from '../admin/licenses.js';
+import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
+import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
 import { applyLicense } from '../membership.js';
+import { licenseData } from '../outbox/data.js';
 import type { Services } from '../services.js';
 import { write, type AdminWork } from '../unit-of-work.js';
 import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
@@ -131,9 +133,9 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
     const existing = await tx.sales.findOrderByRef(appId, provider, a.orderRef);
     return { outcome: 'duplicate', orderId: existing?.id ?? null, created: 0, details: { order_ref: a.orderRef } };
   }
-  let created = 0;
+  const licenses: LicenseRecord[] = [];
   for (const { item, mapping } of mapped) {
-    const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - created);
+    const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - licenses.length);
     for (let i = 0; i < count; ) {
       const license: LicenseRecord = {
         id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: mapping.lifetime ? null : mapping.minutes,
@@ -144,9 +146,15 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
       if (!(await tx.licenses.insert(license))) continue;
       await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: license.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
       i++;
-      created++;
+      licenses.push(license);
     }
   }
+  const created = licenses.length;
+  // The vendor's mailer (a webhook endpoint) sends the codes to the buyer: this event, to the app's own endpoints, carries them.
+  await w.emit('license.created', appId, {
+    count: created, licenses: licenses.map(viewLicense), email: a.buyerEmail, order_id: record.id, order_ref: a.orderRef,
+    subscription_ref: a.subscriptionRef, provider,
+  });
   // The codes stay out of the audit log, as for createLicenses: they are credentials until redeemed.
   return {
     outcome: 'granted', orderId: record.id, created,
@@ -167,6 +175,8 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
     // Conditional on used_at IS NULL: a code redeemed meanwhile falls through to its redeemer below.
     if (await tx.sales.addMinutesToUnredeemed(appId, ol.licenseId, ol.minutes)) {
+      const extended = await tx.licenses.findById(appId, ol.licenseId);
+      if (extended) await w.emit('license.extended', appId, { license: licenseData(extended), minutes_added: ol.minutes, order_id: found.id, provider: found.provider });
       codes++;
       continue;
     }
@@ -196,14 +206,20 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
   let kept = 0;
   for (const ol of await tx.sales.orderLicenses(found.id)) {
     if (ol.state !== 'issued') continue;
-    if (await tx.licenses.deleteUnused(appId, ol.licenseId)) {
+    const before = await tx.licenses.findById(appId, ol.licenseId);
+    const reason = mode === 'refund' ? 'refund' : 'cancellation';
+    const revoked = (license: LicenseRecord, userId: string | null) =>
+      w.emit('license.revoked', appId, { license: licenseData(license), order_id: found.id, provider: found.provider, reason, deleted: userId === null, user_id: userId });
+    if (before && (await tx.licenses.deleteUnused(appId, ol.licenseId))) {
       await tx.sales.markRevoked(found.id, ol.licenseId);
+      await revoked(before, null);
       deleted++;
       continue;
     }
+    // Redeemed: read again, since a redemption may have committed between the read above and the delete.
     const license = await tx.licenses.findById(appId, ol.licenseId);
     const userId = license?.usedByUserId ?? null;
-    if (userId === null) {
+    if (license === undefined || userId === null) {
       // Deleted by an operator already: nothing left to take back.
       await tx.sales.markRevoked(found.id, ol.licenseId);
       continue;
@@ -211,6 +227,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     if (ol.lifetime) {
       await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       await tx.sales.markRevoked(found.id, ol.licenseId);
+      await revoked(license, userId);
       lifetimeRevoked++;
       continue;
     }
@@ -223,12 +240,13 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
       m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take) },
     );
     await tx.sales.markRevoked(found.id, ol.licenseId);
+    await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
   }
   return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, minutes_taken: minutesTaken, memberships_kept: kept };
 }
 
-/** Read-modify-write of one membership under its row lock; false when the user is gone. Caches drop after commit. */
+/** Read-modify-write of one membership under its row lock, with its user.updated event; false when the user is gone. Caches drop after commit. */
 async function changeMembership(
   w: AdminWork, appId: string, userId: string, now: number,
   next: (m: { isLifetime: boolean; activeUntil: number | null }) => { isLifetime: boolean; activeUntil: number | null },
@@ -239,6 +257,7 @@ async function changeMembership(
   if (!user) return false;
   const m = next({ isLifetime: user.isLifetime, activeUntil: user.activeUntil });
   await tx.users.setMembership(userId, m.isLifetime, m.activeUntil, now);
+  await w.emit('user.updated', appId, summary({ ...user, isLifetime: m.isLifetime, activeUntil: m.activeUntil }, now));
   w.changed({ user: userId });
   return true;
 }
