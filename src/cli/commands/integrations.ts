@@ -39,7 +39,7 @@ export function integrationsCommand(program: Command): void {
     .description('The stores this app sells through, and the path each must post its webhooks to')
     .action(remote(async (ctx) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/integrations`);
-      printRows(res.items, ['provider', 'enabled', 'secret_hint', 'webhook_path', 'updated_at'], ctx.out, res);
+      printRows(res.items, ['provider', 'enabled', 'secret_hint', 'webhook_path', 'updated_at'], ctx.out, res.items);
     }));
 
   integrations
@@ -77,7 +77,7 @@ export function integrationsCommand(program: Command): void {
     .argument('<provider>')
     .action(remote(async (ctx, name) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products`);
-      printRows(res.items, ['id', 'product_key', 'minutes', 'lifetime', 'codes_per_unit', 'note'], ctx.out, res);
+      printRows(res.items, ['id', 'product_key', 'minutes', 'lifetime', 'codes_per_unit', 'note'], ctx.out, res.items);
     }));
 
   products
