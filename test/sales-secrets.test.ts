@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KeySeal } from '../src/domain/signing/seal.js';
+import { resealKeys } from '../src/domain/signing/reseal.js';
+import { kek, KeySeal } from '../src/domain/signing/seal.js';
 import { expectError, harness, type Harness } from './helpers.js';
 import { connect, fixture, map, post, SECRETS } from './sales-helpers.js';
 
@@ -44,6 +45,20 @@ describe('store signing secrets', () => {
     expectError(res, 503, 'service_unavailable');
     expect(res.headers['retry-after']).toBeDefined();
     expect((await h.admin('GET', `/apps/${app.id}/orders`)).json().items).toEqual([]);
+  });
+
+  it('`tollgate reseal-keys` (resealKeys) seals a secret stored before SIGNING_KEY_SEAL was set, and it still verifies', async () => {
+    h = await harness();
+    const app = await h.createApp();
+    await connect(h, app, 'paddle');
+    await map(h, app, 'paddle', { product_key: 'pri_01gsz8x8sawmvhz1pv30nge1ke', minutes: 60 });
+    expect(await stored(app.id)).toBe(Buffer.from(SECRETS.paddle).toString('base64'));
+    const seal = new KeySeal(kek(randomBytes(32)));
+    const { resealed, unopenable } = await resealKeys(h.tollgate.services.store, seal);
+    expect({ resealed, unopenable }).toEqual({ resealed: ['integration:paddle'], unopenable: [] });
+    expect(await stored(app.id)).toMatch(/^seal1\./);
+    h.tollgate.services.seal = seal;
+    expect((await post(h, 'paddle', app, fixture('paddle', 'transaction.completed'))).json().outcome).toBe('granted');
   });
 
   it('a replaced secret stops verifying at once; a mapping twice is 409; a short secret 422; another app cannot see this one', async () => {

@@ -18,10 +18,24 @@ export interface SealReport {
   unopenable: { appId: string; kid: string; reason: string }[];
 }
 
+/**
+ * Everything sealed with the signing keys' KEK: the signing private keys, and the stores' webhook signing
+ * secrets (src/domain/sales/secrets.ts), whose kid is `integration:<provider>`.
+ */
+async function sealedValues(store: Store): Promise<{ appId: string; kid: string; privateKey: string; replace: (after: string) => Promise<boolean> }[]> {
+  const keys = (await store.signingKeys.privateKeys()).map((k) => ({
+    appId: k.appId, kid: k.kid, privateKey: k.privateKey, replace: (after: string) => store.signingKeys.replacePrivateKey(k.appId, k.kid, k.privateKey, after),
+  }));
+  const secrets = (await store.sales.storedSecrets()).map((i) => ({
+    appId: i.appId, kid: `integration:${i.provider}`, privateKey: i.signingSecret, replace: (after: string) => store.sales.replaceStoredSecret(i.appId, i.provider, i.signingSecret, after),
+  }));
+  return [...keys, ...secrets];
+}
+
 /** How the stored keys stand against this node's seal (read only: for the start-up line and before a reseal). */
 export async function sealReport(store: Store, seal: KeySeal): Promise<SealReport> {
   const report: SealReport = { current: 0, plain: 0, other: 0, unopenable: [] };
-  for (const k of await store.signingKeys.privateKeys()) {
+  for (const k of await sealedValues(store)) {
     if (seal.isCurrent(k.privateKey)) {
       report.current++;
     } else {
@@ -47,7 +61,7 @@ export async function resealKeys(store: Store, seal: KeySeal): Promise<{ reseale
   if (seal.current === null) throw new Error('SIGNING_KEY_SEAL is not set: there is no key to seal with');
   const resealed: string[] = [];
   const unopenable: SealReport['unopenable'] = [];
-  for (const k of await store.signingKeys.privateKeys()) {
+  for (const k of await sealedValues(store)) {
     if (seal.isCurrent(k.privateKey)) continue;
     let der: Buffer;
     try {
@@ -59,7 +73,7 @@ export async function resealKeys(store: Store, seal: KeySeal): Promise<{ reseale
     }
     const sealed = seal.seal(k.appId, k.kid, der.toString('base64'));
     der.fill(0);
-    if (await store.signingKeys.replacePrivateKey(k.appId, k.kid, k.privateKey, sealed)) resealed.push(k.kid);
+    if (await k.replace(sealed)) resealed.push(k.kid);
   }
   return { resealed, unopenable };
 }

@@ -126,6 +126,18 @@ export function salesRepository(q: Queryable) {
       return (await q.all(`SELECT ${INTEGRATION} FROM integrations WHERE app_id = ? ORDER BY provider`, [appId])).map(toIntegration);
     },
 
+    /** Every stored signing secret (for `tollgate reseal-keys`, which moves them to the current KEK with the signing keys). */
+    async storedSecrets(): Promise<{ appId: string; provider: Provider; signingSecret: string }[]> {
+      return (await q.all('SELECT app_id, provider, signing_secret FROM integrations ORDER BY app_id, provider')).map((r) => ({
+        appId: r.app_id as string, provider: r.provider as Provider, signingSecret: r.signing_secret as string,
+      }));
+    },
+
+    /** Conditional on the stored form read before, so a secret replaced meanwhile is left as it now is. */
+    async replaceStoredSecret(appId: string, provider: Provider, before: string, after: string): Promise<boolean> {
+      return (await q.run('UPDATE integrations SET signing_secret = ? WHERE app_id = ? AND provider = ? AND signing_secret = ?', [after, appId, provider, before])) === 1;
+    },
+
     /** Its product mappings go with it (cascade); orders and events stay, as the history of what was sold. */
     async deleteIntegration(appId: string, provider: Provider): Promise<boolean> {
       return (await q.run('DELETE FROM integrations WHERE app_id = ? AND provider = ?', [appId, provider])) === 1;
