@@ -74,6 +74,7 @@ export function integrationsCommand(program: Command): void {
 
   products
     .command('list')
+    .description('List the mapped products of a store and what each grants')
     .argument('<provider>')
     .action(remote(async (ctx, name) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products`);
@@ -109,6 +110,7 @@ export function integrationsCommand(program: Command): void {
 
   products
     .command('delete')
+    .description('Unmap a product (its later sales are acknowledged as unknown_product)')
     .argument('<provider>')
     .argument('<mapping_id>')
     .action(remote(async (ctx, name, id) => {
