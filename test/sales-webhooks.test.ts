@@ -97,6 +97,16 @@ describe.each(PROVIDERS)('sales in: %s', (provider) => {
     expect((await post(h, provider, app, body)).json().outcome).toBe('granted');
   });
 
+  it('the raw bytes are verified whatever the Content-Type says (or without one)', async () => {
+    const body = sample();
+    const headers = signed(provider, body, SECRETS[provider], h.clock.ms);
+    const plain = await h.inject({ method: 'POST', url: `/integrations/${provider}/${app.id}`, headers: { ...headers, 'content-type': 'text/plain' }, payload: body });
+    expect(plain.json().outcome, plain.body).toBe('granted');
+    const none = await h.inject({ method: 'POST', url: `/integrations/${provider}/${app.id}`, headers, payload: body });
+    expect(none.statusCode, none.body).toBe(200);
+    expect(none.json().outcome).toBe('duplicate');
+  });
+
   it('a disabled integration refuses (401); enabled again, it grants', async () => {
     expect((await h.admin('PATCH', `/apps/${app.id}/integrations/${provider}`, { enabled: false })).statusCode).toBe(200);
     expectError(await post(h, provider, app, sample()), 401, 'invalid_signature');

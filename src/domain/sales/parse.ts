@@ -117,7 +117,10 @@ function stripeAction(type: string, o: Json): SaleAction {
       // API versions before 2025-03-31 carry invoice.subscription and line.price; later ones parent.subscription_details and line.pricing.
       const parent = isObject(o.parent) && isObject(o.parent.subscription_details) ? o.parent.subscription_details : {};
       const subscription = idOrObject(o.subscription) ?? idOrObject(parent.subscription);
-      const paymentRef = idOrObject(o.payment_intent) ?? idOrObject(o.charge);
+      // From 2025-03-31 an invoice names its payments only in `payments`, which a webhook carries only when expanded.
+      const payments = isObject(o.payments) && Array.isArray(o.payments.data) ? o.payments.data.filter(isObject) : [];
+      const payment = payments.map((p) => (isObject(p.payment) ? p.payment : {})).find((p) => p.payment_intent || p.charge) ?? {};
+      const paymentRef = idOrObject(o.payment_intent) ?? idOrObject(o.charge) ?? idOrObject(payment.payment_intent) ?? idOrObject(payment.charge);
       if (o.billing_reason === 'subscription_cycle') {
         if (subscription === null) throw invalid('data.object.subscription');
         return { kind: 'renewal', subscriptionRef: subscription, paymentRef };
