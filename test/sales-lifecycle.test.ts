@@ -98,6 +98,31 @@ describe('sales lifecycle', () => {
     expect((await post(h, 'stripe', app, late)).json().outcome).toBe('already_ended');
   });
 
+  it('Stripe invoices of API versions from 2025-03-31 (parent.subscription_details, pricing.price_details) grant and renew the same', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'prod_NeZwCXRnVEHyfl', minutes: DAY });
+    const basil = (id: string, invoice: string, reason: string) => variant('stripe', 'invoice.paid', (e) => {
+      e.id = id;
+      const o = e.data.object;
+      o.id = invoice;
+      o.billing_reason = reason;
+      delete o.subscription;
+      delete o.payment_intent;
+      delete o.charge;
+      o.parent = { type: 'subscription_details', subscription_details: { subscription: 'sub_basil', metadata: {} }, quote_details: null };
+      for (const line of o.lines.data) {
+        line.pricing = { type: 'price_details', price_details: { price: line.price.id, product: line.price.product }, unit_amount_decimal: '999' };
+        delete line.price;
+      }
+    });
+    const sold = await post(h, 'stripe', app, basil('evt_basil_1', 'in_basil_1', 'subscription_create'));
+    expect(sold.json()).toMatchObject({ outcome: 'granted', licenses_created: 1 });
+    expect((await order(sold.json().order_id)).subscription_ref).toBe('sub_basil');
+    expect((await post(h, 'stripe', app, basil('evt_basil_2', 'in_basil_2', 'subscription_cycle'))).json()).toMatchObject({ outcome: 'renewed', order_id: sold.json().order_id });
+    const [license] = (await order(sold.json().order_id)).licenses;
+    expect((await h.admin('GET', `/apps/${app.id}/licenses/${license.license_id}`)).json().minutes).toBe(2 * DAY);
+  });
+
   it('Stripe refund (charge.refunded, full): the redeemed code’s minutes are taken back, the unredeemed one deleted; a partial refund changes nothing', async () => {
     await connect(h, app, 'stripe');
     await map(h, app, 'stripe', { product_key: 'plink_1PgaflB7WZ01zgkW2Wn4ZAnp', minutes: 10 * DAY, codes_per_unit: 2 });
