@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { redeem as redeemClaimed } from '../src/domain/licenses.js';
+import { write } from '../src/domain/unit-of-work.js';
 import { harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 import { connect, fixture, licenseCount, map, post, variant, type Provider } from './sales-helpers.js';
 
@@ -121,6 +123,23 @@ describe('sales lifecycle', () => {
     expect((await post(h, 'stripe', app, basil('evt_basil_2', 'in_basil_2', 'subscription_cycle'))).json()).toMatchObject({ outcome: 'renewed', order_id: sold.json().order_id });
     const [license] = (await order(sold.json().order_id)).licenses;
     expect((await h.admin('GET', `/apps/${app.id}/licenses/${license.license_id}`)).json().minutes).toBe(2 * DAY);
+  });
+
+  it('a renewal between a redemption’s read of the code and its claim is not lost: the claim applies what the code holds then', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'price_1MtHZ8LkdIwHu7ixzyRd6pY1', minutes: DAY });
+    const { codes } = await sell('stripe', fixture('stripe', 'invoice.paid'));
+    const userId = await h.signUp(app, 'racer');
+    const s = h.tollgate.services;
+    // The redemption has read the code (1 day) …
+    const stale = (await s.store.licenses.findByCode(app.id, codes[0]!))!;
+    // … the renewal adds a day to it …
+    const renewal = variant('stripe', 'invoice.paid', (e) => { e.id = 'evt_race'; e.data.object.id = 'in_race'; e.data.object.billing_reason = 'subscription_cycle'; });
+    expect((await post(h, 'stripe', app, renewal)).json().outcome).toBe('renewed');
+    // … and the redemption claims it with what it read.
+    const record = (await s.store.apps.findById(app.id))!;
+    await write(s, ({ tx }) => redeemClaimed(tx, { app: record, ip: '127.0.0.1', now: h.clock.ms }, userId, stale));
+    expect((await membership(userId)).active_until).toBe(h.clock.iso(2 * DAY * MINUTE));
   });
 
   it('Stripe refund (charge.refunded, full): the redeemed code’s minutes are taken back, the unredeemed one deleted; a partial refund changes nothing', async () => {
