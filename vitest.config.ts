@@ -33,6 +33,7 @@ const STORE_INDEPENDENT = [
 const SQLITE_ONLY = [
   'test/cli.test.ts',
   'test/cli-lists.test.ts',
+  'test/cli-webhooks.test.ts',
   'test/keys-cli.test.ts',
   'test/keys-secrets.test.ts',
   'test/log-output.test.ts',

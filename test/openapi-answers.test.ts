@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { OPERATOR_PASSWORD, sessionFrom, totpCode } from './operator-helpers.js';
 import { ADMIN_TOKEN, harness, PASSWORD, STORE, type Harness } from './helpers.js';
 import { setUpKeys } from './signing-fixtures.js';
+import { Receiver } from './webhook-receiver.js';
 
 /**
  * Real answers against /openapi.json: every request this file makes (the fixtures' too) goes through
@@ -91,7 +92,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
   }
 
   beforeAll(async () => {
-    h = await harness();
+    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
     doc = (await h.inject({ method: 'GET', url: '/openapi.json' })).json();
     ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, formats: { binary: true } }));
     routes = Object.entries(doc.paths as Json).flatMap(([template, item]) =>
@@ -234,6 +235,31 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await session.call('DELETE', '/session/totp', { code: totpCode(totp.secret, h.clock.ms) });
     await session.call('DELETE', '/session');
     await h.admin('DELETE', `/operators/${op.id}`);
+    // Webhooks (a loopback receiver: WEBHOOK_ALLOW_HOSTS above) and the event list.
+    const receiver = await Receiver.start();
+    try {
+      for (const base of [a('/webhooks'), '/webhooks']) {
+        const hook = (await h.admin('POST', base, { url: receiver.url, description: 'crm' })).json();
+        await h.admin('GET', base);
+        await h.admin('GET', `${base}/${hook.id}`);
+        await h.admin('PATCH', `${base}/${hook.id}`, { event_types: ['user.created', 'webhook.test'] });
+        await h.admin('POST', `${base}/${hook.id}/secret`);
+        const test = (await h.admin('POST', `${base}/${hook.id}/test`)).json();
+        const delivered = async () => (await h.admin('GET', `${base}/${hook.id}/deliveries`)).json().items.find((d: { id: string }) => d.id === test.delivery_id)?.status === 'delivered';
+        for (let i = 0; !(await delivered()); i++) {
+          if (i > 200) throw new Error(`test delivery not delivered: ${JSON.stringify((await h.admin('GET', `${base}/${hook.id}/deliveries`)).json())}`);
+          await h.tollgate.outbox.worker.runOnce();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await h.admin('POST', `${base}/${hook.id}/deliveries/${test.delivery_id}/replay`);
+        await h.admin('POST', `${base}/${hook.id}/replay`, { since: '2020-01-01T00:00:00Z' });
+        await h.admin('GET', base.replace(/webhooks$/, 'webhook-key'));
+        await h.admin('DELETE', `${base}/${hook.id}`);
+      }
+    } finally {
+      await receiver.close();
+    }
+    await h.admin('GET', '/events?type=app.created');
     // Errors: 401, 404, 409, 413, 422 (a missing confirm, minutes with lifetime).
     await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: 'Bearer wrong' } });
     await h.admin('GET', `/apps/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`);

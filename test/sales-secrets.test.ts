@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resealKeys } from '../src/domain/signing/reseal.js';
 import { kek, KeySeal } from '../src/domain/signing/seal.js';
-import { expectError, harness, type Harness } from './helpers.js';
+import { expectError, harness, writableStore, type Harness } from './helpers.js';
 import { connect, fixture, map, post, SECRETS } from './sales-helpers.js';
 
 /** A store's signing secret is sealed at rest like the signing keys, never shown back, never logged in the audit. */
@@ -54,7 +54,7 @@ describe('store signing secrets', () => {
     await map(h, app, 'paddle', { product_key: 'pri_01gsz8x8sawmvhz1pv30nge1ke', minutes: 60 });
     expect(await stored(app.id)).toBe(Buffer.from(SECRETS.paddle).toString('base64'));
     const seal = new KeySeal(kek(randomBytes(32)));
-    const { resealed, unopenable } = await resealKeys(h.tollgate.services.store, seal);
+    const { resealed, unopenable } = await resealKeys(writableStore(h.tollgate.services), seal);
     expect({ resealed, unopenable }).toEqual({ resealed: ['integration:paddle'], unopenable: [] });
     expect(await stored(app.id)).toMatch(/^seal1\./);
     h.tollgate.services.seal = seal;

@@ -144,9 +144,9 @@ describe.each(PROVIDERS)('sales in: %s', (provider) => {
   it('the sale is in the audit log, by the store, without the codes', async () => {
     await post(h, provider, app, sample());
     const audit = (await h.admin('GET', `/audit?app_id=${app.id}`)).json().items as { actor: string; action: string; details: object }[];
-    const sale = audit.find((e) => e.action === 'sale.granted');
-    expect(sale).toMatchObject({ actor: `integration:${provider}`, details: { provider, licenses: 2 } });
+    const sale = audit.find((e) => e.action === 'sale.apply');
+    expect(sale).toMatchObject({ actor: `integration:${provider}`, details: { provider, outcome: 'granted', licenses: 2 } });
     expect(JSON.stringify(sale)).not.toMatch(/[A-Z2-9]{5}-[A-Z2-9]{5}-/);
-    expect(audit.map((e) => e.action)).toEqual(expect.arrayContaining(['integration.create', 'integration.product_create']));
+    expect(audit.map((e) => e.action)).toEqual(expect.arrayContaining(['integration.set', 'integration.product_create']));
   });
 });

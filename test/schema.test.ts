@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Param } from '../src/store/db.js';
-import { harness, STORE, type Harness } from './helpers.js';
+import { harness, STORE, type Harness, writableStore } from './helpers.js';
 
 /** The schema the migrations leave, on the store this project runs on (SQLite or PostgreSQL). */
 describe('schema', () => {
@@ -72,6 +72,6 @@ describe('schema', () => {
     // The cap of one ended the first session (sessions.trim); the second is the only one left.
     expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${first}` })).statusCode).toBe(401);
     expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${second}` })).statusCode).toBe(200);
-    expect(await h.tollgate.services.store.sessions.deleteForUser(userId)).toBe(1);
+    expect(await writableStore(h.tollgate.services).sessions.deleteForUser(userId)).toBe(1);
   });
 });

@@ -15,6 +15,7 @@ import { Operators } from './pages/Operators';
 import { Overview } from './pages/Overview';
 import { Tokens } from './pages/Tokens';
 import { UserDetail, Users } from './pages/Users';
+import { Webhooks } from './pages/Webhooks';
 
 const LAST_APP = 'tollgate.dashboard.app';
 
@@ -33,6 +34,7 @@ const ROUTES: Route[] = [
   ['/apps/:app/content', 'Variables and files', (p) => <Content appId={p.app!} />],
   ['/apps/:app/bans', 'Bans', (p) => <Bans appId={p.app!} />],
   ['/apps/:app/keys', 'Signing keys', (p) => <Keys appId={p.app!} />],
+  ['/apps/:app/webhooks', 'Webhooks', (p) => <Webhooks appId={p.app!} />],
   ['/tokens', 'Admin tokens', () => <Tokens />],
   ['/operators', 'Operators', () => <Operators />],
   ['/audit', 'Audit log', () => <Audit />],
@@ -41,7 +43,7 @@ const ROUTES: Route[] = [
 
 const APP_PAGES: [suffix: string, label: string][] = [
   ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/content', 'Variables and files'],
-  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/settings', 'Settings'],
+  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/webhooks', 'Webhooks'], ['/settings', 'Settings'],
 ];
 
 export function Layout() {

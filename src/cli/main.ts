@@ -12,6 +12,7 @@ import { licensesCommand } from './commands/licenses.js';
 import { operatorAccountsCommand } from './commands/operator-accounts.js';
 import { auditCommand, bansCommand, tokensCommand } from './commands/operators.js';
 import { usersCommand } from './commands/users.js';
+import { webhooksCommand } from './commands/webhooks.js';
 import { localCommands } from './local.js';
 import { resealCommand } from './reseal.js';
 import { commandName, VERSION } from './package-info.js';
@@ -154,5 +155,6 @@ keysCommand(program);
 tokensCommand(program);
 auditCommand(program);
 operatorAccountsCommand(program);
+webhooksCommand(program);
 
 await program.parseAsync(process.argv);

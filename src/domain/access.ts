@@ -5,19 +5,16 @@ import type { ConnectionMemo } from './connection-memo.js';
 import { BannedError, DomainError } from './errors.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
-import { usersKey, type Services } from './services.js';
+import { keptWith } from './cache.js';
+import { usersKey } from './caches.js';
+import type { RequestContext } from './request-context.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { constantTimeEqual, digest, digestMatches, sessionTokenShaped } from './tokens.js';
 import { write } from './unit-of-work.js';
 
-/** Who is calling: the authenticated application, the client IP and the time of the request. */
-export interface RequestContext {
-  app: AppRecord;
-  ip: string;
-  now: number;
-  /** The HTTP request's id, on the event lines so they meet the request's access line. */
-  reqId?: string;
-}
+export type { RequestContext } from './request-context.js';
+
 
 /** Step 1: the application headers. Unknown key and wrong secret answer alike. */
 export async function authenticateApp(s: Services, apiKey: string | undefined, apiSecret: string | undefined): Promise<AppRecord> {
@@ -45,14 +42,14 @@ export function authenticateAppCached(s: Services, apiKey: string | undefined, a
  * record, so the old secret is forgotten with it. The secret is one that every
  * installed copy of the vendor's client carries; only its digest is stored.
  */
-const verifiedSecrets = new WeakMap<AppRecord, string>();
+const verifiedSecret = keptWith<AppRecord, { secret?: string }>(() => ({}));
 
 function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
   if (!app) throw new DomainError('invalid_app_credentials');
-  const verified = verifiedSecrets.get(app);
-  if (verified !== undefined && constantTimeEqual(verified, apiSecret)) return app;
+  const verified = verifiedSecret(app);
+  if (verified.secret !== undefined && constantTimeEqual(verified.secret, apiSecret)) return app;
   if (!digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
-  verifiedSecrets.set(app, apiSecret);
+  verified.secret = apiSecret;
   return app;
 }
 
@@ -151,13 +148,7 @@ export function* cachedUser(s: Services, key: string): Steps<UserRecord | undefi
  * The users cache's key of a session's user. It is kept with the cached session record (immutable: a change
  * replaces it), so the key string and its hash are made once, not per request.
  */
-export function sessionUsersKey(session: SessionRecord): string {
-  let key = userKeys.get(session);
-  if (key === undefined) userKeys.set(session, (key = usersKey(session.appId, session.userId)));
-  return key;
-}
-
-const userKeys = new WeakMap<SessionRecord, string>();
+export const sessionUsersKey: (session: SessionRecord) => string = keptWith((session: SessionRecord) => usersKey(session.appId, session.userId));
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */
 export function judgeSession(ctx: RequestContext, session: SessionRecord | undefined): SessionRecord {

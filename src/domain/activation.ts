@@ -3,7 +3,7 @@ import { events } from './events.js';
 import { findRedeemableLicense, redeem } from './licenses.js';
 import { userByPassword } from './login.js';
 import { iso } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
 import { requireHardwareId } from './signup.js';
 import { write } from './unit-of-work.js';

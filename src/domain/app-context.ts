@@ -1,7 +1,8 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { keptWith } from './cache.js';
 import { isActive, iso } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
@@ -41,19 +42,17 @@ interface Part {
 
 const NO_USER: Part = { json: 'null', bytes: 4 };
 
-/** A cached user record is immutable (a change replaces it), so its two possible serialisations can be kept with it. */
-const serialised = new WeakMap<UserRecord, { active: Part; inactive: Part }>();
+/** A cached user record is immutable (a change replaces it), so its two possible serialisations are kept with it. */
+const serialised = keptWith((user: UserRecord): { active: Part; inactive: Part } => {
+  const view = viewUser(user, 0);
+  return {
+    active: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } })),
+    inactive: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } })),
+  };
+});
 
 function userJsonOf(user: UserRecord, now: number): Part {
-  let both = serialised.get(user);
-  if (!both) {
-    const view = viewUser(user, now);
-    both = {
-      active: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } })),
-      inactive: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } })),
-    };
-    serialised.set(user, both);
-  }
+  const both = serialised(user);
   return isActive(user, now) ? both.active : both.inactive;
 }
 

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { FileRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 
@@ -64,7 +64,7 @@ export interface StoredContent {
  */
 export async function storeContent(s: Services, appId: string, body: AsyncIterable<Buffer | string>, maxBytes: number): Promise<StoredContent> {
   const blobId = randomUUID();
-  await s.store.files.createBlob(blobId, appId, s.clock());
+  await s.store.blobs.createBlob(blobId, appId, s.clock());
   const hash = createHash('sha256');
   let size = 0;
   let seq = 0;
@@ -74,7 +74,7 @@ export async function storeContent(s: Services, appId: string, body: AsyncIterab
     while (pendingBytes >= CHUNK_SIZE || (final && pendingBytes > 0)) {
       const all = Buffer.concat(pending, pendingBytes);
       const take = Math.min(CHUNK_SIZE, all.length);
-      await s.store.files.appendChunk(blobId, seq++, all.subarray(0, take));
+      await s.store.blobs.appendChunk(blobId, seq++, all.subarray(0, take));
       const rest = all.subarray(take);
       pending = rest.length > 0 ? [rest] : [];
       pendingBytes = rest.length;
@@ -93,7 +93,7 @@ export async function storeContent(s: Services, appId: string, body: AsyncIterab
     await flush(true);
     return { blobId, size, sha256: hash.digest('hex'), chunkSize: CHUNK_SIZE };
   } catch (err) {
-    await s.store.files.deleteBlob(blobId).catch(() => undefined);
+    await s.store.blobs.deleteBlob(blobId).catch(() => undefined);
     throw err;
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID, sign } from 'node:crypto';
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError, validationError } from './errors.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { run } from './steps.js';

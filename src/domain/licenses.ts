@@ -4,7 +4,7 @@ import type { ActivationRecord, LicenseRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { applyLicense } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 
 // Field errors name the code for the 422 of license sign-up; a 401 (activation) carries none.
 const invalidLicense = (detail?: string) => new DomainError('invalid_license', detail, [{ field: 'body.code', message: detail ? 'has expired' : 'is not a valid license code' }]);

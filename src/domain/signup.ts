@@ -6,7 +6,7 @@ import { banned, checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
 import { write, type Work } from './unit-of-work.js';
 import { summary } from './admin/users.js';

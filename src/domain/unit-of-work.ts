@@ -1,10 +1,11 @@
-import type { Repositories } from '../store/index.js';
+import type { ReadStore, Repositories, Store } from '../store/index.js';
+import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
 import type { EventType } from './outbox/catalogue.js';
 import { recordEvent } from './outbox/record.js';
-import type { Change, Services } from './services.js';
+import type { Change, Services } from './service-types.js';
 
 /** What a write may do besides its statements: record itself, and name what it makes stale. */
 export interface Work {
@@ -12,7 +13,12 @@ export interface Work {
   readonly tx: Repositories;
   /** Caches to drop here and on every other node, once the change has committed. */
   changed(change: Change): void;
-  /** Legacy credentials of this user to forget, once the change has committed. */
+  /**
+   * Legacy credentials of this user to forget, once the change has committed: on this node only, and that is
+   * enough. An entry counts only while the user's stored password hash is the one it verified against, read from
+   * the users cache that the same write's `changed({ user })` drops on every node; bans and devices are checked
+   * on every request anyway. Forgetting here frees the memory at once and is the second lock, not the only one.
+   */
   forgetUser(userId: string): void;
   /**
    * Records an event of the catalogue (outbox/catalogue.ts) in this transaction, with its webhook deliveries:
@@ -23,7 +29,7 @@ export interface Work {
 
 /** An admin write also records who did what, in the same transaction as the change. */
 export interface AdminWork extends Work {
-  audit(action: string, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
+  audit(action: AuditAction, appId: string | null, targetId: string | null, details: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -44,15 +50,33 @@ export interface AdminWork extends Work {
  *
  * The event outbox lives here too: `emit` writes the event and its webhook
  * deliveries in step 1, and step 2 wakes the delivery workers (outbox/).
+ *
+ * Only here are repositories writable: the services hold the store as a
+ * `ReadStore` (reads only), and the writable store is reached through the
+ * registration below, which nothing else can read.
  */
+const writable = new WeakMap<ReadStore, Store>();
+
+/** The assembly (services.ts) hands the store over once; the services keep only its read-only face. */
+export function readOnly(store: Store): ReadStore {
+  writable.set(store, store);
+  return store;
+}
+
+function writableStore(s: Services): Store {
+  const store = writable.get(s.store);
+  if (store === undefined) throw new Error('these services were not assembled by createServices: no unit of work for their store');
+  return store;
+}
+
 export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
 export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
 export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
-  const audited: { actor: string; action: string; appId: string | null; targetId: string | null }[] = [];
+  const audited: { actor: string; action: AuditAction; appId: string | null; targetId: string | null }[] = [];
   let deliveries = 0;
-  const result = await s.store.transaction((tx) =>
+  const result = await writableStore(s).transaction((tx) =>
     fn({
       tx,
       changed: (change) => void changes.push(change),

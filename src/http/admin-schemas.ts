@@ -1,3 +1,4 @@
+import { WEBHOOK_SCHEMAS } from './routes/admin/webhooks.js';
 /**
  * The named schemas of the admin API (components of the OpenAPI document), registered by
  * server.ts through registerSchemas. Request limits the domain checks are stated document-only
@@ -194,5 +195,5 @@ export const ADMIN_SCHEMAS: readonly object[] = [
   app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
   adminToken, adminTokenWithSecret, auditEvent,
   pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
-  listOf('Variable'), listOf('StoredFile'),
+  listOf('Variable'), listOf('StoredFile'), ...WEBHOOK_SCHEMAS,
 ];

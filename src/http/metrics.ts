@@ -35,6 +35,19 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     this.set(s.limits.status() === 'shared' ? 1 : 0);
   } });
 
+  // Webhooks (docs/webhooks.md): this node's attempts by outcome, and the queue every node shares.
+  new Counter({ name: 'tollgate_webhook_deliveries_total', help: 'Webhook delivery attempts on this node, by outcome', labelNames: ['outcome'], registers: [registry], collect() {
+    this.reset();
+    for (const [outcome, n] of Object.entries(s.outbox.outcomes)) this.inc({ outcome }, n);
+  } });
+  new Gauge({ name: 'tollgate_webhook_queue_depth', help: 'Pending webhook deliveries (every node)', registers: [registry], async collect() {
+    this.set((await s.store.webhooks.queue()).pending);
+  } });
+  new Gauge({ name: 'tollgate_webhook_oldest_pending_seconds', help: 'Age of the oldest pending webhook delivery; 0 when none', registers: [registry], async collect() {
+    const { oldestCreatedAt } = await s.store.webhooks.queue();
+    this.set(oldestCreatedAt === null ? 0 : Math.max(0, (s.clock() - oldestCreatedAt) / 1000));
+  } });
+
   /** One answered request; the fast path (fast-path.ts) counts its answers through it too. */
   const observe: Observe = (method, route, status, seconds) => {
     const labels = { method, route, status: String(status) };

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Change, Services } from '../services.js';
+import type { Change, Services } from '../service-types.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
-import { requireUsableKey } from './keys.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -118,7 +117,7 @@ export async function getApp(s: Services, id: string): Promise<AppRecord> {
 }
 
 /** The app, read through these repositories (a transaction's, in a write). */
-export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Promise<AppRecord> {
+export async function appIn(repos: Pick<ReadRepositories, 'apps'>, id: string): Promise<AppRecord> {
   const app = await repos.apps.findById(id);
   if (!app) throw new DomainError('not_found', 'Application not found');
   return app;
@@ -180,10 +179,22 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     ]);
   }
   await write(s, async ({ tx, audit, changed, emit }) => {
+    const current = await appIn(tx, id); // the settings as deleted, for the audit entry (a 404 if deleted meanwhile)
     await tx.apps.delete(id);
-    await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
+    await audit('app.delete', id, id, { before: settingsOf(viewApp(current)) });
     // The app's own endpoints went with it (cascade): service-wide ones hear of it.
-    await emit('app.deleted', id, { app_id: id, name: app.name });
-    changed({ ...appChanged(app), allUsers: true });
+    await emit('app.deleted', id, { app_id: id, name: current.name });
+    changed({ ...appChanged(current), allUsers: true });
   });
+}
+
+/**
+ * `signatures: required` on an app that cannot sign would refuse every client
+ * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
+ * the setting is refused until a certified key is valid now.
+ */
+export async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+  if (!(await tx.signingKeys.hasUsable(appId, now))) {
+    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
+  }
 }

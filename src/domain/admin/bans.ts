@@ -6,7 +6,7 @@ import type { BanFilter } from '../../store/repositories/bans.js';
 import { DomainError, validationError } from '../errors.js';
 import { parseIpRange } from '../ip.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';

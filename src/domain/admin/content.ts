@@ -3,7 +3,7 @@ import type { FileRecord, VariableRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { storeContent, type StoredContent } from '../files.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
 import { write } from '../unit-of-work.js';
@@ -139,7 +139,7 @@ async function withContent<T>(s: Services, content: StoredContent, makeVisible: 
   try {
     return await makeVisible();
   } catch (err) {
-    await s.store.files.deleteBlob(content.blobId).catch(() => undefined);
+    await s.store.blobs.deleteBlob(content.blobId).catch(() => undefined);
     throw err;
   }
 }
@@ -147,15 +147,16 @@ async function withContent<T>(s: Services, content: StoredContent, makeVisible: 
 /** Replaces a file's content, keeping its id and metadata; the old content is removed once the new one is complete. */
 export async function replaceFileContent(s: AdminServices, appId: string, id: string, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
   await getApp(s, appId);
-  const before = await s.store.files.findById(appId, id);
-  if (!before) throw new DomainError('not_found', 'File not found');
+  if (!(await s.store.files.findById(appId, id))) throw new DomainError('not_found', 'File not found'); // before taking the upload
   const content = await storeContent(s, appId, body, maxBytes);
   return withContent(s, content, () => write(s, async ({ tx, audit, changed, emit }) => {
+    const current = await tx.files.findById(appId, id); // the content this replaces, for the audit entry
+    if (!current) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
     const old = await tx.files.replaceContent(appId, id, content.blobId, content.size, content.sha256, content.chunkSize, s.clock());
     if (!old) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
     await tx.files.deleteBlob(old);
     const after = (await tx.files.findById(appId, id))!;
-    await audit('file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
+    await audit('file.replace_content', appId, id, { before: { size: current.size, sha256: current.sha256 }, after: { size: after.size, sha256: after.sha256 } });
     changed({ content: appId });
     await emit('file.updated', appId, { ...viewFile(after) });
     return viewFile(after);
@@ -165,12 +166,14 @@ export async function replaceFileContent(s: AdminServices, appId: string, id: st
 /** Renames a file or changes its media type or encryption flag. */
 export async function updateFile(s: AdminServices, appId: string, id: string, patch: Partial<FileMetaInput>): Promise<FileView> {
   await getApp(s, appId);
-  const before = await s.store.files.findById(appId, id);
-  if (!before) throw new DomainError('not_found', 'File not found');
+  if (!(await s.store.files.findById(appId, id))) throw new DomainError('not_found', 'File not found');
   // Only what the patch sets is checked: a name stored before a rule existed must not block changing the type.
   checkMeta(patch, 'body');
-  const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
   return write(s, async ({ tx, audit, changed, emit }) => {
+    // Read here: the audit's `before` is what this change replaced, and what the patch leaves is kept as it is now.
+    const before = await tx.files.findById(appId, id);
+    if (!before) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
+    const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
     if (!(await tx.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock()))) throw new DomainError('not_found', 'File not found');
     const after = (await tx.files.findById(appId, id))!;
     await audit('file.update', appId, id, diff(

@@ -98,7 +98,7 @@ export async function putIntegration(s: AdminServices, appId: string, provider: 
     };
     await tx.sales.upsertIntegration(record);
     // The secret never enters the audit log: only that it changed, and its hint.
-    await audit(before ? 'integration.secret_replace' : 'integration.create', appId, null, { provider, secret_hint: record.secretHint, enabled: record.enabled });
+    await audit('integration.set', appId, null, { provider, replaced: before !== undefined, secret_hint: record.secretHint, enabled: record.enabled });
     return viewIntegration(record);
   });
 }

@@ -6,14 +6,14 @@
  * audit entry or log line carries it.
  */
 import { generateKeyPairSync, verify } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { Page } from '../../store/records.js';
 import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
 import { DomainError, validationError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../signing/format.js';
 import { forgetEndedKeys } from '../signing/keys.js';
 import { ed25519PublicKey } from '../signing/points.js';
@@ -193,18 +193,7 @@ export async function getRootKey(s: Services, appId: string, allowMissing = fals
   return { app_id: appId, public_key: app.rootPublicKey };
 }
 
-/**
- * `signatures: required` on an app that cannot sign would refuse every client
- * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
- * the setting is refused until a certified key is valid now.
- */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
-  if (!(await tx.signingKeys.hasUsable(appId, now))) {
-    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
-  }
-}
-
-async function keyIn(repos: Pick<Repositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
+async function keyIn(repos: Pick<ReadRepositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
   const key = await repos.signingKeys.find(appId, kid);
   if (!key) throw new DomainError('not_found', 'Signing key not found');
   return key;

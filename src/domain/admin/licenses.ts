@@ -5,7 +5,7 @@ import type { LicenseRecord, Page } from '../../store/records.js';
 import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';

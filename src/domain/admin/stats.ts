@@ -1,7 +1,7 @@
 import type { ActivityCounts } from '../../store/repositories/stats.js';
 import { validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { addCounts, HOUR_MS, zeroCounts } from '../stats.js';
 import { getApp } from './apps.js';
 

@@ -2,7 +2,7 @@ import type { Cursor } from '../../store/pagination.js';
 import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { getApp } from './apps.js';
@@ -103,11 +103,11 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   }
   const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
   const now = a.clock();
-  const before = viewMembership(user, now);
   return write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     await tx.users.lockRow(user.id, now);
     const current = await tx.users.findById(appId, user.id);
     if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
+    const before = viewMembership(current, now); // read under the lock: what this change replaced, not what a concurrent one did
     let state = { isLifetime: current.isLifetime, activeUntil: current.activeUntil };
     if (explicitUntil !== undefined) state.activeUntil = explicitUntil;
     if (patch.lifetime !== undefined) state = applyLicense(state, { minutes: null, grantsLifetime: patch.lifetime, revokesLifetime: !patch.lifetime }, now);
@@ -159,9 +159,11 @@ export async function revokeSessions(a: AdminServices, appId: string, userId: st
 export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
   await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
+    const current = await tx.users.findById(appId, user.id); // the record as deleted, for the audit entry
+    if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
     await tx.users.delete(appId, user.id);
-    await audit('user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
-    await emit('user.deleted', appId, summary(user, a.clock()));
+    await audit('user.delete', appId, user.id, { before: { username: current.username, membership: viewMembership(current, a.clock()) } });
+    await emit('user.deleted', appId, summary(current, a.clock()));
     forgetUser(user.id);
     changed({ user: user.id });
   });

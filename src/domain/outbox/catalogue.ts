@@ -1,3 +1,5 @@
+import type { AuditAction } from '../admin/actions.js';
+
 /**
  * The one catalogue of event types (STYLE.md: audit, outbox and webhooks share
  * it). Each type says what its `data` is; docs/webhooks.md and the OpenAPI
@@ -45,7 +47,7 @@ export const isEventType = (t: string): t is EventType => Object.hasOwn(EVENT_CA
  * records, tokens, sign-ins and operator accounts, are not app events). The write
  * that audits the action emits the event in the same unit of work.
  */
-export const AUDIT_EVENTS: Readonly<Record<string, EventType>> = {
+export const AUDIT_EVENTS: Readonly<Partial<Record<AuditAction, EventType>>> = {
   'app.create': 'app.created',
   'app.update': 'app.updated',
   'app.rotate_secret': 'app.secret_rotated',

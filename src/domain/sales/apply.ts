@@ -53,7 +53,7 @@ export async function applySale(s: Services, appId: string, provider: Provider, 
     const result = await apply(s, w, appId, provider, event, now);
     await w.tx.sales.settleEvent(appId, provider, event.id, result.outcome, result.orderId);
     if (result.outcome !== 'ignored') {
-      await w.audit(`sale.${result.outcome}`, appId, result.orderId, { provider, event_id: event.id, event_type: event.type, ...result.details });
+      await w.audit('sale.apply', appId, result.orderId, { provider, outcome: result.outcome, event_id: event.id, event_type: event.type, ...result.details });
     }
     return result;
   });

@@ -139,6 +139,11 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
       )) === 1;
     },
 
+    /** PostgreSQL: holds the endpoint's row until the transaction ends (SQLite has one writer at a time anyway). */
+    async lockEndpoint(id: string): Promise<void> {
+      if (dialect === 'postgres') await q.one('SELECT id FROM webhook_endpoints WHERE id = ? FOR UPDATE', [id]);
+    },
+
     async deleteEndpoint(id: string): Promise<boolean> {
       return (await q.run('DELETE FROM webhook_endpoints WHERE id = ?', [id])) === 1;
     },
@@ -191,6 +196,14 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
       return rows.map(toDelivery);
     },
 
+    /** Whether any delivery is due now (a cheap read before a claim). */
+    async anyDue(now: number): Promise<boolean> {
+      return (await q.one(
+        "SELECT 1 AS x FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?) LIMIT 1",
+        [now, now],
+      )) !== undefined;
+    },
+
     async findDelivery(id: string): Promise<DeliveryRecord | undefined> {
       const r = await q.one(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?`, [id]);
       return r && toDelivery(r);
@@ -231,15 +244,17 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     },
 
     /** Newest first. */
-    async listDeliveries(endpointId: string, status: DeliveryStatus | undefined, cursor: Cursor | null, limit: number): Promise<Page<DeliveryRecord>> {
+    async listDeliveries(endpointId: string, status: DeliveryStatus | undefined, cursor: Cursor | null, limit: number): Promise<Page<DeliveryRecord & { eventType: string }>> {
       const where = ['endpoint_id = ?'];
       const params: (string | number)[] = [endpointId];
       if (status) where.push('status = ?'), params.push(status);
       if (cursor) where.push('(created_at < ? OR (created_at = ? AND id < ?))'), params.push(cursor.at, cursor.at, cursor.id);
-      const rows = await q.all(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [
-        ...params, limit + 1,
-      ]);
-      return toPage(rows, limit, toDelivery, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+      const rows = await q.all(
+        `SELECT ${DELIVERY_COLUMNS}, (SELECT type FROM events e WHERE e.id = webhook_deliveries.event_id) AS event_type
+         FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
+        [...params, limit + 1],
+      );
+      return toPage(rows, limit, (r) => ({ ...toDelivery(r), eventType: r.event_type as string }), (r) => ({ at: Number(r.created_at), id: r.id as string }));
     },
 
     async attemptsOf(deliveryIds: string[]): Promise<AttemptRecord[]> {

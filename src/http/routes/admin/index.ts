@@ -11,6 +11,7 @@ import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
 import { statsRoutes } from './stats.js';
 import { userRoutes } from './users.js';
+import { webhookRoutes } from './webhooks.js';
 
 export interface AdminOptions extends AdminAuth {
   maxUploadBytes: number;
@@ -32,6 +33,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   operatorRoutes(app, s);
   statsRoutes(app, s);
   integrationRoutes(app, s);
+  webhookRoutes(app, s);
   operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));
