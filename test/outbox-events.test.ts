@@ -171,11 +171,11 @@ describe('events are written with their change', () => {
     await expectOne('user.deleted', () => ok(h.admin('DELETE', `/apps/${app.id}/users/${aliceId}`), 204));
     await expectOne('app.deleted', () => ok(h.admin('DELETE', `/apps/${app.id}?confirm=${encodeURIComponent('Test app')}`), 204));
 
-    // Not a change of this branch: license.revoked is emitted by the sales integration (issue 23, "Sales in"), and
-    // webhook.test by an endpoint's test route (test/webhooks.test.ts). Issue 24's template, entitlement and trial
-    // events: test/tiers-events.test.ts; issue 25's seats: test/seats-events.test.ts.
+    // Not a change of this branch: license.revoked and license.extended are emitted by the sales integration (issue 23,
+    // "Sales in": test/sales-lifecycle.test.ts), and webhook.test by an endpoint's test route (test/webhooks.test.ts).
+    // Issue 24's template, entitlement and trial events: test/tiers-events.test.ts; issue 25's seats: test/seats-events.test.ts.
     const elsewhere = new Set([
-      'license.revoked', 'webhook.test',
+      'license.revoked', 'license.extended', 'webhook.test',
       'template.created', 'template.updated', 'template.applied', 'template.deleted', 'entitlement.granted', 'entitlement.revoked', 'trial.started', 'trial.converted',
       'seat.checked_out', 'seat.released', 'seat.expired',
     ]);
