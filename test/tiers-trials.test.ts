@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { emailKey } from '../src/domain/trials.js';
+import { emailKey } from '../src/domain/trial-emails.js';
 import { expectError, harness, noticesHeard, PASSWORD, type Harness, type TestApp } from './helpers.js';
 import { hwidHashOf, leaseOf, postLease } from './lease-fixtures.js';
 import { setUpKeys } from './signing-fixtures.js';

@@ -6,3 +6,4 @@
 export type { AppRecord, BanType } from '../store/records.js';
 export type { AuditFilter } from '../store/repositories/admin.js';
 export type { LicenseFilter } from '../store/repositories/licenses.js';
+export type { TrialStatus } from '../store/repositories/trials.js';

@@ -4,6 +4,7 @@ import type { TrialRecord, UserRecord } from '../store/records.js';
 import { checkDevice, checkMembership, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
 import type { BanSet } from './bans.js';
 import { DomainError, validationError } from './errors.js';
+import { blocked, EMAIL_MAX, emailKey } from './trial-emails.js';
 import { summary } from './admin/users.js';
 import { viewTrial } from './admin/entitlements.js';
 import { events } from './events.js';
@@ -24,50 +25,6 @@ export interface TrialInput {
 export interface TrialAnswer {
   session_token: string;
   user: UserView;
-}
-
-const EMAIL_MAX = 254;
-const GMAIL = new Set(['gmail.com', 'googlemail.com']);
-
-/**
- * The key an email is counted under for "one trial per email": lower-case; `+tag` removed from the local
- * part; for gmail.com and googlemail.com (one mailbox under both) also every dot, and the domain is
- * gmail.com. Null when the text is not an address (local@domain, no spaces).
- */
-export function emailKey(email: string): string | null {
-  const lower = email.trim().toLowerCase();
-  const at = lower.lastIndexOf('@');
-  if (at <= 0 || at === lower.length - 1 || /\s/.test(lower)) return null;
-  let local = lower.slice(0, at);
-  let domain = lower.slice(at + 1);
-  if (local.includes('@') || !domain.includes('.') || domain.startsWith('.') || domain.endsWith('.')) return null;
-  const plus = local.indexOf('+');
-  if (plus >= 0) local = local.slice(0, plus);
-  if (GMAIL.has(domain)) {
-    local = local.replaceAll('.', '');
-    domain = 'gmail.com';
-  }
-  if (local.length === 0) return null;
-  return `${local}@${domain}`;
-}
-
-/** The operator's list of refused domains: lower-cased, sorted, once each; each a plausible domain name. */
-export function checkDomains(field: string, domains: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const [i, d] of domains.entries()) {
-    const domain = d.trim().toLowerCase();
-    if (!/^[a-z0-9](?:[a-z0-9-]{0,62}\.)*[a-z0-9-]{1,63}$/.test(domain) || domain.length > 253) throw validationError(`${field}.${i}`, 'must be a domain name such as mailinator.com');
-    out.add(domain);
-  }
-  return [...out].sort();
-}
-
-/** A domain is refused when it or any parent domain is on the list (sub.mailinator.com with mailinator.com). */
-function blocked(list: readonly string[], domain: string): boolean {
-  if (list.length === 0) return false;
-  const parts = domain.split('.');
-  for (let i = 0; i < parts.length - 1; i++) if (list.includes(parts.slice(i).join('.'))) return true;
-  return false;
 }
 
 const trialUsed = () => new DomainError('trial_used');

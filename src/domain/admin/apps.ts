@@ -9,7 +9,7 @@ import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import type { AppLists } from '../../store/repositories/apps.js';
 import { checkCodes } from '../entitlements.js';
-import { checkDomains } from '../trials.js';
+import { checkDomains } from '../trial-emails.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
 

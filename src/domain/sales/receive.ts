@@ -51,3 +51,6 @@ function parseJson(raw: Buffer): unknown {
     throw new DomainError('validation_error', 'Invalid request: the body is not valid JSON', [{ field: 'body', message: 'is not valid JSON' }]);
   }
 }
+
+/** The stores a webhook may come from: the store's list, named here for the routes (http never imports store). */
+export { PROVIDERS, type Provider } from '../../store/repositories/sales.js';

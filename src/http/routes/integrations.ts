@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { receiveSale } from '../../domain/sales/receive.js';
 import type { Services } from '../../domain/services.js';
-import { PROVIDERS, type Provider } from '../../store/repositories/sales.js';
+import { PROVIDERS, type Provider } from '../../domain/sales/receive.js';
 import { errors, noSecurity, uuid } from '../schemas.js';
 
 const saleAnswer = {

@@ -7,7 +7,7 @@
 // licenses it created, so a renewal extends and a refund takes back exactly
 // those. Licenses have no foreign key from here: a revoked unredeemed code is
 // deleted, and the order keeps the row that says so.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 12,

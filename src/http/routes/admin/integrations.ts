@@ -4,7 +4,7 @@ import {
   setIntegrationEnabled, updateMapping, type MappingInput,
 } from '../../../domain/admin/integrations.js';
 import type { Services } from '../../../domain/services.js';
-import { PROVIDERS, type Provider } from '../../../store/repositories/sales.js';
+import { PROVIDERS, type Provider } from '../../../domain/sales/receive.js';
 import { acting, adminSecurity, cursorOf, page, pageQuery, pageSchema } from '../../admin-plugin.js';
 import { errors, timestamp, uuid } from '../../schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { grantEntitlement, listTrials, resetTrial, revokeEntitlement } from '../../../domain/admin/entitlements.js';
 import { applyTemplate, createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate, type TemplateInput } from '../../../domain/admin/templates.js';
 import type { Services } from '../../../domain/services.js';
-import type { TrialStatus } from '../../../store/repositories/trials.js';
+import type { TrialStatus } from '../../../domain/records.js';
 import { acting, adminSecurity, cursorOf, page, pageQuery } from '../../admin-plugin.js';
 import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { templateFields } from '../../admin-schemas.js';
