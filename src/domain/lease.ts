@@ -71,6 +71,7 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
 export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: string, seq: number, hardwareHash: string, keyNotAfter: number): LeasePayload {
   const { app, now: iat } = ctx;
   const activeUntil = user.isLifetime ? null : user.activeUntil;
+  const entitlements = leaseEntitlements(user.grants, iat);
   return {
     lease_id: leaseId,
     seq,
@@ -83,8 +84,8 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     renew_after: iat + app.leaseRenewSeconds * 1000,
     exp: leaseExp(ctx, user, keyNotAfter),
     max_offline_runtime_s: app.offlineGraceSeconds,
-    entitlements: leaseEntitlements(user.grants, iat),
-    is_trial: isTrialUser(user, iat),
+    ...(entitlements.length > 0 && { entitlements }),
+    ...(isTrialUser(user, iat) && { is_trial: true as const }),
   };
 }
 
