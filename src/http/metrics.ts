@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { PostgresDb } from '../store/postgres.js';
 import { header } from './client-plugin.js';
-import type { Observe } from './fast-path.js';
+import type { FinishedObserver } from './request-steps.js';
 import { digest, digestMatches } from '../domain/tokens.js';
 
 /**
@@ -12,7 +12,7 @@ import { digest, digestMatches } from '../domain/tokens.js';
  * (the route does not exist otherwise): request counts and latency per route
  * and status, database pool usage, and the process metrics of prom-client.
  */
-export function registerMetrics(app: FastifyInstance, s: Services, token: string): Observe {
+export function registerMetrics(app: FastifyInstance, s: Services, token: string): FinishedObserver {
   const db = s.store.db;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
@@ -35,16 +35,12 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     this.set(s.limits.status() === 'shared' ? 1 : 0);
   } });
 
-  /** One answered request; the fast path (fast-path.ts) counts its answers through it too. */
-  const observe: Observe = (method, route, status, seconds) => {
+  /** One answered request, of either path (step `finished`, request-steps.ts): the route pattern, never the raw URL (ids in paths would make unbounded label sets). */
+  const observe: FinishedObserver = ({ method, route, status }, seconds) => {
     const labels = { method, route, status: String(status) };
     requests.inc(labels);
     latency.observe(labels, seconds);
   };
-  app.addHook('onResponse', async (request, reply) => {
-    // The route pattern, never the raw URL: ids in paths would make unbounded label sets.
-    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-  });
 
   const expected = digest(token);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
