@@ -15,12 +15,13 @@
 //   bearer        dist/cli/main.js serve (SQLite), GET /app_context, Authorization: Bearer <session>
 //   license_code  the same, x-api-license-code
 //   password      the same, x-api-username / x-api-password (argon2 once, then cached: in the warm-up)
+//   signed        the bearer request with Tollgate-Nonce (a signed answer: the app has a certified signing key)
 // Each row has a server process of its own under valgrind (each Tollgate one on a copy of the seeded store),
 // and its own keep-alive sockets, opened by the warm-up and reused by the measured requests.
 // The store is seeded first, over HTTP, by the same build run natively (admin API: app, variables,
 // files, licenses; client API: sign up, activate, login, sign up with a license code).
 //
-// Usage: node bench/instructions.mjs [--only bare,fastify,bearer,license_code,password]
+// Usage: node bench/instructions.mjs [--only bare,fastify,bearer,license_code,password,signed]
 //          [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial]
 // --keep leaves the callgrind dumps (and logs) in the temporary directory; --serial runs the rows one at a
 // time instead of in two lanes side by side (two valgrind processes, one CPU each).
@@ -40,10 +41,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './lib/proc.mjs';
+import { setUpSigningKey } from './lib/tollgate.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const ALL_ROWS = ['bare', 'fastify', 'bearer', 'license_code', 'password'];
-const TOLLGATE_ROWS = ['bearer', 'license_code', 'password'];
+const ALL_ROWS = ['bare', 'fastify', 'bearer', 'license_code', 'password', 'signed'];
+const TOLLGATE_ROWS = ['bearer', 'license_code', 'password', 'signed'];
 /** The method's warm-up: 15,000 unmeasured requests per row (fewer leave Tollgate's code visibly less optimized). */
 const METHOD_WARMUP = 15_000;
 const DEFAULT_WARMUP = METHOD_WARMUP;
@@ -378,8 +380,11 @@ async function seed(base, adminToken) {
   await call(base, 'POST', '/activate_license', { body: { code: code1, username: USERNAME, password: PASSWORD }, headers: appHeaders });
   const { json: login } = await call(base, 'POST', '/auth/login', { body: { credentials: { username: USERNAME, password: PASSWORD } }, headers: appHeaders });
   await call(base, 'POST', '/sign_up_with_license_code', { body: { code: code2 }, headers: appHeaders });
+  // A certified signing key, as npm run bench sets one up, for the signed row.
+  await setUpSigningKey(DIST, { admin: (method, path, { body, expect } = {}) => call(base, method, `/admin/v1${path}`, { body, headers: admin, expect }).then((r) => r.json) }, app.id);
   const headers = {
     bearer: { ...appHeaders, authorization: `Bearer ${login.session_token}` },
+    signed: { ...appHeaders, authorization: `Bearer ${login.session_token}`, 'tollgate-nonce': 'insn-nonce-0123456789abcdef' },
     license_code: { ...appHeaders, 'x-api-license-code': code2 },
     password: { ...appHeaders, 'x-api-username': USERNAME, 'x-api-password': PASSWORD },
   };
