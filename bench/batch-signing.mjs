@@ -6,7 +6,7 @@
 // For each batch size B (1..64) it measures, in this process, with the same Node.js crypto the server uses:
 //   - per batch: B leaf hashes (SHA-256 of each answer's signed bytes, the responseInput layout of docs/signing.md,
 //     ~330 bytes), the tree (B-1 node hashes), one signature over the root, B paths (log2 B hashes each) encoded;
-//   - answers/s and the signing cost per answer (µs), against one signature per answer (B = 1 is that, plus a
+//   - answers/s and the signing cost per answer (CPU µs), against one signature per answer (B = 1 is that, plus a
 //     leaf hash);
 //   - the client's cost to verify one answer (log2 B hashes + one signature check), and the header bytes added;
 //   - latency within a turn: B answers ready at once are signed one after another today (the i-th waits for i
@@ -18,7 +18,7 @@
 // Usage: node bench/batch-signing.mjs [--sizes 1,2,4,8,16,32,64] [--ms 1500] [--json]
 //          [--http] [--connections 1,10,50] [--seconds 4] [--turns 2]
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash, generateKeyPairSync, sign, verify } from 'node:crypto';
+import { createHash, generateKeyPairSync, hash, sign, verify } from 'node:crypto';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -55,11 +55,8 @@ function answerInput(i) {
   );
 }
 
-const h = (...parts) => {
-  const x = createHash('sha256');
-  for (const p of parts) x.update(p);
-  return x.digest();
-};
+/** SHA-256 of the parts, one-shot (a third of createHash's cost, as src/domain/signing/format.ts's sha256Hex). */
+const h = (...parts) => hash('sha256', parts.length === 1 ? parts[0] : Buffer.concat(parts), 'buffer');
 
 /** Signs B answers with one signature: the root's, and each answer's path (sibling hashes, leaf to root). */
 function signBatch(inputs) {
@@ -99,19 +96,21 @@ function verifyOne(input, header) {
   return verify(null, Buffer.concat([Buffer.from('tollgate/batch/v1\n'), node]), publicKey, Buffer.from(m[3], 'base64url'));
 }
 
-/** Runs `f` repeatedly for about MS ms (after a short warm-up); µs per call. */
+/**
+ * Runs `f` repeatedly for about MS ms (after a short warm-up); CPU µs per call (this process's user + system time,
+ * process.cpuUsage: on a shared machine, wall time also counts the moments other processes held the core).
+ */
 function time(f) {
   for (let i = 0; i < 200; i++) f();
   let n = 0;
-  const t0 = process.hrtime.bigint();
-  const end = t0 + BigInt(MS) * 1_000_000n;
-  let t = t0;
-  while (t < end) {
+  const c0 = process.cpuUsage();
+  const end = process.hrtime.bigint() + BigInt(MS) * 1_000_000n;
+  while (process.hrtime.bigint() < end) {
     for (let i = 0; i < 20; i++) f();
     n += 20;
-    t = process.hrtime.bigint();
   }
-  return Number(t - t0) / 1000 / n;
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / n;
 }
 
 if (opt.serve) {

@@ -22,10 +22,10 @@
 // files, licenses; client API: sign up, activate, login, sign up with a license code).
 //
 // Usage: node bench/instructions.mjs [--only bare,fastify,bearer,license_code,password,signed]
-//          [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial]
+//          [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial] [--pause-ms 3000]
 // --keep leaves the callgrind dumps (and logs) in the temporary directory; --serial runs the rows one at a
 // time instead of in two lanes side by side (two valgrind processes, one CPU each).
-// The warm-up pauses 3 s before its last 1,000 requests, so that Turbofan's queued jobs (on helper threads,
+// The warm-up pauses 3 s (--pause-ms) before its last 1,000 requests, so that Turbofan's queued jobs (on helper threads,
 // starved under valgrind) finish before anything is counted; a row whose helper threads still ran more
 // than 5% of its count during the measured requests gets a note (its count may be high: rerun).
 // Defaults: 3,000 measured requests after 15,000 warm-up requests per row; under valgrind everything is
@@ -49,8 +49,8 @@ const TOLLGATE_ROWS = ['bearer', 'license_code', 'password', 'signed'];
 /** The method's warm-up: 15,000 unmeasured requests per row (fewer leave Tollgate's code visibly less optimized). */
 const METHOD_WARMUP = 15_000;
 const DEFAULT_WARMUP = METHOD_WARMUP;
-/** The pause before the warm-up's last requests (see measure). */
-const PAUSE_MS = 3000;
+/** The default pause before the warm-up's last requests (see measure); --pause-ms sets it. */
+const DEFAULT_PAUSE_MS = 3000;
 /** How long a server under callgrind gets to write its final dump after SIGTERM before SIGKILL. */
 const CALLGRIND_GRACE_MS = 60_000;
 
@@ -63,11 +63,12 @@ const { values: opt } = parseArgs({
     dist: { type: 'string', default: join(ROOT, 'dist') },
     keep: { type: 'boolean', default: false },
     serial: { type: 'boolean', default: false },
+    'pause-ms': { type: 'string', default: String(DEFAULT_PAUSE_MS) },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (opt.help) {
-  process.stdout.write('Usage: node bench/instructions.mjs [--only ' + ALL_ROWS.join(',') + '] [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial]\n');
+  process.stdout.write('Usage: node bench/instructions.mjs [--only ' + ALL_ROWS.join(',') + '] [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial] [--pause-ms 3000]\n');
   process.exit(0);
 }
 const rows = opt.only.split(',').map((s) => s.trim()).filter(Boolean);
@@ -76,6 +77,8 @@ const REQUESTS = positiveInt('requests', opt.requests);
 const WARMUP = positiveInt('warmup', opt.warmup, true);
 const CONNECTIONS = positiveInt('connections', opt.connections);
 const DIST = resolve(opt.dist);
+// On a loaded machine V8's helper threads need longer to finish the queued compile jobs (the note below shows it).
+const PAUSE_MS = positiveInt('pause-ms', opt['pause-ms'], true);
 
 /**
  * V8's garbage collector, by (demangled) function name: the collectors, their visitors and root
