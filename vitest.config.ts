@@ -42,6 +42,7 @@ const SQLITE_ONLY = [
   'test/log-output.test.ts',
   'test/readme-walkthrough.test.ts',
   'test/redis-fallback.test.ts',
+  'test/sales-cli.test.ts',
   'test/sqlite-faults.test.ts',
   'test/sqlite-store.test.ts',
   'test/trust-proxy.test.ts',

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import formatsPlugin from 'ajv-formats';
@@ -299,7 +300,41 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.inject({ method: 'POST', url: '/admin/v1/apps', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     await h.admin('DELETE', `/apps/${appId}?confirm=Admin%20app`);
     expect(problems).toEqual([]);
-    expectAllDriven((t) => t.startsWith('admin'));
+    // Store integrations have a test of their own below.
+    expectAllDriven((t) => t.startsWith('admin') && t !== 'admin: integrations');
+    for (const status of [401, 404, 409, 413, 422]) expect([...seen.values()].some((s) => s.has(status)), `no ${status} seen`).toBe(true);
+  });
+
+  it('store integrations: the admin side and the stores\' webhooks, happy paths and errors', async () => {
+    const appId = (await h.admin('POST', '/apps', { name: 'Shop app' })).json().id as string;
+    const a = (url: string) => `/apps/${appId}${url}`;
+    const secret = 'lemon-signing-secret-1234';
+    await h.admin('PUT', a('/integrations/lemonsqueezy'), { signing_secret: secret });
+    await h.admin('GET', a('/integrations'));
+    await h.admin('GET', a('/integrations/lemonsqueezy'));
+    await h.admin('PATCH', a('/integrations/lemonsqueezy'), { enabled: true });
+    const mapping = (await h.admin('POST', a('/integrations/lemonsqueezy/products'), { product_key: '1', minutes: 60 })).json();
+    await h.admin('GET', a('/integrations/lemonsqueezy/products'));
+    await h.admin('PATCH', a(`/integrations/lemonsqueezy/products/${mapping.id}`), { codes_per_unit: 2 });
+    const body = Buffer.from(JSON.stringify({ meta: { event_name: 'order_created' }, data: { type: 'orders', id: '7', attributes: { status: 'paid', user_email: 'b@example.com', first_order_item: { variant_id: 1, product_id: 1, quantity: 1 } } } }));
+    const sign = (bytes: Buffer) => createHmac('sha256', secret).update(bytes).digest('hex');
+    const url = `/integrations/lemonsqueezy/${appId}`;
+    const order = (await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-signature': sign(body) }, payload: body })).json();
+    await h.admin('GET', a('/orders'));
+    await h.admin('GET', a(`/orders/${order.order_id}`));
+    // Errors: 401 (unsigned), 409 (mapped twice; a subscription before its order), 422 (garbage with a good signature), 404, 413.
+    await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: body });
+    await h.admin('POST', a('/integrations/lemonsqueezy/products'), { product_key: '1', minutes: 60 });
+    const early = Buffer.from(JSON.stringify({ meta: { event_name: 'subscription_created' }, data: { type: 'subscriptions', id: '9', attributes: { order_id: 99 } } }));
+    await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-signature': sign(early) }, payload: early });
+    const garbage = Buffer.from('{"meta":');
+    await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-signature': sign(garbage) }, payload: garbage });
+    await h.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'x-signature': 'x' }, payload: Buffer.alloc(600 * 1024, 32) });
+    await h.admin('GET', a('/integrations/stripe'));
+    await h.admin('DELETE', a(`/integrations/lemonsqueezy/products/${mapping.id}`));
+    await h.admin('DELETE', a('/integrations/lemonsqueezy'));
+    expect(problems).toEqual([]);
+    expectAllDriven((t) => t === 'admin: integrations' || t === 'integrations');
     for (const status of [401, 404, 409, 413, 422]) expect([...seen.values()].some((s) => s.has(status)), `no ${status} seen`).toBe(true);
   });
 

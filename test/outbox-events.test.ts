@@ -175,7 +175,7 @@ describe('events are written with their change', () => {
     // webhook.test by an endpoint's test route (test/webhooks.test.ts). Issue 24's template, entitlement and trial
     // events: test/tiers-events.test.ts; issue 25's seats: test/seats-events.test.ts.
     const elsewhere = new Set([
-      'license.revoked', 'webhook.test',
+      'license.revoked', 'license.extended', 'webhook.test',
       'template.created', 'template.updated', 'template.applied', 'template.deleted', 'entitlement.granted', 'entitlement.revoked', 'trial.started', 'trial.converted',
       'seat.checked_out', 'seat.released', 'seat.expired',
     ]);

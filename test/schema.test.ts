@@ -21,9 +21,18 @@ describe('schema', () => {
 
   it('every migration is recorded, in order', async () => {
     const rows = await db().all<{ version: number | string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
-    // 10 and 12 are other branches' (issue 23's outbox took 11, issue 24's tiers 13; the integrator renumbers).
-    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 14]);
+    // 10 is another branch's; 11 the outbox, 12 sales in, 13 tiers, 14 seats (the integrator renumbers).
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14]);
     expect(rows.at(-1)!.name).toBe('seats');
+  });
+
+  it('sales: one row per delivered event id, one per store order; orders found by subscription and by payment', async () => {
+    const indexes = await indexesOf('integration_orders');
+    expect(indexes).toEqual(expect.arrayContaining(['integration_orders_subscription', 'integration_orders_payment']));
+    const event = ['app', 'stripe', 'evt_1', 'checkout.session.completed', 'granted', null, 1] as Param[];
+    await db().run("INSERT INTO apps (id, name, api_key, api_secret_hash, created_at, updated_at) VALUES ('app', 'A', 'k', 'h', 1, 1)");
+    await db().run('INSERT INTO integration_events (app_id, provider, event_id, event_type, outcome, order_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)', event);
+    await expect(db().run('INSERT INTO integration_events (app_id, provider, event_id, event_type, outcome, order_id, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)', event)).rejects.toThrow();
   });
 
   it('sessions keep one index by user: (user_id, created_at); the redundant (user_id) one is gone', async () => {

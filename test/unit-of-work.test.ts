@@ -5,6 +5,7 @@ import type { Change } from '../src/domain/caches.js';
 import { ADMIN_TOKEN, errorOf, harness, PASSWORD, STORE, type Harness, type TestApp, writableStore } from './helpers.js';
 import { login, makeOperator, OPERATOR_PASSWORD, signIn, totpCode, withTotp, type Session } from './operator-helpers.js';
 import { certify, createPendingKey, rootPair, rotateKey, type RootPair } from './signing-fixtures.js';
+import { connect, fixture as storeSample, map, post } from './sales-helpers.js';
 
 /**
  * One unit of work per write (src/domain/unit-of-work.ts): the change and its
@@ -25,6 +26,8 @@ interface Fixture {
   /** A webhook endpoint of `app` (a closed loopback port, subscribed to webhook.test only) and one deleted with nothing else. */
   webhookId: string;
   spareWebhookId: string;
+  /** A Lemon Squeezy integration of `app` with one product mapped. */
+  mappingId: string;
   /** A second app with a root key, a certified signing key and a pending one. */
   keyed: TestApp;
   root: RootPair;
@@ -79,8 +82,10 @@ async function fixture(h: Harness): Promise<Fixture> {
   expect((await h.admin('PATCH', `/apps/${app.id}`, { trial_minutes: 60, trial_entitlements: ['pro'] })).statusCode).toBe(200);
   expect((await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial' })).statusCode).toBe(200);
   const trialId = (await h.admin('GET', `/apps/${app.id}/trials`)).json().items[0].id;
+  await connect(h, app, 'lemonsqueezy');
+  const mappingId = await map(h, app, 'lemonsqueezy', { product_key: '1', minutes: 60 });
   return {
-    templateId: template.json().id, trialId,
+    templateId: template.json().id, trialId, mappingId,
     app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, seatId: seat.json().seat.id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
     keyed, root, activeKid, pendingKid: pending.kid, pendingPublicKey: pending.publicKey,
     dave: { id: daveId, session: daveSession, pendingSecret: started.json().secret },
@@ -191,11 +196,23 @@ const WRITES: Record<AuditAction, Scenario[]> = {
   'webhook.rotate_secret': [{ name: 'webhook secret rotation', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/secret`) }],
   'webhook.test': [{ name: 'webhook test event', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/test`) }],
   'webhook.replay': [{ name: 'webhook replay of failures', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/webhooks/${f.webhookId}/replay`, { since: '2020-01-01T00:00:00Z' }) }],
+  'integration.set': [
+    { name: 'store secret set', act: (h, f) => h.admin('PUT', `/apps/${f.app.id}/integrations/stripe`, { signing_secret: 'whsec_unit_of_work_0123' }) },
+    { name: 'store secret replaced', act: (h, f) => h.admin('PUT', `/apps/${f.app.id}/integrations/lemonsqueezy`, { signing_secret: 'another-secret' }) },
+  ],
+  'integration.update': [{ name: 'store integration disabled', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/integrations/lemonsqueezy`, { enabled: false }) }],
+  'integration.delete': [{ name: 'store integration delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/integrations/lemonsqueezy`) }],
+  'integration.product_create': [{ name: 'product mapping create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/integrations/lemonsqueezy/products`, { product_key: '99', lifetime: true }) }],
+  'integration.product_update': [{ name: 'product mapping update', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/integrations/lemonsqueezy/products/${f.mappingId}`, { codes_per_unit: 2 }) }],
+  'integration.product_delete': [{ name: 'product mapping delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/integrations/lemonsqueezy/products/${f.mappingId}`) }],
+  // The store's own write (its audit actor is integration:lemonsqueezy): licenses, order and event id in one unit of work.
+  'sale.apply': [{ name: 'store sale webhook', act: (h, f) => post(h, 'lemonsqueezy', f.app, storeSample('lemonsqueezy', 'order_created')) }],
 };
 
 const TABLES = [
   'apps', 'licenses', 'users', 'activations', 'devices', 'user_ips', 'sessions', 'variables', 'blobs', 'files', 'bans', 'admin_tokens', 'audit_log',
   'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints', 'license_templates', 'entitlement_grants', 'trials',
+  'integrations', 'integration_products', 'integration_events', 'integration_orders', 'integration_order_licenses',
 ];
 
 /**

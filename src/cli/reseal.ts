@@ -29,7 +29,11 @@ export function resealCommand(program: Command): void {
         const db = await openDb(config.databaseUrl, { ...config, mustExist: true });
         try {
           const { resealed, unopenable } = await resealKeys(createStore(db), seal);
-          process.stdout.write(`resealed ${resealed.length} signing key${resealed.length === 1 ? '' : 's'} under key-encryption key ${seal.current.id} in ${target.location}\n`);
+          // Stores' webhook signing secrets are sealed with the same KEK (kid integration:<provider>): counted apart.
+          const secrets = resealed.filter((kid) => kid.startsWith('integration:')).length;
+          const keys = resealed.length - secrets;
+          const also = secrets > 0 ? ` and ${secrets} store signing secret${secrets === 1 ? '' : 's'}` : '';
+          process.stdout.write(`resealed ${keys} signing key${keys === 1 ? '' : 's'}${also} under key-encryption key ${seal.current.id} in ${target.location}\n`);
           if (unopenable.length > 0) {
             const n = unopenable.length;
             throw new StartError(`${n} signing key${n === 1 ? '' : 's'} could not be opened and stay${n === 1 ? 's' : ''} as before (${unopenable[0]!.reason}${n > 1 ? '; and others' : ''}): set SIGNING_KEY_SEAL_OLD to the key that sealed ${n === 1 ? 'it' : 'them'} and run again`);

@@ -41,7 +41,8 @@ export type ErrorCode =
   | 'seats_not_enabled'
   | 'seat_not_found'
   | 'reset_cooldown'
-  | 'reset_disabled';
+  | 'reset_disabled'
+  | 'invalid_signature';
 
 export interface FieldError {
   field: string;

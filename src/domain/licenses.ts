@@ -39,6 +39,9 @@ export async function redeem(tx: Repositories, ctx: RequestContext, userId: stri
  * holdingEnd.
  */
 export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
+  // What the license holds now, read after the claim took its row: a sale's renewal may have added minutes to
+  // the unredeemed code since it was read (src/domain/sales/apply.ts); once claimed, no renewal changes it.
+  license = (await tx.licenses.findById(ctx.app.id, license.id)) ?? license;
   await tx.users.lockRow(userId, ctx.now);
   const user = await tx.users.findById(ctx.app.id, userId);
   if (!user) throw new DomainError('invalid_credentials');

@@ -47,6 +47,7 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   seat_not_found: { status: 404, detail: 'This device holds no seat' },
   reset_cooldown: { status: 429, detail: 'Devices were reset recently; try again later' },
   reset_disabled: { status: 403, detail: 'Resetting devices yourself is not enabled for this application' },
+  invalid_signature: { status: 401, detail: 'The webhook signature is missing, stale or does not match the signing secret' },
   invalid_client_address: { status: 400, detail: 'X-Forwarded-For from a trusted proxy does not name a client IP address' },
   bad_request: { status: 400, detail: 'The request is not valid HTTP' },
   request_timeout: { status: 408, detail: 'The request did not arrive in time' },

@@ -59,7 +59,8 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const tags = [
   { name: 'client', description: 'The client interface: application credentials on every call, user credentials where a user is concerned; answers signed on request' },
   { name: 'meta', description: 'Health and readiness, without credentials' },
-  ...['apps', 'licenses', 'variables', 'files', 'bans', 'users', 'keys', 'tokens', 'audit'].map((t) => ({ name: `admin: ${t}`, description: `Admin API: ${t}` })),
+  { name: 'integrations', description: 'Stores’ webhooks (Stripe, Paddle Billing, Lemon Squeezy): sales create licenses; authenticated by each store’s own signature' },
+  ...['apps', 'licenses', 'variables', 'files', 'bans', 'users', 'keys', 'tokens', 'audit', 'integrations'].map((t) => ({ name: `admin: ${t}`, description: `Admin API: ${t}` })),
 ];
 
 /** Applies document-only constraints (schemas.ts `documented`/`documentedAs`) everywhere in `node`, in place. */

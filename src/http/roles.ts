@@ -96,6 +96,19 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'PUT /admin/v1/apps/:app_id/signing-keys/:kid/certificate': 'keys',
   'POST /admin/v1/apps/:app_id/signing-keys/:kid/retire': 'keys',
 
+  // Store integrations (sales in): the secrets and mappings decide what is granted, so changing them is 'apps'
+  'GET /admin/v1/apps/:app_id/integrations': 'read',
+  'GET /admin/v1/apps/:app_id/integrations/:provider': 'read',
+  'PUT /admin/v1/apps/:app_id/integrations/:provider': 'apps',
+  'PATCH /admin/v1/apps/:app_id/integrations/:provider': 'apps',
+  'DELETE /admin/v1/apps/:app_id/integrations/:provider': 'apps',
+  'GET /admin/v1/apps/:app_id/integrations/:provider/products': 'read',
+  'POST /admin/v1/apps/:app_id/integrations/:provider/products': 'apps',
+  'PATCH /admin/v1/apps/:app_id/integrations/:provider/products/:mapping_id': 'apps',
+  'DELETE /admin/v1/apps/:app_id/integrations/:provider/products/:mapping_id': 'apps',
+  'GET /admin/v1/apps/:app_id/orders': 'read',
+  'GET /admin/v1/apps/:app_id/orders/:order_id': 'read',
+
   // Admin tokens and the audit log
   'GET /admin/v1/tokens': 'read',
   'POST /admin/v1/tokens': 'tokens',

@@ -17,6 +17,7 @@ import { adminRoutes } from './routes/admin/index.js';
 import { dashboardRoutes } from './dashboard.js';
 import { clientRoutes } from './routes/client/index.js';
 import { metaRoutes } from './routes/meta.js';
+import { integrationRoutes as storeWebhookRoutes } from './routes/integrations.js';
 import { registerMetrics } from './metrics.js';
 import { ADMIN_SCHEMAS } from './admin-schemas.js';
 import { swaggerOptions } from './openapi.js';
@@ -169,6 +170,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);
     await clientRoutes(scope, opts.services, downloads);
   });
+  // Stores' webhooks: a scope of their own, whose body parser keeps the raw bytes the store signed.
+  await app.register(async (scope) => storeWebhookRoutes(scope, opts.services));
   await app.register(adminRoutes, {
     prefix: '/admin/v1',
     services: opts.services,

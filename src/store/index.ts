@@ -10,6 +10,7 @@ import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
 import { operatorsRepository } from './repositories/operators.js';
 import { seatsRepository } from './repositories/seats.js';
+import { salesRepository } from './repositories/sales.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
@@ -38,6 +39,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     templates: templatesRepository(q),
     entitlements: entitlementsRepository(q),
     trials: trialsRepository(q),
+    sales: salesRepository(q),
     events: eventsRepository(q),
     webhooks: webhooksRepository(q, dialect),
     seats: seatsRepository(q, dialect),
@@ -77,6 +79,7 @@ const READS = {
   templates: ['findById', 'findByName', 'list'],
   entitlements: ['grantsOf', 'listFor'],
   trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count', 'startedPerBucket'],
+  sales: ['findIntegration', 'integrations', 'findMapping', 'mappings', 'findEvent', 'findOrderByRef', 'findOrderByPayment', 'findOrderBySubscription', 'findOrder', 'listOrders', 'orderLicenses', 'storedSecrets'],
   webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
   seats: ['findLive', 'countLive', 'liveOfUser', 'liveOfApp', 'lastSelfReset', 'selfResetsSince', 'selfResetStats'],
 } as const satisfies { [R in keyof Repositories]: readonly (keyof Repositories[R])[] };

@@ -63,6 +63,13 @@ export const AUDIT_ACTIONS = [
   'webhook.rotate_secret',
   'webhook.test',
   'webhook.replay',
+  'integration.set',
+  'integration.update',
+  'integration.delete',
+  'integration.product_create',
+  'integration.product_update',
+  'integration.product_delete',
+  'sale.apply',
 ] as const;
 
 /** One audited action's name. */

@@ -6,6 +6,7 @@
  * given the new key (docs/decisions.md, issue 28 item 3).
  */
 import type { ReadRepositories, Store } from '../../store/index.js';
+import type { Provider } from '../../store/repositories/sales.js';
 import { KeySeal, UnsealError } from './seal.js';
 
 export interface SealReport {
@@ -18,10 +19,30 @@ export interface SealReport {
   unopenable: { appId: string; kid: string; reason: string }[];
 }
 
+/**
+ * Everything sealed with the signing keys' KEK: the signing private keys, and the stores' webhook signing
+ * secrets (src/domain/sales/secrets.ts), whose kid is `integration:<provider>`.
+ */
+interface SealedValue {
+  appId: string;
+  kid: string;
+  privateKey: string;
+  /** The store's integration this secret verifies; absent for a signing key. */
+  provider?: Provider;
+}
+
+async function sealedValues(store: Pick<ReadRepositories, 'signingKeys' | 'sales'>): Promise<SealedValue[]> {
+  const keys: SealedValue[] = (await store.signingKeys.privateKeys()).map((k) => ({ appId: k.appId, kid: k.kid, privateKey: k.privateKey }));
+  const secrets: SealedValue[] = (await store.sales.storedSecrets()).map((i) => ({
+    appId: i.appId, kid: `integration:${i.provider}`, privateKey: i.signingSecret, provider: i.provider,
+  }));
+  return [...keys, ...secrets];
+}
+
 /** How the stored keys stand against this node's seal (read only: for the start-up line and before a reseal). */
-export async function sealReport(store: Pick<ReadRepositories, 'signingKeys'>, seal: KeySeal): Promise<SealReport> {
+export async function sealReport(store: Pick<ReadRepositories, 'signingKeys' | 'sales'>, seal: KeySeal): Promise<SealReport> {
   const report: SealReport = { current: 0, plain: 0, other: 0, unopenable: [] };
-  for (const k of await store.signingKeys.privateKeys()) {
+  for (const k of await sealedValues(store)) {
     if (seal.isCurrent(k.privateKey)) {
       report.current++;
     } else {
@@ -47,7 +68,7 @@ export async function resealKeys(store: Store, seal: KeySeal): Promise<{ reseale
   if (seal.current === null) throw new Error('SIGNING_KEY_SEAL is not set: there is no key to seal with');
   const resealed: string[] = [];
   const unopenable: SealReport['unopenable'] = [];
-  for (const k of await store.signingKeys.privateKeys()) {
+  for (const k of await sealedValues(store)) {
     if (seal.isCurrent(k.privateKey)) continue;
     let der: Buffer;
     try {
@@ -59,7 +80,10 @@ export async function resealKeys(store: Store, seal: KeySeal): Promise<{ reseale
     }
     const sealed = seal.seal(k.appId, k.kid, der.toString('base64'));
     der.fill(0);
-    if (await store.signingKeys.replacePrivateKey(k.appId, k.kid, k.privateKey, sealed)) resealed.push(k.kid);
+    const replaced = k.provider === undefined
+      ? await store.signingKeys.replacePrivateKey(k.appId, k.kid, k.privateKey, sealed)
+      : await store.sales.replaceStoredSecret(k.appId, k.provider, k.privateKey, sealed);
+    if (replaced) resealed.push(k.kid);
   }
   return { resealed, unopenable };
 }

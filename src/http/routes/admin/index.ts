@@ -4,6 +4,7 @@ import { refuseNul, requireAdmin, strictJsonText, type AdminAuth } from '../../a
 import { appRoutes } from './apps.js';
 import { banRoutes } from './bans.js';
 import { fileMetaRoutes, fileRoutes, variableRoutes } from './content.js';
+import { integrationRoutes } from './integrations.js';
 import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
 import { operatorAccountRoutes } from './operator-accounts.js';
@@ -36,6 +37,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   operatorRoutes(app, s);
   statsRoutes(app, s);
   seatAdminRoutes(app, s);
+  integrationRoutes(app, s);
   webhookRoutes(app, s);
   operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.

@@ -1,0 +1,265 @@
+/**
+ * A verified store event, applied in ONE unit of work: the event id is
+ * claimed first (its unique key makes every redelivery a no-op, also 20 at
+ * once and on two nodes), then the order, its licenses, renewals and
+ * revocations, and the audit entry. Nothing of it exists unless all of it
+ * committed. The rules are docs/decisions.md's (issue 23, "Sales in").
+ */
+import { randomUUID } from 'node:crypto';
+import type { Repositories } from '../../store/index.js';
+import type { LicenseRecord } from '../../store/records.js';
+import type { OrderRecord, ProductMappingRecord, Provider } from '../../store/repositories/sales.js';
+import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
+import { summary } from '../admin/users.js';
+import type { AdminServices } from '../admin/audit.js';
+import { DomainError } from '../errors.js';
+import { applyLicense } from '../membership.js';
+import { licenseData } from '../outbox/data.js';
+import type { Services } from '../services.js';
+import { write, type AdminWork } from '../unit-of-work.js';
+import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
+
+/** A store order cannot mint more than this many codes, whatever quantity it claims. */
+export const MAX_CODES_PER_ORDER = 1000;
+
+export type SaleOutcome =
+  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded'
+  | 'duplicate' | 'unknown_product' | 'unknown_order' | 'unknown_subscription' | 'already_ended' | 'ignored';
+
+export interface SaleAnswer {
+  received: true;
+  event_id: string;
+  outcome: SaleOutcome;
+  /** Tollgate's id of the order the event was about, when there is one. */
+  order_id: string | null;
+  /** How many licenses this event created (never the codes: a store keeps webhook answers in its logs). */
+  licenses_created: number;
+}
+
+interface Applied {
+  outcome: SaleOutcome;
+  orderId: string | null;
+  created: number;
+  details: Record<string, unknown>;
+}
+
+export async function applySale(s: Services, appId: string, provider: Provider, event: SaleEvent): Promise<SaleAnswer> {
+  const now = s.clock();
+  // The store is the actor of its own events in the audit log.
+  const acting: AdminServices = { ...s, actor: `integration:${provider}` };
+  const applied = await write(acting, async (w) => {
+    const claimed = await w.tx.sales.claimEvent({ appId, provider, eventId: event.id, eventType: event.type, outcome: 'processing', orderId: null, receivedAt: now });
+    if (!claimed) return null;
+    const result = await apply(s, w, appId, provider, event, now);
+    await w.tx.sales.settleEvent(appId, provider, event.id, result.outcome, result.orderId);
+    if (result.outcome !== 'ignored') {
+      await w.audit('sale.apply', appId, result.orderId, { provider, outcome: result.outcome, event_id: event.id, event_type: event.type, ...result.details });
+    }
+    return result;
+  });
+  const answer: SaleAnswer = applied === null
+    ? { received: true, event_id: event.id, outcome: 'duplicate', order_id: (await s.store.sales.findEvent(appId, provider, event.id))?.orderId ?? null, licenses_created: 0 }
+    : { received: true, event_id: event.id, outcome: applied.outcome, order_id: applied.orderId, licenses_created: applied.created };
+  const line = { event: 'sale', appId, provider, eventId: event.id, type: event.type, outcome: answer.outcome, orderId: answer.order_id ?? undefined };
+  // An unknown product or order is the operator's to look at (a missing mapping): said at warn, never a 500.
+  if (answer.outcome.startsWith('unknown_')) s.log.warn({ ...line, ...(applied?.details ?? {}) }, 'sale event acknowledged but not applied');
+  else s.log.info(line, 'sale event');
+  return answer;
+}
+
+async function apply(s: Services, w: AdminWork, appId: string, provider: Provider, event: SaleEvent, now: number): Promise<Applied> {
+  const a: SaleAction = event.action;
+  const tx = w.tx;
+  switch (a.kind) {
+    case 'ignore':
+      return { outcome: 'ignored', orderId: null, created: 0, details: { reason: a.reason } };
+    case 'order':
+      return order(s, w, appId, provider, event, a, now);
+    case 'link': {
+      const found = await tx.sales.findOrderByRef(appId, provider, a.orderRef);
+      // Lemon Squeezy sends subscription_created and order_created together, in either order. Answering 409 (and
+      // recording nothing) makes the store deliver this one again, by when the order is there.
+      if (!found) throw new DomainError('conflict', 'The order this subscription belongs to has not arrived yet; the store will deliver this event again');
+      await tx.sales.setSubscription(found.id, a.subscriptionRef, now);
+      return { outcome: 'linked', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef } };
+    }
+    case 'renewal': {
+      const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);
+      if (!found) return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      await tx.sales.lockOrder(found.id, now);
+      const current = await tx.sales.findOrder(appId, found.id);
+      if (current?.status !== 'active') return { outcome: 'already_ended', orderId: found.id, created: 0, details: { status: current?.status ?? null } };
+      const extended = await renew(w, appId, found, now);
+      return { outcome: 'renewed', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, ...extended } };
+    }
+    case 'cancel': {
+      const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);
+      if (!found) return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      if (!(await tx.sales.advanceStatus(found.id, 'cancelled', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
+      return { outcome: 'cancelled', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'cancel', now) };
+    }
+    case 'refund': {
+      const found = (a.orderRef !== null ? await tx.sales.findOrderByRef(appId, provider, a.orderRef) : undefined)
+        ?? (a.paymentRef !== null ? await tx.sales.findOrderByPayment(appId, provider, a.paymentRef) : undefined);
+      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef } };
+      if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
+      return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
+    }
+  }
+}
+
+/** The mapping of a bought line: its first key (price before product) the operator mapped. */
+function mappingOf(item: BoughtItem, mappings: Map<string, ProductMappingRecord>): ProductMappingRecord | undefined {
+  for (const key of item.keys) {
+    const m = mappings.get(key);
+    if (m) return m;
+  }
+  return undefined;
+}
+
+async function order(s: Services, w: AdminWork, appId: string, provider: Provider, event: SaleEvent, a: Extract<SaleAction, { kind: 'order' }>, now: number): Promise<Applied> {
+  const tx = w.tx;
+  const mappings = new Map((await tx.sales.mappings(appId, provider)).map((m) => [m.productKey, m]));
+  const grants = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }));
+  const unmapped = grants.filter((g) => !g.mapping).map((g) => g.item.keys);
+  const mapped = grants.filter((g): g is { item: BoughtItem; mapping: ProductMappingRecord } => g.mapping !== undefined);
+  if (mapped.length === 0) return { outcome: 'unknown_product', orderId: null, created: 0, details: { order_ref: a.orderRef, unmapped } };
+  const record: OrderRecord = {
+    id: randomUUID(), appId, provider, orderRef: a.orderRef, paymentRef: a.paymentRef, subscriptionRef: a.subscriptionRef, eventId: event.id,
+    buyerEmail: a.buyerEmail, customerRef: a.customerRef, status: 'active', createdAt: now, updatedAt: now,
+  };
+  // Another event of the same order (a store sending two kinds for one sale) came first: it granted, this one does not.
+  if (!(await tx.sales.insertOrder(record))) {
+    const existing = await tx.sales.findOrderByRef(appId, provider, a.orderRef);
+    return { outcome: 'duplicate', orderId: existing?.id ?? null, created: 0, details: { order_ref: a.orderRef } };
+  }
+  const licenses: LicenseRecord[] = [];
+  for (const { item, mapping } of mapped) {
+    const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - licenses.length);
+    for (let i = 0; i < count; ) {
+      const license: LicenseRecord = {
+        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: mapping.lifetime ? null : mapping.minutes,
+        grantsLifetime: mapping.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
+        expiresAt: null, createdAt: now, usedAt: null, usedByUserId: null,
+        // Issue 24's fields (added at the dashboard branch's merge): a sale's license is made from no template.
+        templateId: null, entitlements: [], maxDevices: null, maxSeats: null, heartbeatSeconds: null,
+      };
+      // A duplicate code (astronomically rare at 125 bits) is drawn again, as createLicenses does.
+      if (!(await tx.licenses.insert(license))) continue;
+      await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: license.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
+      i++;
+      licenses.push(license);
+    }
+  }
+  const created = licenses.length;
+  // The vendor's mailer (a webhook endpoint) sends the codes to the buyer: this event, to the app's own endpoints, carries them.
+  await w.emit('license.created', appId, {
+    count: created, licenses: licenses.map(viewLicense), email: a.buyerEmail, order_id: record.id, order_ref: a.orderRef,
+    subscription_ref: a.subscriptionRef, provider,
+  });
+  // The codes stay out of the audit log, as for createLicenses: they are credentials until redeemed.
+  return {
+    outcome: 'granted', orderId: record.id, created,
+    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, products: mapped.map((g) => g.mapping.productKey), unmapped },
+  };
+}
+
+/**
+ * A renewal extends each license of the subscription's order by the minutes it was sold with: an unredeemed
+ * code gains them (whoever redeems it gets the whole), a redeemed one extends its redeemer's membership. A
+ * lifetime license has nothing to extend.
+ */
+async function renew(w: AdminWork, appId: string, found: OrderRecord, now: number): Promise<Record<string, unknown>> {
+  const tx = w.tx;
+  let codes = 0;
+  let members = 0;
+  for (const ol of await tx.sales.orderLicenses(found.id)) {
+    if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
+    // Conditional on used_at IS NULL: a code redeemed meanwhile falls through to its redeemer below.
+    if (await tx.sales.addMinutesToUnredeemed(appId, ol.licenseId, ol.minutes)) {
+      const extended = await tx.licenses.findById(appId, ol.licenseId);
+      if (extended) await w.emit('license.extended', appId, { license: licenseData(extended), minutes_added: ol.minutes, order_id: found.id, provider: found.provider });
+      codes++;
+      continue;
+    }
+    const license = await tx.licenses.findById(appId, ol.licenseId);
+    if (!license?.usedByUserId) continue;
+    if (await changeMembership(w, appId, license.usedByUserId, now, (m) => applyLicense(m, { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false }, now))) {
+      await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
+      members++;
+    }
+  }
+  return { codes_extended: codes, memberships_extended: members };
+}
+
+/**
+ * Cancellation and refund (docs/decisions.md):
+ * - an unredeemed code is deleted (both);
+ * - a redeemed lifetime code: the redeemer's lifetime is revoked (both);
+ * - a redeemed minutes code: on a refund, the minutes it and its renewals added are taken from the
+ *   membership (never below now); on a cancellation the redeemer keeps the time already paid for.
+ */
+async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'cancel' | 'refund', now: number): Promise<Record<string, unknown>> {
+  const tx = w.tx;
+  await tx.sales.lockOrder(found.id, now);
+  let deleted = 0;
+  let lifetimeRevoked = 0;
+  let minutesTaken = 0;
+  let kept = 0;
+  for (const ol of await tx.sales.orderLicenses(found.id)) {
+    if (ol.state !== 'issued') continue;
+    const before = await tx.licenses.findById(appId, ol.licenseId);
+    const reason = mode === 'refund' ? 'refund' : 'cancellation';
+    const revoked = (license: LicenseRecord, userId: string | null) =>
+      w.emit('license.revoked', appId, { license: licenseData(license), order_id: found.id, provider: found.provider, reason, deleted: userId === null, user_id: userId });
+    if (before && (await tx.licenses.deleteUnused(appId, ol.licenseId))) {
+      await tx.sales.markRevoked(found.id, ol.licenseId);
+      await revoked(before, null);
+      deleted++;
+      continue;
+    }
+    // Redeemed: read again, since a redemption may have committed between the read above and the delete.
+    const license = await tx.licenses.findById(appId, ol.licenseId);
+    const userId = license?.usedByUserId ?? null;
+    if (license === undefined || userId === null) {
+      // Deleted by an operator already: nothing left to take back.
+      await tx.sales.markRevoked(found.id, ol.licenseId);
+      continue;
+    }
+    if (ol.lifetime) {
+      await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
+      await tx.sales.markRevoked(found.id, ol.licenseId);
+      await revoked(license, userId);
+      lifetimeRevoked++;
+      continue;
+    }
+    if (mode === 'cancel') {
+      kept++;
+      continue;
+    }
+    const take = ((ol.minutes ?? 0) + ol.renewalMinutes) * 60_000;
+    await changeMembership(w, appId, userId, now, (m) =>
+      m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take) },
+    );
+    await tx.sales.markRevoked(found.id, ol.licenseId);
+    await revoked(license, userId);
+    minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
+  }
+  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, minutes_taken: minutesTaken, memberships_kept: kept };
+}
+
+/** Read-modify-write of one membership under its row lock, with its user.updated event; false when the user is gone. Caches drop after commit. */
+async function changeMembership(
+  w: AdminWork, appId: string, userId: string, now: number,
+  next: (m: { isLifetime: boolean; activeUntil: number | null }) => { isLifetime: boolean; activeUntil: number | null },
+): Promise<boolean> {
+  const tx: Repositories = w.tx;
+  await tx.users.lockRow(userId, now);
+  const user = await tx.users.findById(appId, userId);
+  if (!user) return false;
+  const m = next({ isLifetime: user.isLifetime, activeUntil: user.activeUntil });
+  await tx.users.setMembership(userId, m.isLifetime, m.activeUntil, now);
+  await w.emit('user.updated', appId, summary({ ...user, isLifetime: m.isLifetime, activeUntil: m.activeUntil }, now));
+  w.changed({ user: userId });
+  return true;
+}

@@ -1,0 +1,236 @@
+/**
+ * What a store's event means for Tollgate, read from the payload each store
+ * documents (test/fixtures/sales/ holds their samples). Only the fields named
+ * here are read; anything else in a payload is ignored, so a store adding
+ * fields changes nothing. A payload missing what its event type needs is a
+ * 422 (the signature was good, the content is not something a store sends).
+ */
+import type { Provider } from '../../store/repositories/sales.js';
+import { DomainError } from '../errors.js';
+
+/** One bought line: the store's ids it can be mapped by (price first, then product), and how many units. */
+export interface BoughtItem {
+  keys: string[];
+  quantity: number;
+}
+
+export type SaleAction =
+  | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[] }
+  | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null }
+  | { kind: 'link'; subscriptionRef: string; orderRef: string }
+  | { kind: 'cancel'; subscriptionRef: string }
+  | { kind: 'refund'; orderRef: string | null; paymentRef: string | null }
+  | { kind: 'ignore'; reason: string };
+
+export interface SaleEvent {
+  id: string;
+  type: string;
+  action: SaleAction;
+}
+
+type Json = Record<string, unknown>;
+
+const invalid = (what: string) =>
+  new DomainError('validation_error', `Invalid request: body.${what} is missing or not what this store sends`, [{ field: `body.${what}`, message: 'is missing or malformed' }]);
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function obj(o: Json, key: string, path: string): Json {
+  const v = o[key];
+  if (!isObject(v)) throw invalid(path);
+  return v;
+}
+
+/** A non-empty id of at most 255 characters; numbers (Lemon Squeezy's ids) become their decimal text. */
+function id(v: unknown): string | null {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\0')) return v;
+  return null;
+}
+
+function requiredId(o: Json, key: string, path: string): string {
+  const v = id(o[key]);
+  if (v === null) throw invalid(path);
+  return v;
+}
+
+/** Stripe sends an id, or the whole object when the field was expanded. */
+function idOrObject(v: unknown): string | null {
+  return isObject(v) ? id(v.id) : id(v);
+}
+
+function email(v: unknown): string | null {
+  return typeof v === 'string' && v.length <= 320 && v.includes('@') && !v.includes('\0') ? v : null;
+}
+
+function quantity(v: unknown): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? Math.min(v, 1000) : 1;
+}
+
+const keys = (...candidates: unknown[]): string[] => [...new Set(candidates.map(idOrObject).filter((k): k is string => k !== null))];
+
+export function parseEvent(provider: Provider, body: unknown): SaleEvent {
+  if (!isObject(body)) throw new DomainError('validation_error', 'Invalid request: the body must be a JSON object', [{ field: 'body', message: 'must be a JSON object' }]);
+  switch (provider) {
+    case 'stripe':
+      return stripe(body);
+    case 'paddle':
+      return paddle(body);
+    case 'lemonsqueezy':
+      return lemonSqueezy(body);
+  }
+}
+
+// --- Stripe: https://docs.stripe.com/api/events/object
+
+function stripe(body: Json): SaleEvent {
+  const eventId = requiredId(body, 'id', 'id');
+  const type = requiredId(body, 'type', 'type');
+  const object = obj(obj(body, 'data', 'data'), 'object', 'data.object');
+  return { id: eventId, type, action: stripeAction(type, object) };
+}
+
+function stripeAction(type: string, o: Json): SaleAction {
+  switch (type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      // A subscription's first payment is granted by its invoice.paid (billing_reason subscription_create), once.
+      if (o.mode === 'subscription') return { kind: 'ignore', reason: 'subscription checkout: granted by invoice.paid' };
+      if (o.payment_status !== 'paid' && o.payment_status !== 'no_payment_required') return { kind: 'ignore', reason: `payment_status ${String(o.payment_status)}` };
+      const metadata = isObject(o.metadata) ? o.metadata : {};
+      const details = isObject(o.customer_details) ? o.customer_details : {};
+      // A webhook never carries line_items (Stripe sends them only when fetched with expand), so a session is
+      // mapped by its metadata.tollgate_product or the payment link it came from; line items are read if present.
+      const lineItems = isObject(o.line_items) && Array.isArray(o.line_items.data) ? o.line_items.data.filter(isObject) : [];
+      const items: BoughtItem[] = lineItems.length > 0
+        ? lineItems.map((l) => {
+            const price = isObject(l.price) ? l.price : {};
+            return { keys: keys(price.id, price.product), quantity: quantity(l.quantity) };
+          })
+        : [{ keys: keys(metadata.tollgate_product, o.payment_link), quantity: 1 }];
+      return {
+        kind: 'order', orderRef: requiredId(o, 'id', 'data.object.id'), paymentRef: idOrObject(o.payment_intent),
+        subscriptionRef: null, buyerEmail: email(details.email) ?? email(o.customer_email), customerRef: idOrObject(o.customer), items,
+      };
+    }
+    case 'invoice.paid': {
+      // API versions before 2025-03-31 carry invoice.subscription and line.price; later ones parent.subscription_details and line.pricing.
+      const parent = isObject(o.parent) && isObject(o.parent.subscription_details) ? o.parent.subscription_details : {};
+      const subscription = idOrObject(o.subscription) ?? idOrObject(parent.subscription);
+      // From 2025-03-31 an invoice names its payments only in `payments`, which a webhook carries only when expanded.
+      const payments = isObject(o.payments) && Array.isArray(o.payments.data) ? o.payments.data.filter(isObject) : [];
+      const payment = payments.map((p) => (isObject(p.payment) ? p.payment : {})).find((p) => p.payment_intent || p.charge) ?? {};
+      const paymentRef = idOrObject(o.payment_intent) ?? idOrObject(o.charge) ?? idOrObject(payment.payment_intent) ?? idOrObject(payment.charge);
+      if (o.billing_reason === 'subscription_cycle') {
+        if (subscription === null) throw invalid('data.object.subscription');
+        return { kind: 'renewal', subscriptionRef: subscription, paymentRef };
+      }
+      if (subscription !== null && o.billing_reason !== 'subscription_create') return { kind: 'ignore', reason: `billing_reason ${String(o.billing_reason)}` };
+      const lines = isObject(o.lines) && Array.isArray(o.lines.data) ? o.lines.data.filter(isObject) : [];
+      const items = lines.map((l) => {
+        const price = isObject(l.price) ? l.price : {};
+        const details = isObject(l.pricing) && isObject(l.pricing.price_details) ? l.pricing.price_details : {};
+        return { keys: keys(price.id, details.price, price.product, details.product), quantity: quantity(l.quantity) };
+      });
+      return {
+        kind: 'order', orderRef: requiredId(o, 'id', 'data.object.id'), paymentRef, subscriptionRef: subscription,
+        buyerEmail: email(o.customer_email), customerRef: idOrObject(o.customer), items,
+      };
+    }
+    case 'customer.subscription.deleted':
+      return { kind: 'cancel', subscriptionRef: requiredId(o, 'id', 'data.object.id') };
+    case 'charge.refunded':
+      // Only a full refund takes anything back; a partial one (a discount after the fact) leaves the licenses.
+      if (o.refunded !== true) return { kind: 'ignore', reason: 'partial refund' };
+      return { kind: 'refund', orderRef: idOrObject(o.invoice), paymentRef: idOrObject(o.payment_intent) ?? requiredId(o, 'id', 'data.object.id') };
+    default:
+      return { kind: 'ignore', reason: `event type ${type} is not used` };
+  }
+}
+
+// --- Paddle Billing: https://developer.paddle.com/webhooks/overview
+
+function paddle(body: Json): SaleEvent {
+  const eventId = requiredId(body, 'event_id', 'event_id');
+  const type = requiredId(body, 'event_type', 'event_type');
+  const data = obj(body, 'data', 'data');
+  return { id: eventId, type, action: paddleAction(type, data) };
+}
+
+function paddleAction(type: string, d: Json): SaleAction {
+  switch (type) {
+    case 'transaction.completed': {
+      const subscription = id(d.subscription_id);
+      if (d.origin === 'subscription_recurring') {
+        if (subscription === null) throw invalid('data.subscription_id');
+        return { kind: 'renewal', subscriptionRef: subscription, paymentRef: requiredId(d, 'id', 'data.id') };
+      }
+      // A plan change or a payment-method update is billed as a transaction of its subscription: no new sale.
+      if (d.origin === 'subscription_update' || d.origin === 'subscription_payment_method_change') return { kind: 'ignore', reason: `origin ${String(d.origin)}` };
+      if (!Array.isArray(d.items)) throw invalid('data.items');
+      const items = d.items.filter(isObject).map((item) => {
+        const price = isObject(item.price) ? item.price : {};
+        return { keys: keys(price.id, item.price_id, price.product_id), quantity: quantity(item.quantity) };
+      });
+      const custom = isObject(d.custom_data) ? d.custom_data : {};
+      // A Paddle transaction names its customer by id only; the email is read from custom_data when the checkout passed one.
+      return {
+        kind: 'order', orderRef: requiredId(d, 'id', 'data.id'), paymentRef: null, subscriptionRef: subscription,
+        buyerEmail: email(custom.email), customerRef: id(d.customer_id), items,
+      };
+    }
+    case 'subscription.canceled':
+      return { kind: 'cancel', subscriptionRef: requiredId(d, 'id', 'data.id') };
+    case 'adjustment.created':
+    case 'adjustment.updated': {
+      // A refund starts pending_approval and is approved later (adjustment.updated); a chargeback is approved at once.
+      if (d.action !== 'refund' && d.action !== 'chargeback') return { kind: 'ignore', reason: `adjustment action ${String(d.action)}` };
+      if (d.status !== 'approved') return { kind: 'ignore', reason: `adjustment status ${String(d.status)}` };
+      if (d.type !== undefined && d.type !== 'full') return { kind: 'ignore', reason: 'partial refund' };
+      return { kind: 'refund', orderRef: requiredId(d, 'transaction_id', 'data.transaction_id'), paymentRef: null };
+    }
+    default:
+      return { kind: 'ignore', reason: `event type ${type} is not used` };
+  }
+}
+
+// --- Lemon Squeezy: https://docs.lemonsqueezy.com/help/webhooks
+
+function lemonSqueezy(body: Json): SaleEvent {
+  const meta = obj(body, 'meta', 'meta');
+  const type = requiredId(meta, 'event_name', 'meta.event_name');
+  const data = obj(body, 'data', 'data');
+  const dataId = requiredId(data, 'id', 'data.id');
+  const a = obj(data, 'attributes', 'data.attributes');
+  // Lemon Squeezy sends no event id: the event name and the object it is about identify a delivery (a redelivery
+  // carries both again). Each subscription payment is its own subscription-invoice object, so renewals stay apart.
+  const eventId = `${type}:${String(data.type ?? '')}:${dataId}`;
+  return { id: eventId, type, action: lemonAction(type, dataId, a) };
+}
+
+function lemonAction(type: string, dataId: string, a: Json): SaleAction {
+  switch (type) {
+    case 'order_created': {
+      if (a.status !== 'paid') return { kind: 'ignore', reason: `order status ${String(a.status)}` };
+      const item = obj(a, 'first_order_item', 'data.attributes.first_order_item');
+      return {
+        kind: 'order', orderRef: dataId, paymentRef: null, subscriptionRef: null, buyerEmail: email(a.user_email), customerRef: id(a.customer_id),
+        items: [{ keys: keys(item.variant_id, item.price_id, item.product_id), quantity: quantity(item.quantity) }],
+      };
+    }
+    case 'subscription_created':
+      return { kind: 'link', subscriptionRef: dataId, orderRef: requiredId(a, 'order_id', 'data.attributes.order_id') };
+    case 'subscription_payment_success':
+      // The first payment is the order_created sale; only renewals extend.
+      if (a.billing_reason !== 'renewal') return { kind: 'ignore', reason: `billing_reason ${String(a.billing_reason)}` };
+      return { kind: 'renewal', subscriptionRef: requiredId(a, 'subscription_id', 'data.attributes.subscription_id'), paymentRef: dataId };
+    case 'subscription_cancelled':
+    case 'subscription_expired':
+      return { kind: 'cancel', subscriptionRef: dataId };
+    case 'order_refunded':
+      if (a.status !== 'refunded') return { kind: 'ignore', reason: 'partial refund' };
+      return { kind: 'refund', orderRef: dataId, paymentRef: null };
+    default:
+      return { kind: 'ignore', reason: `event type ${type} is not used` };
+  }
+}
