@@ -30,9 +30,10 @@ async function pgSchemaUrl(): Promise<string> {
 }
 
 describe('webhook delivery across nodes', () => {
-  it.skipIf(!pgUrl)('a node killed mid-delivery loses nothing: another node delivers it, same webhook-id', async () => {
+  it.skipIf(!pgUrl)('a node killed mid-delivery loses nothing: another node delivers it, same webhook-id', { timeout: 150_000 }, async () => {
     const databaseUrl = await pgSchemaUrl();
-    const env = { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '10000' };
+    // Node A must still be waiting on the receiver when it is killed: its timeout outlasts B's start on a loaded machine.
+    const env = { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '30000' };
     receiver = await Receiver.start();
     receiver.respond = (n) => (n === 1 ? 'hang' : { status: 200 });
     const a = await startNode(databaseUrl, env);
@@ -47,7 +48,7 @@ describe('webhook delivery across nodes', () => {
     const b = await startNode(databaseUrl, env);
     nodes.push(b);
     await stopNode(a, 'SIGKILL');
-    await receiver.count(2, 40_000);
+    await receiver.count(2, 80_000); // A's claim lapses 45 s after it was taken
     const [first, second] = receiver.received;
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     const deliveries = async () => (await admin(b.url, 'GET', `/apps/${app.body.id}/webhooks/${hook.body.id}/deliveries`)).body.items;

@@ -252,7 +252,7 @@ describe('an owner in the dashboard', () => {
     const pages: [name: string, path: string][] = [
       ['overview', `/apps/${app.id}`], ['apps', '/apps'], ['settings', `/apps/${app.id}/settings`], ['licenses', `/apps/${app.id}/licenses`],
       ['users', `/apps/${app.id}/users`], ['user', `/apps/${app.id}/users/${aliceId}`], ['content', `/apps/${app.id}/content`],
-      ['bans', `/apps/${app.id}/bans`], ['keys', `/apps/${app.id}/keys`], ['tokens', '/tokens'], ['operators', '/operators'],
+      ['bans', `/apps/${app.id}/bans`], ['keys', `/apps/${app.id}/keys`], ['webhooks', `/apps/${app.id}/webhooks`], ['tokens', '/tokens'], ['operators', '/operators'],
       ['audit', '/audit'], ['account', '/account'],
     ];
     const problems: string[] = [];
