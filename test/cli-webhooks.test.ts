@@ -49,7 +49,8 @@ describe('tollgate webhooks', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('create (secret shown once), list, update, test, deliveries, replay, key, events, delete', async () => {
+  // About 20 CLI processes, each a Node start: seconds apiece on a loaded two-core machine.
+  it('create (secret shown once), list, update, test, deliveries, replay, key, events, delete', { timeout: 120_000 }, async () => {
     const app = await json('apps', 'create', 'Hooks');
     const created = await cli('webhooks', 'create', receiver.url, '--app', app.id, '--events', 'user.created,webhook.test', '--description', 'CRM');
     expect(created.code, created.stderr).toBe(0);

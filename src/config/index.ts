@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { EgressPolicy } from '../domain/webhooks/egress.js';
 import { parseIpRange } from '../net/address.js';
 import { PROXY_KEYWORDS, familiesTrusted } from '../net/proxy.js';
 
@@ -299,7 +298,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: (raw) => {
       const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
       if (entries.length === 0) return fail('must list at least one host, address or range');
-      for (const e of entries) if (!EgressPolicy.valid(e)) fail(`"${e}" is not a host name, an address or a CIDR range`);
+      for (const e of entries) if (parseIpRange(e) === null && !/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(e)) fail(`"${e}" is not a host name, an address or a CIDR range`);
       return entries;
     },
   },
