@@ -12,11 +12,15 @@ import { Content } from './pages/Content';
 import { Keys } from './pages/Keys';
 import { Licenses } from './pages/Licenses';
 import { Operators } from './pages/Operators';
+import { Events } from './pages/Events';
 import { Overview } from './pages/Overview';
+import { Sales } from './pages/Sales';
+import { Seats } from './pages/Seats';
 import { Templates } from './pages/Templates';
+import { Trials } from './pages/Trials';
+import { WebhookDetail, Webhooks } from './pages/Webhooks';
 import { Tokens } from './pages/Tokens';
 import { UserDetail, Users } from './pages/Users';
-import { Webhooks } from './pages/Webhooks';
 
 const LAST_APP = 'tollgate.dashboard.app';
 
@@ -30,13 +34,21 @@ const ROUTES: Route[] = [
   ['/apps/:app', 'Overview', (p) => <Overview appId={p.app!} />],
   ['/apps/:app/settings', 'Settings', (p) => <AppSettings appId={p.app!} />],
   ['/apps/:app/licenses', 'Licenses', (p) => <Licenses appId={p.app!} />],
-  ['/apps/:app/templates', 'Templates', (p) => <Templates appId={p.app!} />],
   ['/apps/:app/users', 'Users', (p) => <Users appId={p.app!} />],
   ['/apps/:app/users/:user', 'User', (p) => <UserDetail appId={p.app!} userId={p.user!} />],
   ['/apps/:app/content', 'Variables and files', (p) => <Content appId={p.app!} />],
   ['/apps/:app/bans', 'Bans', (p) => <Bans appId={p.app!} />],
   ['/apps/:app/keys', 'Signing keys', (p) => <Keys appId={p.app!} />],
+  ['/apps/:app/templates', 'License templates', (p) => <Templates appId={p.app!} />],
+  ['/apps/:app/trials', 'Trials', (p) => <Trials appId={p.app!} />],
+  ['/apps/:app/seats', 'Live seats', (p) => <Seats appId={p.app!} />],
+  ['/apps/:app/sales', 'Sales', (p) => <Sales appId={p.app!} />],
   ['/apps/:app/webhooks', 'Webhooks', (p) => <Webhooks appId={p.app!} />],
+  ['/apps/:app/webhooks/:endpoint', 'Webhook endpoint', (p) => <WebhookDetail appId={p.app!} endpointId={p.endpoint!} />],
+  ['/apps/:app/events', 'Events', (p) => <Events appId={p.app!} />],
+  ['/webhooks', 'Service-wide webhooks', () => <Webhooks />],
+  ['/webhooks/:endpoint', 'Webhook endpoint', (p) => <WebhookDetail endpointId={p.endpoint!} />],
+  ['/events', 'Events', () => <Events />],
   ['/tokens', 'Admin tokens', () => <Tokens />],
   ['/operators', 'Operators', () => <Operators />],
   ['/audit', 'Audit log', () => <Audit />],
@@ -44,8 +56,9 @@ const ROUTES: Route[] = [
 ];
 
 const APP_PAGES: [suffix: string, label: string][] = [
-  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/templates', 'Templates'], ['/content', 'Variables and files'],
-  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/webhooks', 'Webhooks'], ['/settings', 'Settings'],
+  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/templates', 'License templates'], ['/trials', 'Trials'],
+  ['/seats', 'Live seats'], ['/sales', 'Sales'], ['/content', 'Variables and files'], ['/bans', 'Bans'], ['/keys', 'Signing keys'],
+  ['/webhooks', 'Webhooks'], ['/events', 'Events'], ['/settings', 'Settings'],
 ];
 
 export function Layout() {
@@ -107,7 +120,7 @@ export function Layout() {
             onChange={(e) => {
               const id = e.currentTarget.value;
               if (!id) return navigate('/apps');
-              const rest = appId ? path.replace(/^\/apps\/[^/]+/, '').replace(/^\/users\/.+$/, '/users') : '';
+              const rest = appId ? path.replace(/^\/apps\/[^/]+/, '').replace(/^\/(users|webhooks)\/.+$/, '/$1') : '';
               navigate(`/apps/${id}${rest}`);
             }}
           >
@@ -129,7 +142,7 @@ export function Layout() {
               <ul>
                 {APP_PAGES.map(([suffix, label]) => {
                   const href = `/apps/${pickerApp}${suffix}`;
-                  const current = path === href || (suffix === '/users' && path.startsWith(href + '/'));
+                  const current = path === href || ((suffix === '/users' || suffix === '/webhooks') && path.startsWith(href + '/'));
                   return <li><Link href={href} aria-current={current ? 'page' : undefined}>{label}</Link></li>;
                 })}
               </ul>
@@ -138,6 +151,8 @@ export function Layout() {
           <p class="nav-heading">Service</p>
           <ul>
             <li><Link href="/apps" aria-current={path === '/apps' ? 'page' : undefined}>Applications</Link></li>
+            <li><Link href="/webhooks" aria-current={path === '/webhooks' || path.startsWith('/webhooks/') ? 'page' : undefined}>Service-wide webhooks</Link></li>
+            <li><Link href="/events" aria-current={path === '/events' ? 'page' : undefined}>Events</Link></li>
             <li><Link href="/tokens" aria-current={path === '/tokens' ? 'page' : undefined}>Admin tokens</Link></li>
             {isOwner && <li><Link href="/operators" aria-current={path === '/operators' ? 'page' : undefined}>Operators</Link></li>}
             <li><Link href="/audit" aria-current={path === '/audit' ? 'page' : undefined}>Audit log</Link></li>

@@ -66,7 +66,9 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     throw error;
   }
   if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
+  // A 202 may come without a body (a replayed webhook delivery): no body is no answer, not an error.
+  const text = await response.text();
+  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 export const get = <T>(path: string) => api<T>('GET', path);

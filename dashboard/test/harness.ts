@@ -228,3 +228,31 @@ export async function confirmDialog(page: Page, title: RegExp | string, button: 
   await dialog.getByRole('button', { name: button }).click();
   await dialog.waitFor({ state: 'hidden' });
 }
+
+/**
+ * Visits each page at 1280 and 390 px, photographs it, and returns what is wrong: a page wider than
+ * the window, an error box, a serious or critical axe-core violation. (operator-flows.test.ts does the
+ * same inline for the older pages.)
+ */
+export async function pageProblems(watched: Watched, base: string, pages: [name: string, path: string][]): Promise<string[]> {
+  const { page } = watched;
+  const problems: string[] = [];
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    for (const [name, path] of pages) {
+      try {
+        await visit(page, base, path);
+      } catch (error) {
+        await page.screenshot({ path: screenshotPath(`${name}-${width}-failed`), fullPage: true });
+        throw new Error(`${name} at ${width}px did not render: ${String(error)}; page errors: ${watched.pageErrors.join(' | ')}`);
+      }
+      await page.screenshot({ path: screenshotPath(`${name}-${width}`), fullPage: true });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (overflow > 1) problems.push(`${name} at ${width}px is ${overflow}px wider than the window`);
+      if ((await page.getByTestId('error').count()) > 0) problems.push(`${name}: ${await page.getByTestId('error').first().textContent()}`);
+      for (const v of await axeViolations(page)) problems.push(`${name} at ${width}px: ${v.impact} ${v.id} (${v.help}) on ${v.nodes.join(', ')}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return problems;
+}

@@ -40,6 +40,13 @@ export function when(iso: string | null | undefined, never = '—'): string {
   return dateTime.format(date);
 }
 
+/** A duration in minutes as people say it: days, hours or minutes. */
+export function minutesText(minutes: number): string {
+  if (minutes % 1440 === 0) return `${minutes / 1440} day${minutes === 1440 ? '' : 's'}`;
+  if (minutes % 60 === 0) return `${minutes / 60} h`;
+  return `${minutes} min`;
+}
+
 export function Time({ at, never }: { at: string | null | undefined; never?: string }) {
   if (!at) return <>{never ?? '—'}</>;
   return <time dateTime={at} title={at}>{when(at, never)}</time>;

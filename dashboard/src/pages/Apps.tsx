@@ -64,8 +64,8 @@ export function AppsPage() {
   );
 }
 
-/** `optint`: a number that may be unset (an empty field saves null). */
-type FieldKind = 'bool' | 'int' | 'optint' | 'signatures';
+/** nullint: a number or nothing (empty: not set, null); list: comma-separated words. */
+type FieldKind = 'bool' | 'int' | 'nullint' | 'list' | 'signatures';
 type Field = [key: keyof AppSettingsRecord, label: string, kind: FieldKind, help?: string];
 const GROUPS: [legend: string, fields: Field[]][] = [
   ['Access', [
@@ -84,12 +84,19 @@ const GROUPS: [legend: string, fields: Field[]][] = [
     ['offline_grace_seconds', 'Offline grace (seconds, 0: no leases)', 'int'],
     ['lease_renew_seconds', 'Lease renewal (seconds)', 'int'],
   ]],
-  ['Floating seats and device resets', [
-    ['max_seats', 'Seats per user (empty: no seats)', 'optint', 'devices running at once; a license template may set its own'],
+  ['Floating seats', [
+    ['max_seats', 'Seats per user (empty: no seats; a template may set them)', 'nullint'],
     ['heartbeat_seconds', 'Seat heartbeat (seconds)', 'int'],
-    ['seat_grace_seconds', 'Seat grace (seconds)', 'int'],
-    ['device_reset_cooldown_seconds', 'Own device reset: cooldown (seconds, 0: off)', 'int'],
-    ['device_resets_per_year', 'Own device resets per year (empty: no cap)', 'optint'],
+    ['seat_grace_seconds', 'Late heartbeat grace (seconds)', 'int'],
+  ]],
+  ['Users resetting their own devices', [
+    ['device_reset_cooldown_seconds', 'Cooldown between resets (seconds, 0: off)', 'int'],
+    ['device_resets_per_year', 'Resets per user per year (empty: no cap)', 'nullint'],
+  ]],
+  ['Trials', [
+    ['trial_minutes', 'Trial length (minutes, 0: no trials)', 'int'],
+    ['trial_entitlements', 'Entitlements a trial grants (comma-separated)', 'list'],
+    ['trial_blocked_domains', 'Email domains refused for trials (comma-separated)', 'list'],
   ]],
   ['Rate limits', [
     ['rate_failures_per_identity', 'Failed logins per user or code', 'int'],
@@ -125,7 +132,13 @@ export function AppSettings({ appId }: { appId: string }) {
   const submit = async (event: Event) => {
     event.preventDefault();
     await save.run(async () => {
-      const updated = await api<AppRecord>('PATCH', `/apps/${appId}`, draft);
+      const body: Record<string, unknown> = { ...draft };
+      for (const [, fields] of GROUPS) {
+        for (const [key, , kind] of fields) {
+          if (kind === 'list' && typeof body[key] === 'string') body[key] = [...new Set((body[key] as string).split(/[\s,]+/).filter(Boolean))];
+        }
+      }
+      const updated = await api<AppRecord>('PATCH', `/apps/${appId}`, body);
       setApp(updated);
       setDraft({});
       refresh();
@@ -177,8 +190,28 @@ export function AppSettings({ appId }: { appId: string }) {
             {GROUPS.map(([legend, fields]) => (
               <fieldset class="group grid-form" key={legend}>
                 <legend>{legend}</legend>
-                {fields.map(([key, label, kind, help]) => {
+                {fields.filter(([key]) => key in app).map(([key, label, kind, help]) => {
                   const id = `setting-${key}`;
+                  if (kind === 'nullint') {
+                    const current = value(key) as number | null;
+                    return (
+                      <label class="field" key={key}>
+                        <span>{label}</span>
+                        <input id={id} type="number" inputMode="numeric" min={1} step={1} value={current ?? ''}
+                          onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.value === '' ? null : e.currentTarget.valueAsNumber })} />
+                      </label>
+                    );
+                  }
+                  if (kind === 'list') {
+                    const current = value(key) as string[] | string;
+                    return (
+                      <label class="field" key={key}>
+                        <span>{label}</span>
+                        <input id={id} value={Array.isArray(current) ? current.join(', ') : current}
+                          onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })} />
+                      </label>
+                    );
+                  }
                   if (kind === 'bool') {
                     return (
                       <label class="check" key={key}>
@@ -198,18 +231,6 @@ export function AppSettings({ appId }: { appId: string }) {
                       </label>
                     );
                   }
-                  if (kind === 'optint') {
-                    if (!(key in app)) return null; // a server before issue 25
-                    const current = value(key) as number | null;
-                    return (
-                      <label class="field" key={key}>
-                        <span>{label}{help && <small class="muted"> ({help})</small>}</span>
-                        <input id={id} type="number" inputMode="numeric" min={1} step={1} value={current ?? ''}
-                          onInput={(e) => setDraft({ ...draft, [key]: Number.isNaN(e.currentTarget.valueAsNumber) ? null : e.currentTarget.valueAsNumber })} />
-                      </label>
-                    );
-                  }
-                  if (!(key in app)) return null;
                   return (
                     <label class="field" key={key}>
                       <span>{label}</span>

@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { API, api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
-import { ErrorBox, isoFromLocal, notify, PAGE_SIZE, Pager, Section, Table, Time, useAction, useDebounced, usePaged } from '../components/ui';
-import { Link } from '../router';
+import { ErrorBox, isoFromLocal, minutesText, notify, PAGE_SIZE, Pager, Section, Table, Time, useAction, useDebounced, usePaged } from '../components/ui';
+import { Link, useLocation } from '../router';
 import { useCan } from '../session';
 import type { License, Template } from '../types';
+import { describeTemplate, templatesOf } from './Templates';
 
 type Kind = 'minutes' | 'lifetime' | 'revoke' | 'template';
 const DEFAULT_MASK = 'XXXXX-XXXXX-XXXXX-XXXXX';
@@ -15,11 +16,8 @@ function describe(l: License): string {
   return l.minutes ? minutesText(l.minutes) : '—';
 }
 
-export function minutesText(minutes: number): string {
-  if (minutes % 1440 === 0) return `${minutes / 1440} day${minutes === 1440 ? '' : 's'}`;
-  if (minutes % 60 === 0) return `${minutes / 60} h`;
-  return `${minutes} min`;
-}
+// Kept here for the pages that import it from the licenses page; defined beside the other formats.
+export { minutesText } from '../components/ui';
 
 function csv(licenses: License[]): string {
   const cell = (v: unknown) => {
@@ -43,24 +41,19 @@ function download(name: string, text: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** The app's templates (the first 100), for the filter, the column and the batch form. */
-function useTemplates(appId: string): Template[] {
-  const [templates, setTemplates] = useState<Template[]>([]);
-  useEffect(() => {
-    get<Page<Template>>(`/apps/${appId}/templates?limit=100`).then((p) => setTemplates(p.items), () => setTemplates([]));
-  }, [appId]);
-  return templates;
-}
-
 export function Licenses({ appId }: { appId: string }) {
   const canWrite = useCan('licenses');
-  const templates = useTemplates(appId);
-  const [template, setTemplate] = useState('');
   const [used, setUsed] = useState('');
   const [search, setSearch] = useState('');
   const [note, setNote] = useState('');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
+  // ?template= (a link from the templates page) starts the list filtered by that template.
+  const [template, setTemplate] = useState(useLocation().search.get('template') ?? '');
+  const [templates, setTemplates] = useState<Template[]>([]);
+  useEffect(() => void templatesOf(appId).then(setTemplates, () => setTemplates([])), [appId]);
+  // A deleted template's licenses answer template_id null; an id beyond the first 100 templates shows as itself.
+  const templateName = (id: string | null | undefined) => (id ? templates.find((t) => t.id === id)?.name ?? id : '—');
   const searchSettled = useDebounced(search);
   const noteSettled = useDebounced(note);
   const filters = { used, q: searchSettled, note: noteSettled, created_from: isoFromLocal(from), created_to: isoFromLocal(to), template_id: template };
@@ -108,15 +101,6 @@ export function Licenses({ appId }: { appId: string }) {
               <option value="true">Used</option>
             </select>
           </label>
-          {templates.length > 0 && (
-            <label class="field">
-              <span>Template</span>
-              <select name="template-filter" value={template} onChange={(e) => setTemplate(e.currentTarget.value)}>
-                <option value="">Any</option>
-                {templates.map((t) => <option value={t.id}>{t.name}</option>)}
-              </select>
-            </label>
-          )}
           <label class="field">
             <span>Code or note contains</span>
             <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} maxLength={128} />
@@ -124,6 +108,13 @@ export function Licenses({ appId }: { appId: string }) {
           <label class="field">
             <span>Note contains</span>
             <input type="search" name="note-filter" value={note} onInput={(e) => setNote(e.currentTarget.value)} maxLength={1000} />
+          </label>
+          <label class="field">
+            <span>Template</span>
+            <select name="template-filter" value={template} onChange={(e) => setTemplate(e.currentTarget.value)}>
+              <option value="">Any</option>
+              {templates.map((t) => <option value={t.id}>{t.name}</option>)}
+            </select>
           </label>
           <label class="field">
             <span>Created from</span>
@@ -142,8 +133,8 @@ export function Licenses({ appId }: { appId: string }) {
             {paged.items.map((l) => (
               <tr key={l.id}>
                 <td class="mono">{l.code}</td>
-                <td>{describe(l)}{l.entitlements && l.entitlements.length > 0 && <> · <span class="mono">{l.entitlements.join(', ')}</span></>}</td>
-                <td>{l.template_id ? (templates.find((t) => t.id === l.template_id)?.name ?? l.template_id) : ''}</td>
+                <td>{describe(l)}{l.entitlements && l.entitlements.length > 0 && <div class="muted small">{l.entitlements.join(', ')}</div>}</td>
+                <td data-testid="license-template">{templateName(l.template_id)}</td>
                 <td>{l.note ?? ''}</td>
                 <td><Time at={l.created_at} /></td>
                 <td><Time at={l.expires_at} never="no limit" /></td>
@@ -160,10 +151,10 @@ export function Licenses({ appId }: { appId: string }) {
 }
 
 function CreateBatch({ appId, templates, onCreated }: { appId: string; templates: Template[]; onCreated: () => void }) {
-  const [templateId, setTemplateId] = useState('');
   const [count, setCount] = useState(10);
   const [mask, setMask] = useState(DEFAULT_MASK);
   const [kind, setKind] = useState<Kind>('minutes');
+  const [templateId, setTemplateId] = useState('');
   const [days, setDays] = useState(30);
   const [expires, setExpires] = useState('');
   const [note, setNote] = useState('');
@@ -173,7 +164,7 @@ function CreateBatch({ appId, templates, onCreated }: { appId: string; templates
   const submit = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = { count, mask };
-    if (kind === 'template') body.template_id = templateId || templates[0]?.id;
+    if (kind === 'template') body.template_id = templateId;
     if (kind === 'minutes') body.minutes = Math.round(days * 1440);
     if (kind === 'lifetime') body.lifetime = true;
     if (kind === 'revoke') body.revokes_lifetime_access = true;
@@ -204,13 +195,13 @@ function CreateBatch({ appId, templates, onCreated }: { appId: string; templates
             <label><input type="radio" name="kind" checked={kind === 'minutes'} onChange={() => setKind('minutes')} /> Time</label>
             <label><input type="radio" name="kind" checked={kind === 'lifetime'} onChange={() => setKind('lifetime')} /> Lifetime</label>
             <label><input type="radio" name="kind" checked={kind === 'revoke'} onChange={() => setKind('revoke')} /> Revokes lifetime</label>
-            {templates.length > 0 && <label><input type="radio" name="kind" checked={kind === 'template'} onChange={() => setKind('template')} /> From a template</label>}
+            {templates.length > 0 && <label><input type="radio" name="kind" checked={kind === 'template'} onChange={() => { setKind('template'); if (!templateId) setTemplateId(templates[0]!.id); }} /> From a template</label>}
           </fieldset>
           {kind === 'template' && (
             <label class="field">
               <span>Template</span>
-              <select name="template" value={templateId || templates[0]?.id} onChange={(e) => setTemplateId(e.currentTarget.value)}>
-                {templates.map((t) => <option value={t.id}>{t.name}</option>)}
+              <select name="template" value={templateId} onChange={(e) => setTemplateId(e.currentTarget.value)}>
+                {templates.map((t) => <option value={t.id}>{t.name}: {describeTemplate(t)}</option>)}
               </select>
             </label>
           )}

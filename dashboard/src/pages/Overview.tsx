@@ -51,8 +51,9 @@ export function Overview({ appId }: { appId: string }) {
       growth: [
         { label: 'Sign-ups', color: '#1e7a34', values: points.map((p) => p.sign_ups) },
         { label: 'Activations', color: '#8a4fbf', values: points.map((p) => p.activations) },
-        { label: 'Trials started', color: '#b36b00', values: points.map((p) => p.trials ?? 0) },
       ],
+      // Trials started (issue 24): only from a server whose stats count them.
+      trials: stats.running_trials !== undefined ? [{ label: 'Trials started', color: '#b36b00', values: points.map((p) => p.trials ?? 0) }] : null,
     };
   }, [stats]);
 
@@ -64,9 +65,9 @@ export function Overview({ appId }: { appId: string }) {
       {stats && (
         <div class="tiles">
           <div class="tile"><div class="value" data-testid="active-memberships">{stats.active_memberships.toLocaleString()}</div><div class="label">active memberships</div></div>
-          <div class="tile"><div class="value" data-testid="running-trials">{(stats.running_trials ?? 0).toLocaleString()}</div><div class="label">running trials</div></div>
           <div class="tile"><div class="value" data-testid="licenses-unused">{stats.licenses.unused.toLocaleString()}</div><div class="label">licenses unused</div></div>
           <div class="tile"><div class="value" data-testid="licenses-used">{stats.licenses.used.toLocaleString()}</div><div class="label">licenses used</div></div>
+          {stats.running_trials !== undefined && <div class="tile"><div class="value" data-testid="trials-running"><Link href={`/apps/${appId}/trials`}>{stats.running_trials.toLocaleString()}</Link></div><div class="label">trials running</div></div>}
           <div class="tile"><div class="value">{stats.top_ban_hits.reduce((a, b) => a + b.hits, 0).toLocaleString()}</div><div class="label">refused by the top bans</div></div>
         </div>
       )}
@@ -84,6 +85,7 @@ export function Overview({ appId }: { appId: string }) {
           <div class="charts">
             <TimeChart title="Logins" times={chart.times} series={chart.access} bucket={bucket} />
             <TimeChart title="Sign-ups and activations" times={chart.times} series={chart.growth} bucket={bucket} />
+            {chart.trials && <TimeChart title="Trials" times={chart.times} series={chart.trials} bucket={bucket} />}
           </div>
         )}
       </Section>

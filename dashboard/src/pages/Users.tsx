@@ -1,13 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
-import { ErrorBox, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged, when } from '../components/ui';
+import { ErrorBox, isoFromLocal, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged, when } from '../components/ui';
 import { Link, navigate } from '../router';
 import { useCan } from '../session';
 import type { Ban, Membership, Seat, UserDetailRecord, UserSummary } from '../types';
 import { minutesText } from './Licenses';
 
 export function MembershipBadge({ membership }: { membership: Membership }) {
+  if (membership.is_trial) return <span class="badge warn" data-testid="trial-badge">trial until {when(membership.active_until)}</span>;
   if (membership.is_lifetime) return <span class="badge ok">lifetime</span>;
   if (membership.is_active) return <span class="badge ok">active until {when(membership.active_until)}</span>;
   return <span class="badge bad">{membership.active_until ? `expired ${when(membership.active_until)}` : 'inactive'}</span>;
@@ -70,6 +71,8 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const [tick, setTick] = useState(0);
   const [days, setDays] = useState(30);
   const [reason, setReason] = useState('');
+  const [code, setCode] = useState('');
+  const [until, setUntil] = useState('');
   const action = useAction();
 
   useEffect(() => {
@@ -106,9 +109,6 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const resetDevices = () =>
     act('Reset devices?', <p>{name} forgets all {user.devices.length} devices and is signed out everywhere; the next device to sign in is bound.</p>,
       'Reset devices', () => api('POST', `${base}/reset-devices`), 'Devices reset');
-  const releaseSeat = (seat: Seat) =>
-    act('Release this seat?', <p>The device {seat.hardware_id} loses its seat at its next heartbeat, and another device of {name} may take it.</p>,
-      'Release seat', () => api('DELETE', `/apps/${appId}/seats/${seat.id}`), 'Seat released');
   const revokeSessions = () =>
     act('Sign out everywhere?', <p>End all {user.sessions.length} live sessions of {name}.</p>, 'Revoke sessions',
       () => api('POST', `${base}/revoke-sessions`), 'Sessions revoked');
@@ -122,6 +122,24 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const unban = () =>
     act('Lift the ban?', <p>{name} gets access back at once.</p>, 'Unban',
       () => Promise.all(bans.map((b) => api('DELETE', `/apps/${appId}/bans/${b.id}`))), 'Ban lifted', false);
+  const grant = (event: Event) => {
+    event.preventDefault();
+    const end = isoFromLocal(until);
+    const trimmed = code.trim();
+    void act('Grant this entitlement?', <p>{name} gets <code>{trimmed}</code> {end ? <>until {when(end)}</> : 'with no end'}.</p>, 'Grant',
+      () => api('POST', `${base}/entitlements`, { code: trimmed, ...(end && { until: end }) }), `Granted ${trimmed}`, false)
+      .then((granted) => { if (granted) { setCode(''); setUntil(''); } });
+  };
+  const revoke = (entitlement: string) =>
+    act('Revoke this entitlement?', <p>Every live grant of <code>{entitlement}</code> that {name} holds ends now, whether it came from a license, a trial or an operator.</p>, 'Revoke',
+      () => api('DELETE', `${base}/entitlements/${encodeURIComponent(entitlement)}`), `Revoked ${entitlement}`);
+  const release = (seat: Seat) =>
+    act('Release this seat?', <p>The seat of device <code>{seat.hardware_id}</code> is freed; that device’s next heartbeat is refused and it must check out again.</p>, 'Release seat',
+      () => api('DELETE', `/apps/${appId}/seats/${seat.id}`), 'Seat released');
+  const grants = user.entitlement_grants ?? [];
+  const liveCodes = [...new Set(grants.filter((g) => g.live).map((g) => g.code))].sort();
+  const seats = user.seats ?? [];
+
   const remove = async () => {
     if (!(await ask({ title: `Delete ${user.username}?`, confirmLabel: 'Delete user', body: <p>This deletes {name} with their devices, sessions and history. Their used licenses stay used. It cannot be undone.</p> }))) return;
     if (await action.run(() => api('DELETE', base), `Deleted ${user.username}`)) navigate(`/apps/${appId}/users`);
@@ -138,9 +156,7 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
           <dt>User id</dt><dd class="mono">{user.id}</dd>
           <dt>Signed up</dt><dd><Time at={user.created_at} /></dd>
           <dt>Password</dt><dd>{user.password_set ? 'set' : 'none (license-only user)'}</dd>
-          {user.self_resets && (
-            <><dt>Own device resets</dt><dd data-testid="self-resets">{user.self_resets.count}{user.self_resets.last_at ? <>, last <Time at={user.self_resets.last_at} /></> : null}</dd></>
-          )}
+          {user.self_resets && <><dt>Own device resets</dt><dd data-testid="self-resets">{user.self_resets.count}{user.self_resets.last_at ? <>, last <Time at={user.self_resets.last_at} /></> : ', never'}</dd></>}
           {bans.map((b) => <><dt>Ban</dt><dd>{b.reason ?? 'no reason given'}{b.expires_at ? <>, until <Time at={b.expires_at} /></> : ', no end'}</dd></>)}
         </dl>
         {canAct && (
@@ -178,27 +194,71 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
           ))}
         </Section>
       )}
-      <Section title={`Devices (${user.devices.length})`}>
-        <Table caption="Devices" empty={user.devices.length === 0}>
-          <thead><tr><th scope="col">Hardware id</th><th scope="col">First seen</th><th scope="col">Last seen</th></tr></thead>
-          <tbody>{user.devices.map((d) => <tr key={d.id}><td class="mono">{d.hardware_id}</td><td><Time at={d.created_at} /></td><td><Time at={d.last_seen_at} /></td></tr>)}</tbody>
-        </Table>
-      </Section>
-      {user.seats && (
-        <Section title={`Live seats (${user.seats.length})`}>
-          <Table caption="Seats" empty={user.seats.length === 0}>
-            <thead><tr><th scope="col">Hardware id</th><th scope="col">Checked out</th><th scope="col">Last heartbeat</th><th scope="col">Dies at</th>{canAct && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+      {user.entitlement_grants && (
+        <Section title={`Entitlements (${liveCodes.length} live)`}>
+          {liveCodes.length > 0 && (
+            <ul class="chips" aria-label="Live entitlements">
+              {liveCodes.map((c) => (
+                <li key={c}>
+                  <code>{c}</code>
+                  {canAct && <button type="button" class="secondary" onClick={() => revoke(c)} aria-label={`Revoke ${c}`}>Revoke</button>}
+                </li>
+              ))}
+            </ul>
+          )}
+          {canAct && (
+            <form class="inline-form" onSubmit={grant}>
+              <label class="field">
+                <span>Entitlement code</span>
+                <input name="entitlement-code" required maxLength={64} value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+              </label>
+              <label class="field">
+                <span>Until (optional; empty: no end)</span>
+                <input name="entitlement-until" type="datetime-local" value={until} onInput={(e) => setUntil(e.currentTarget.value)} />
+              </label>
+              <button type="submit" disabled={action.busy}>Grant</button>
+            </form>
+          )}
+          <Table caption="Entitlement grants" empty={grants.length === 0}>
+            <thead><tr><th scope="col">Code</th><th scope="col">From</th><th scope="col">Until</th><th scope="col">State</th><th scope="col">Granted</th></tr></thead>
             <tbody>
-              {user.seats.map((seat) => (
-                <tr key={seat.id} data-testid="seat">
-                  <td class="mono">{seat.hardware_id}</td><td><Time at={seat.checked_out_at} /></td><td><Time at={seat.last_heartbeat_at} /></td><td><Time at={seat.expires_at} /></td>
-                  {canAct && <td><button type="button" class="secondary" onClick={() => releaseSeat(seat)}>Release</button></td>}
+              {grants.map((g) => (
+                <tr key={g.id}>
+                  <td class="mono">{g.code}</td>
+                  <td>{g.source}{g.license_id && <div class="muted mono small">{g.license_id}</div>}</td>
+                  <td><Time at={g.until} never="no end" /></td>
+                  <td>{g.live ? <span class="badge ok">live</span> : <span class="badge">ended</span>}</td>
+                  <td><Time at={g.created_at} /></td>
                 </tr>
               ))}
             </tbody>
           </Table>
         </Section>
       )}
+      {user.seats && (
+        <Section title={`Live seats (${seats.length})`}>
+          <Table caption="Live seats" empty={seats.length === 0}>
+            <thead><tr><th scope="col">Hardware id</th><th scope="col">Checked out</th><th scope="col">Last heartbeat</th><th scope="col">Ends</th>{canAct && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+            <tbody>
+              {seats.map((seat) => (
+                <tr key={seat.id}>
+                  <td class="mono">{seat.hardware_id}</td>
+                  <td><Time at={seat.checked_out_at} /></td>
+                  <td><Time at={seat.last_heartbeat_at} /></td>
+                  <td><Time at={seat.expires_at} /></td>
+                  {canAct && <td><button type="button" class="secondary" onClick={() => release(seat)} aria-label={`Release the seat of ${seat.hardware_id}`}>Release</button></td>}
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+        </Section>
+      )}
+      <Section title={`Devices (${user.devices.length})`}>
+        <Table caption="Devices" empty={user.devices.length === 0}>
+          <thead><tr><th scope="col">Hardware id</th><th scope="col">First seen</th><th scope="col">Last seen</th></tr></thead>
+          <tbody>{user.devices.map((d) => <tr key={d.id}><td class="mono">{d.hardware_id}</td><td><Time at={d.created_at} /></td><td><Time at={d.last_seen_at} /></td></tr>)}</tbody>
+        </Table>
+      </Section>
       <Section title={`Live sessions (${user.sessions.length})`}>
         <Table caption="Sessions" empty={user.sessions.length === 0}>
           <thead><tr><th scope="col">Started</th><th scope="col">Expires</th><th scope="col">IP</th><th scope="col">Hardware id</th></tr></thead>
