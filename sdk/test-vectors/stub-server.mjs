@@ -13,11 +13,14 @@
  *
  *   node sdk/test-vectors/stub-server.mjs    # prints one JSON line {url, app_id, root_public_key, app_key, app_secret}
  *                                           # and serves until its stdin closes (so a test's child never outlives it)
+ *   node sdk/test-vectors/stub-server.mjs --run <program> [args]   # runs the program with TOLLGATE_STUB_URL,
+ *                                           # TOLLGATE_STUB_APP_ID and TOLLGATE_STUB_ROOT_KEY set; exits with its status
  *
  * Control (unsigned, for tests): POST /_stub/config merges a JSON object into the behaviour (see DEFAULTS),
  * GET /_stub/log lists the client requests received ({method, path, hardware_id, authorization, at}),
  * POST /_stub/seat/expire kills the device's seat at once (as the server's sweeper would).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -207,7 +210,12 @@ export async function startStub({ port = 0 } = {}) {
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.argv[2] === '--run') {
+  const stub = await startStub();
+  const env = { ...process.env, TOLLGATE_STUB_URL: stub.url, TOLLGATE_STUB_APP_ID: stub.appId, TOLLGATE_STUB_ROOT_KEY: stub.rootPublicKey };
+  const child = spawn(process.argv[3], process.argv.slice(4), { env, stdio: 'inherit' });
+  child.on('exit', (code, signal) => stub.close().then(() => process.exit(code ?? (signal ? 1 : 0))));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const stub = await startStub();
   process.stdout.write(`${JSON.stringify({ url: stub.url, app_id: stub.appId, root_public_key: stub.rootPublicKey, app_key: stub.appKey, app_secret: stub.appSecret })}\n`);
   process.stdin.resume();
