@@ -273,17 +273,22 @@ def test_the_context_manager_releases_the_seat(stub, make):
 
 
 def test_interpreter_exit_releases_the_seat(stub):
-    script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(SRC)!r})
-        from tollgate import MemoryLeaseStore, SessionAuth, TollgateClient
-        c = TollgateClient({stub.url!r}, "k", "s", {stub.app_id!r}, {stub.root_public_key!r}, hardware_id="hw-atexit",
-                           lease_store=MemoryLeaseStore(), not_before=0)
-        c.auth = SessionAuth("stub-session")
-        c.checkout_seat()
-    """)
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=30)
+    def script(hardware_id, at_exit):
+        return textwrap.dedent(f"""
+            import sys
+            sys.path.insert(0, {str(SRC)!r})
+            from tollgate import MemoryLeaseStore, SessionAuth, TollgateClient
+            c = TollgateClient({stub.url!r}, "k", "s", {stub.app_id!r}, {stub.root_public_key!r}, hardware_id={hardware_id!r},
+                               lease_store=MemoryLeaseStore(), not_before=0, release_seat_at_exit={at_exit!r})
+            c.auth = SessionAuth("stub-session")
+            c.checkout_seat()
+        """)
+
+    subprocess.run([sys.executable, "-c", script("hw-atexit", True)], check=True, timeout=30)
     assert len(stub.log("DELETE /seats", "hw-atexit")) == 1
+    # The control: without the exit hook the interpreter still ends (the heartbeat is a daemon thread), the seat kept.
+    subprocess.run([sys.executable, "-c", script("hw-atexit-off", False)], check=True, timeout=30)
+    assert len(stub.log("POST /seats", "hw-atexit-off")) == 1 and stub.log("DELETE /seats", "hw-atexit-off") == []
 
 
 # -- reset_devices() -----------------------------------------------------------------

@@ -262,15 +262,21 @@ describe('floating seats', () => {
 
   it('a process that ends on its own releases its seat (beforeExit), though the heartbeat was running', async () => {
     const dist = join(import.meta.dirname, '../dist/index.js');
-    const script = `
+    const script = (hardwareId: string, releaseSeatOnExit: boolean) => `
       const { TollgateClient, MemoryLeaseStore } = await import(${JSON.stringify(dist)});
       const c = new TollgateClient({ baseUrl: ${JSON.stringify(stub.url)}, appKey: 'k', appSecret: 's', appId: ${JSON.stringify(stub.appId)},
-        rootPublicKey: ${JSON.stringify(stub.rootPublicKey)}, hardwareId: 'hw-exit', leaseStore: new MemoryLeaseStore(), notBefore: 0 });
+        rootPublicKey: ${JSON.stringify(stub.rootPublicKey)}, hardwareId: '${hardwareId}', leaseStore: new MemoryLeaseStore(), notBefore: 0,
+        releaseSeatOnExit: ${releaseSeatOnExit} });
       c.auth = { sessionToken: 'stub-session' };
       await c.checkoutSeat();`;
     // Asynchronously: the stub answers from this process.
-    await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    const run = (s: string) => promisify(execFile)(process.execPath, ['--input-type=module', '-e', s], { encoding: 'utf8', timeout: 20_000 });
+    await run(script('hw-exit', true));
     expect(calls('DELETE /seats', 'hw-exit')).toHaveLength(1);
+    // The control: with the hook off, the process still ends (the heartbeat keeps nothing alive), the seat is not released.
+    await run(script('hw-exit-off', false));
+    expect(calls('POST /seats', 'hw-exit-off')).toHaveLength(1);
+    expect(calls('DELETE /seats', 'hw-exit-off')).toHaveLength(0);
   });
 });
 
