@@ -18,6 +18,7 @@ const STORE_INDEPENDENT = [
   'test/credential-cache.test.ts',
   'test/deploy-files.test.ts',
   'test/deploy-nginx.test.ts',
+  'test/layers.test.ts',
   'test/openapi.test.ts',
   'test/openapi-lint.test.ts',
   'test/signing-vectors.test.ts',
@@ -33,6 +34,8 @@ const STORE_INDEPENDENT = [
 const SQLITE_ONLY = [
   'test/cli.test.ts',
   'test/cli-lists.test.ts',
+  'test/cli-templates.test.ts',
+  'test/cli-webhooks.test.ts',
   'test/keys-cli.test.ts',
   'test/keys-secrets.test.ts',
   'test/log-output.test.ts',

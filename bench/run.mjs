@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { cleanEnv, freePort, killAllChildren, logPath, rssSampler, runNode, startChild, stopChild } from './lib/proc.mjs';
 import { createCodes, PASSWORD, seedUsers, setUpApp, setUpSigningKey, tollgateClient, USER_PREFIX } from './lib/tollgate.mjs';
 import { formatSummary, summarise } from './profile-summary.mjs';
+import { webhookLines, webhookRows } from './webhooks.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = join(ROOT, 'bench', 'results');
@@ -654,6 +655,23 @@ async function main() {
   } else if (!opt.postgres) {
     notes.push(`PostgreSQL: SKIPPED (${opt.quick ? '--quick' : '--no-postgres'})`);
   }
+  // 4. Webhooks (bench/webhooks.mjs): a fresh store each, SQLite and PostgreSQL.
+  const webhooks = [];
+  if (selected('webhooks')) {
+    const sizes = opt.quick ? { writes: 200, burst: 500, samples: 50 } : { writes: 1000, burst: 3000, samples: 200 };
+    webhooks.push(await webhookRows({ startTollgate, stopChild, databaseUrl: `sqlite:${join(work, 'webhooks.db')}`, db: 'sqlite', say, sizes }));
+    if (opt.postgres || opt.quick) {
+      const pgInfo = await postgresServer();
+      if (pgInfo.skip) notes.push(`webhooks on ${pgInfo.skip}`);
+      else {
+        try {
+          webhooks.push(await webhookRows({ startTollgate, stopChild, databaseUrl: pgInfo.url, db: 'postgres', say, sizes }));
+        } finally {
+          await pgInfo.drop();
+        }
+      }
+    }
+  }
   await stopChild(bare.child);
   await stopChild(fastify.child);
   notes.push(...signingCost(rows));
@@ -668,6 +686,7 @@ async function main() {
     },
     ceilings: ceilings.all,
     scenarios: rows,
+    webhooks,
   };
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `bench-${opt.users}-users-${finishedAt.replace(/[:.]/g, '-')}${opt.quick ? '-quick' : ''}.json`);
@@ -689,6 +708,7 @@ async function main() {
     table(rows),
     '',
     ...targetLines(rows),
+    ...webhookLines(webhooks),
     ...accessLogNotes(rows),
     ...notes.map((n) => `${n}\n`),
     'Scale: p50 next to the latest run at another user count',

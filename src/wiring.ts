@@ -3,7 +3,9 @@ import { sealKeys, type Config } from './config/index.js';
 import { cryptoRandom, systemClock, type Clock, type PasswordHasher, type RandomSource } from './domain/deps.js';
 import { argon2Hasher } from './domain/password.js';
 import { bootstrapAdminToken } from './domain/admin/tokens.js';
-import { createServices, observeCaches, type Services } from './domain/services.js';
+import { observeCaches } from './domain/caches.js';
+import { startBlobSweeper } from './domain/files.js';
+import { createServices, type Services } from './domain/services.js';
 import { KeySeal, kek } from './domain/signing/seal.js';
 import { sealReport } from './domain/signing/reseal.js';
 import { buildServer } from './http/server.js';
@@ -14,6 +16,7 @@ import { cacheTtlFor, openDb } from './store/open.js';
 import { DatabaseCounters, MemoryCounters, type Counters } from './store/counters.js';
 import { RedisCounters } from './store/redis-counters.js';
 import type { Db } from './store/db.js';
+import { OutboxRunner } from './domain/webhooks/runner.js';
 
 export interface Overrides {
   clock?: Clock;
@@ -31,6 +34,8 @@ export interface Tollgate {
   services: Services;
   /** Set on the very first start with no admin token anywhere: the token created for the operator, to print once. */
   initialAdminToken: string | null;
+  /** The webhook delivery worker and the event sweeps of this node. */
+  outbox: OutboxRunner;
   /** Lets out the log lines still buffered (the first-start banner follows "Server listening"). */
   flushLog(): void;
   close(): Promise<void>;
@@ -76,6 +81,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
         enabled: (level) => (log as { isLevelEnabled?(level: string): boolean } | null)?.isLevelEnabled?.(level) ?? false,
       },
       seal: sealOf(config),
+      webhookAllow: config.webhookAllowHosts ?? [],
     });
     const output = config.logLevel === 'silent' ? null : logOutput(config, overrides.logStream);
     const server = await buildServer({
@@ -90,7 +96,11 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     observeCaches(services.caches, services.log);
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     services.stats.start();
+    const outbox = new OutboxRunner(services, { timeoutMs: config.webhookTimeoutMs, retentionDays: config.eventRetentionDays });
+    const blobSweeper = startBlobSweeper(services);
     server.addHook('onClose', async () => {
+      await outbox.stop();
+      await blobSweeper.stop();
       await services.stats.close(); // the last seconds of activity counts, while the database is still open
       await counters?.close();
       await db.close();
@@ -99,7 +109,8 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     // A report that cannot be made (the database went away since the migration) must not stop the start.
     await reportSeal(services, server).catch((err: unknown) => server.log.warn({ cause: err instanceof Error ? err.message : String(err) }, 'could not check how the signing keys are sealed'));
     const initialAdminToken = await bootstrapAdminToken(services, config.adminToken !== null);
-    return { server, services, initialAdminToken, flushLog: () => output?.flush(), close: () => closeGracefully(server) };
+    outbox.start(); // last: a start that failed above leaves nothing running
+    return { server, services, outbox, initialAdminToken, flushLog: () => output?.flush(), close: () => closeGracefully(server) };
   } catch (err) {
     await counters?.close();
     await db.close();

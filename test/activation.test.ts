@@ -70,7 +70,7 @@ describe('POST /activate_license (SPEC 4.7)', () => {
       expect(body.occurred_at).toBe(h.clock.iso());
       const stored = await h.tollgate.services.store.licenses.activationsOf(userId);
       expect(stored).toEqual([
-        { id: body.id, appId: app.id, userId, licenseId: l.id, occurredAt: h.clock.ms, minutes: 60, grantsLifetime: false, revokesLifetime: false },
+        { id: body.id, appId: app.id, userId, licenseId: l.id, occurredAt: h.clock.ms, minutes: 60, grantsLifetime: false, revokesLifetime: false, endsAt: h.clock.ms + 60 * 60_000 },
       ]);
     });
 
@@ -118,7 +118,7 @@ describe('POST /activate_license (SPEC 4.7)', () => {
       expect(await membershipOf(app, userId)).toEqual({ isLifetime: false, activeUntil: h.clock.ms + 30 * 60_000 });
       const after = await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD });
       expect(after.statusCode).toBe(200);
-      expect(after.json().user.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(30 * 60_000) });
+      expect(after.json().user.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(30 * 60_000), entitlements: [] });
     });
 
     it('SPEC 4.7: activation works on an expired membership', async () => {

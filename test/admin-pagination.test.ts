@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Repositories } from '../src/store/index.js';
 import type { LicenseRecord } from '../src/store/records.js';
-import { ADMIN_TOKEN, errorOf, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, errorOf, harness, PASSWORD, type Harness, type TestApp, writableStore } from './helpers.js';
 
 /**
  * Large lists (DECISIONS.md "Admin API": every list pages with ?limit= and
@@ -94,7 +94,7 @@ describe('pagination over 2,500 items returns each exactly once', () => {
     const other = await h.createApp({ name: 'Other' });
     const ids: string[] = [];
     const base = h.clock.ms;
-    await h.tollgate.services.store.transaction(async (tx) => {
+    await writableStore(h.tollgate.services).transaction(async (tx) => {
       for (let i = 0; i < N; i++) {
         const id = randomUUID();
         ids.push(id);
@@ -117,7 +117,7 @@ describe('pagination over 2,500 items returns each exactly once', () => {
     const app = await h.createApp();
     const ids: string[] = [];
     const base = h.clock.ms;
-    await h.tollgate.services.store.transaction(async (tx) => {
+    await writableStore(h.tollgate.services).transaction(async (tx) => {
       for (let i = 0; i < N; i++) {
         const id = randomUUID();
         ids.push(id);
@@ -135,7 +135,7 @@ describe('pagination over 2,500 items returns each exactly once', () => {
     const ids: string[] = [];
     const appId = randomUUID();
     const base = h.clock.ms;
-    await h.tollgate.services.store.transaction(async (tx) => {
+    await writableStore(h.tollgate.services).transaction(async (tx) => {
       for (let i = 0; i < N; i++) {
         const id = randomUUID();
         ids.push(id);
@@ -197,7 +197,7 @@ describe('a batch of 10,000 licenses', () => {
     const app = await h.createApp();
     await h.licenses(app, { count: 2 });
     const before = await count(h, 'SELECT COUNT(*) AS n FROM licenses');
-    const store = h.tollgate.services.store;
+    const store = writableStore(h.tollgate.services);
     const original = store.transaction;
     let inserted = 0;
     // Fault injection: the 5,001st insert of the batch fails (as a full disk or a lost connection would).

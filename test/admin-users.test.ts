@@ -66,7 +66,7 @@ describe('GET /apps/:app/users (list and search)', () => {
     expect(body.items).toHaveLength(1);
     expect(body.items[0]).toMatchObject({
       id, username: 'alice', password_set: true, device_count: 0,
-      membership: { is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * MINUTE) },
+      membership: { is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * MINUTE), entitlements: [] },
     });
     expect(body.items[0].id).toMatch(UUID);
     expect(body.items[0].created_at).toMatch(ISO);
@@ -176,7 +176,7 @@ describe('GET /apps/:app/users/:id (detail)', () => {
     const d = res.json();
     expect(d).toMatchObject({
       id, username: 'alice', password_set: true, device_count: 2, signup_license_id: null,
-      membership: { is_active: true, is_lifetime: false, active_until: new Date(Date.parse(activatedAt) + 90 * MINUTE).toISOString() },
+      membership: { is_active: true, is_lifetime: false, active_until: new Date(Date.parse(activatedAt) + 90 * MINUTE).toISOString(), entitlements: [] },
     });
     expect(d.devices.map((x: { hardware_id: string }) => x.hardware_id).sort()).toEqual(['HW-ONE', 'HW-TWO']);
     for (const dev of d.devices) {
@@ -251,7 +251,7 @@ describe('PATCH /apps/:app/users/:id', () => {
     const res = await patch(app, id, { extend_minutes: 30 });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ id, username: 'alice', membership: { is_active: true, is_lifetime: false, active_until: new Date(t0 + 90 * MINUTE).toISOString() } });
-    expect(await membership(app, id)).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(t0 + 90 * MINUTE).toISOString() });
+    expect(await membership(app, id)).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(t0 + 90 * MINUTE).toISOString(), entitlements: [] });
   });
 
   it('extend_minutes counts from now when the membership has expired or never started', async () => {
@@ -259,8 +259,8 @@ describe('PATCH /apps/:app/users/:id', () => {
     const expired = await h.activeUser(app, 'alice');
     const never = await h.signUp(app, 'bob');
     h.clock.minutes(500);
-    expect((await patch(app, expired, { extend_minutes: 15 })).json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(15 * MINUTE) });
-    expect((await patch(app, never, { extend_minutes: 1 })).json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(MINUTE) });
+    expect((await patch(app, expired, { extend_minutes: 15 })).json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(15 * MINUTE), entitlements: [] });
+    expect((await patch(app, never, { extend_minutes: 1 })).json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(MINUTE), entitlements: [] });
     // and the client sees it at once
     const token = await h.login(app, 'bob');
     expect((await withToken(app, token)).statusCode).toBe(200);
@@ -274,7 +274,7 @@ describe('PATCH /apps/:app/users/:id', () => {
     await patch(app, id, { lifetime: true });
     const res = await patch(app, id, { extend_minutes: 60 });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
   });
 
   it('lifetime: true grants lifetime access; lifetime: false revokes it', async () => {
@@ -284,14 +284,14 @@ describe('PATCH /apps/:app/users/:id', () => {
 
     const granted = await patch(app, id, { lifetime: true });
     expect(granted.statusCode, granted.body).toBe(200);
-    expect(granted.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+    expect(granted.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
     const token = await h.login(app, 'alice');
     h.clock.minutes(1_000);
     expect((await withToken(app, token)).statusCode).toBe(200);
 
     const revoked = await patch(app, id, { lifetime: false });
     expect(revoked.statusCode, revoked.body).toBe(200);
-    expect(revoked.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null });
+    expect(revoked.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null, entitlements: [] });
     expectError(await withToken(app, token), 403, 'membership_inactive');
   });
 
@@ -302,16 +302,16 @@ describe('PATCH /apps/:app/users/:id', () => {
     const later = '2027-03-04T05:06:07.890Z';
     let res = await patch(app, id, { active_until: later });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: later });
+    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: later, entitlements: [] });
 
     const earlier = h.clock.iso(-MINUTE);
     res = await patch(app, id, { active_until: earlier });
-    expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: earlier });
+    expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: earlier, entitlements: [] });
 
     res = await patch(app, id, { active_until: null });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null });
-    expect(await membership(app, id)).toEqual({ is_active: false, is_lifetime: false, active_until: null });
+    expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null, entitlements: [] });
+    expect(await membership(app, id)).toEqual({ is_active: false, is_lifetime: false, active_until: null, entitlements: [] });
   });
 
   it('active_until in another offset is stored as the same instant, shown in UTC', async () => {
@@ -365,7 +365,7 @@ describe('PATCH /apps/:app/users/:id', () => {
     const id = await h.signUp(app, 'alice');
     const res = await patch(app, id, { active_until: h.clock.iso(10 * MINUTE), extend_minutes: 5, password: 'another password' });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(15 * MINUTE) });
+    expect(res.json().membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(15 * MINUTE), entitlements: [] });
     expect((await loginRes(app, 'alice', 'another password')).statusCode).toBe(200);
   });
 
@@ -614,7 +614,7 @@ describe('admin token on user routes', () => {
       }
     }
     const d = (await detail(app, id)).json();
-    expect(d.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * MINUTE) });
+    expect(d.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * MINUTE), entitlements: [] });
     expect(d.sessions).toHaveLength(1);
     expect((await withToken(app, token)).statusCode).toBe(200);
     expect((await loginRes(app, 'alice')).statusCode).toBe(200);

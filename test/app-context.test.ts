@@ -72,7 +72,7 @@ describe('GET /app_context, response shape', () => {
       user: {
         id: userId,
         username: 'alice',
-        membership: { is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * 60_000 - 1234) },
+        membership: { is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * 60_000 - 1234), entitlements: [] },
       },
       server_time: h.clock.iso(),
     });
@@ -100,7 +100,7 @@ describe('GET /app_context, response shape', () => {
     await h.activeUser(app, 'alice', PASSWORD, undefined, { minutes: undefined, lifetime: true });
     const res = await context(app, legacy('alice'));
     expect(res.statusCode).toBe(200);
-    expect(res.json().user.membership).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+    expect(res.json().user.membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
   });
 
   it('SPEC 2.3: an app with no variables and no files answers empty arrays', async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildIfStale, MAIN, ROOT } from './cli-process.js';
+import { buildIfStale, hasScript, MAIN, ok, ROOT, shQuote } from './cli-process.js';
 import { ADMIN_TOKEN, call, startNode, stopNode, type Node } from './cluster/nodes.js';
 import { STORE } from './helpers.js';
 
@@ -39,25 +39,12 @@ function run(args: string[], extra: Record<string, string> = {}, cwd = ROOT): Pr
 
 /** Under a pseudo-terminal (util-linux `script`), as an operator at a terminal sees it. */
 function runInTerminal(args: string[]): Promise<Run> {
-  const command = [process.execPath, MAIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const command = [process.execPath, MAIN, ...args].map(shQuote).join(' ');
   return new Promise((done) => {
     execFile('script', ['-qefc', `${command} >/dev/null`, '/dev/null'], { env: env(), encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       done({ code: err ? 1 : 0, stdout, stderr });
     });
   });
-}
-
-const hasScript = (() => {
-  try {
-    return existsSync('/usr/bin/script') || existsSync('/bin/script');
-  } catch {
-    return false;
-  }
-})();
-
-function ok(r: Run, what: string): Run {
-  expect(r.code, `${what}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
-  return r;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

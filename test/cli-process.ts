@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -30,6 +30,28 @@ export interface Run {
   stderr: string;
 }
 
+/** A run that must have succeeded; the message shows both streams when it did not. */
+export function ok(r: Run, what: string): Run {
+  expect(r.code, `${what}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
+  return r;
+}
+
+/** One word for sh: single-quoted, a quote inside as '\''. */
+export const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** util-linux `script`, which gives a command a terminal; tests that need one skip without it. */
+export const hasScript = existsSync('/usr/bin/script') || existsSync('/bin/script');
+
+/** jq, which docs/deploy.md's log commands use. */
+export const hasJq = (() => {
+  try {
+    execFileSync('jq', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** No setting of the test's own environment leaks in: each run says what it uses. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1' };
@@ -51,9 +73,8 @@ export function run(args: string[], cwd: string, env: Record<string, string> = {
  * is only what the terminal shows of the table.
  */
 export function runInTerminal(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
-  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
   const errFile = join(tempDir(), 'stderr');
-  const command = `${[process.execPath, MAIN, ...args].map(quote).join(' ')} 2>${quote(errFile)}`;
+  const command = `${[process.execPath, MAIN, ...args].map(shQuote).join(' ')} 2>${shQuote(errFile)}`;
   return new Promise((done) => {
     execFile('script', ['-qec', command, '/dev/null'], { cwd, env: cleanEnv(env), encoding: 'utf8', timeout: 25_000 }, (err, stdout) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, run, runInTerminal, tempDir, type Run } from './cli-process.js';
+import { ROOT, ok, run, runInTerminal, tempDir } from './cli-process.js';
 import { ADMIN_TOKEN, call, startNode, stopNode, type Node } from './cluster/nodes.js';
 import { PASSWORD, STORE } from './helpers.js';
 
@@ -13,11 +13,6 @@ import { PASSWORD, STORE } from './helpers.js';
  */
 
 const WIDTH = 100;
-
-function ok(r: Run, what: string): Run {
-  expect(r.code, `${what}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
-  return r;
-}
 
 const widest = (text: string) => Math.max(0, ...text.split('\n').map((l) => [...l].length));
 

@@ -5,6 +5,7 @@
  * is loaded inside the mock's factory.
  */
 import type * as FastPath from '../src/http/fast-path.js';
+import { handedOver } from '../src/http/hand-over.js';
 
 /** Answered it; handed a refusal or a cache miss to the route; passed it to Fastify untouched; threw. */
 export type Outcome = 'answered' | 'refused' | 'pending' | 'passed' | 'threw';
@@ -23,7 +24,7 @@ export function recording(real: typeof FastPath, outcomes: string[]): typeof Fas
           outcomes.push('threw');
           throw err;
         }
-        const handed = answered ? undefined : real.handedOver(req);
+        const handed = answered ? undefined : handedOver(req);
         outcomes.push(answered ? 'answered' : handed === undefined ? 'passed' : handed.pending !== undefined ? 'pending' : 'refused');
         return answered;
       };

@@ -23,8 +23,8 @@ import { setUpKeys } from './signing-fixtures.js';
 const seen = vi.hoisted(() => ({ outcomes: [] as string[], throwInClientAddress: 0 }));
 
 // clientAddress is called by both paths; a test makes its next call (the fast path's) throw, as a bug there would.
-vi.mock('../src/domain/ip.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/domain/ip.js')>();
+vi.mock('../src/net/proxy.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/net/proxy.js')>();
   return {
     ...real,
     clientAddress: (...args: Parameters<typeof real.clientAddress>) => {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAIN, ROOT, cleanEnv, freePort, tempDir } from './cli-process.js';
+import { MAIN, ROOT, cleanEnv, freePort, hasJq, hasScript, shQuote, tempDir } from './cli-process.js';
 import { STORE } from './helpers.js';
 import { until } from './log-capture.js';
 
@@ -15,18 +15,6 @@ import { until } from './log-capture.js';
  * terminal (script(1) gives the process one), the block goes to stderr, after
  * "Server listening" in both formats.
  */
-const hasScript = existsSync('/usr/bin/script');
-const hasJq = (() => {
-  try {
-    execFileSync('jq', ['--version']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /** `tollgate serve` through sh with the given redirections (or under script(1) for a terminal), until it answers. */
 async function serve(dir: string, redirect: string, env: Record<string, string>, terminal = false) {
   const port = await freePort();

@@ -8,6 +8,8 @@ import pg from 'pg';
 import { expect, inject } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { argon2Hasher } from '../src/domain/password.js';
+import type { Services } from '../src/domain/services.js';
+import type { Store } from '../src/store/index.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -292,3 +294,10 @@ export function expectError(res: LightMyRequestResponse, status: number, code: s
   if (status === 422) expect(body.errors?.length, res.body).toBeGreaterThan(0);
   return body;
 }
+
+/**
+ * The store behind these services, writable. The domain holds it read-only (only the unit of work writes,
+ * src/domain/unit-of-work.ts); it is the same object, so a test that sets rows up or wraps its transactions
+ * here acts on what the server uses.
+ */
+export const writableStore = (services: Services): Store => services.store as Store;

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCertificate } from '../src/domain/signing/format.js';
-import { run, tempDir, type Run } from './cli-process.js';
+import { ok, run, tempDir, type Run } from './cli-process.js';
 import { admin, ADMIN_TOKEN, call, startNode, stopNode, type Node } from './cluster/nodes.js';
 import { STORE } from './helpers.js';
 import { rootPair } from './signing-fixtures.js';
@@ -21,10 +21,6 @@ describe.skipIf(STORE !== 'sqlite')('tollgate keys against a real server', () =>
   let app: { id: string; headers: Record<string, string> };
 
   const keys = (args: string[], cwd = work) => run(['--url', node.url, '--token', ADMIN_TOKEN, 'keys', ...args], cwd);
-  const ok = (r: Run, what: string) => {
-    expect(r.code, `${what}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`).toBe(0);
-    return r;
-  };
   /** One line on stderr starting "tollgate: ", nothing on stdout, no stack. */
   const failed = (r: Run, what: string, message: RegExp) => {
     expect(r.code, `${what} should fail\n${r.stdout}${r.stderr}`).toBe(1);

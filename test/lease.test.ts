@@ -30,6 +30,7 @@ describe('POST /lease: the lease file', () => {
     // The payload is carried as the signed bytes: its JSON is exactly those bytes, fields in the table's order.
     expect(Object.keys(lease.payload)).toEqual([
       'lease_id', 'seq', 'app_id', 'user_id', 'hwid_hash', 'is_lifetime', 'active_until', 'iat', 'renew_after', 'exp', 'max_offline_runtime_s',
+      'entitlements', 'is_trial',
     ]);
     expect(JSON.stringify(lease.payload)).toBe(lease.payloadBytes.toString('utf8'));
     expect(res.headers['cache-control']).toBe('private, no-store');
@@ -72,6 +73,8 @@ describe('POST /lease: the lease file', () => {
       renew_after: iat + 900_000,
       exp: activeUntil,
       max_offline_runtime_s: 7200,
+      entitlements: [],
+      is_trial: false,
     });
   });
 

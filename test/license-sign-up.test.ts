@@ -54,7 +54,7 @@ describe('POST /sign_up_with_license_code (SPEC 4.2)', () => {
       const body = res.json();
       expect(Object.keys(body).sort()).toEqual(['id', 'membership', 'username']);
       expect(body.id).toMatch(UUID);
-      expect(body.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * 60_000) });
+      expect(body.membership).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(60 * 60_000), entitlements: [] });
       const stored = await h.tollgate.services.store.users.findById(app.id, body.id);
       expect(stored?.activeUntil).toBe(h.clock.ms + 60 * 60_000);
     });
@@ -101,7 +101,7 @@ describe('POST /sign_up_with_license_code (SPEC 4.2)', () => {
       const { code } = await license(app, { lifetime: true });
       const res = await licenseSignUp(app, { code });
       expect(res.statusCode).toBe(200);
-      expect(res.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(res.json().membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
     });
 
     it('DECISIONS login {code}: the created user logs in with the code and sees its membership in the app context', async () => {

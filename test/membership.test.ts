@@ -59,14 +59,14 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
   describe('minutes', () => {
     it('DECISIONS: one 60-minute license on a new membership gives active_until = now + 60 min', async () => {
       await activate({ minutes: 60 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 60 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 60 * MINUTE).toISOString(), entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: false, activeUntil: start + 60 * MINUTE });
     });
 
     it('SPEC 4.7 rule 2: stacking two 60-minute licenses gives active_until = now + 120 min', async () => {
       await activate({ minutes: 60 });
       await activate({ minutes: 60 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 120 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 120 * MINUTE).toISOString(), entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: false, activeUntil: start + 120 * MINUTE });
     });
 
@@ -74,7 +74,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       await activate({ minutes: 60 });
       h.clock.minutes(45);
       await activate({ minutes: 30 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 90 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 90 * MINUTE).toISOString(), entitlements: [] });
     });
 
     it('DECISIONS: activating after expiry starts from now (max(active_until, now) + minutes)', async () => {
@@ -82,7 +82,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       h.clock.minutes(100); // expired 40 minutes ago
       expectInactive(await context());
       await activate({ minutes: 30 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 130 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 130 * MINUTE).toISOString(), entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: false, activeUntil: start + 130 * MINUTE });
     });
 
@@ -107,7 +107,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
     it('DECISIONS: is_active is true at active_until - 1 ms', async () => {
       await activate({ minutes: 60 });
       h.clock.advance(60 * MINUTE - 1);
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 60 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 60 * MINUTE).toISOString(), entitlements: [] });
     });
 
     it('DECISIONS: at exactly active_until the membership is inactive: GET /app_context answers 403 membership_inactive (legacy and token)', async () => {
@@ -141,7 +141,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
     it('SPEC 4.7 rule 3: a lifetime license gives is_lifetime true and active_until null', async () => {
       const record = await activate({ lifetime: true });
       expect(record).toMatchObject({ minutes: null, grants_lifetime_access: true });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: true, activeUntil: null });
     });
 
@@ -149,7 +149,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       await activate({ lifetime: true });
       const token = await h.login(app, 'alice');
       h.clock.advance(10 * 365 * 24 * 60 * MINUTE);
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
       const res = await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${token}` });
       // The session itself has expired (default TTL one day): a token is not the way to read this.
       expect(res.statusCode).toBe(401);
@@ -157,13 +157,13 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       const fresh = await h.login(app, 'alice');
       const again = await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${fresh}` });
       expect(again.statusCode).toBe(200);
-      expect(again.json().user.membership).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(again.json().user.membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
     });
 
     it('DECISIONS: a lifetime grant over remaining time sets active_until null', async () => {
       await activate({ minutes: 60 });
       await activate({ lifetime: true });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: true, activeUntil: null });
     });
 
@@ -172,7 +172,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       h.clock.minutes(1);
       const record = await activate({ minutes: 60 });
       expect(record).toMatchObject({ minutes: 60, grants_lifetime_access: false, revokes_lifetime_access: false });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: true, activeUntil: null });
       const activations = await h.tollgate.services.store.licenses.activationsOf(userId);
       expect(activations.map((a) => [a.occurredAt - start, a.minutes])).toEqual([[0, null], [MINUTE, 60]]);
@@ -192,7 +192,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       await activate({ lifetime: true });
       h.clock.minutes(5);
       await activate({ revokes_lifetime_access: true, minutes: 30 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(30 * MINUTE) });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: h.clock.iso(30 * MINUTE), entitlements: [] });
       expect(await stored()).toEqual({ isLifetime: false, activeUntil: h.clock.ms + 30 * MINUTE });
     });
 
@@ -208,7 +208,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       await activate({ minutes: 120 });
       await activate({ lifetime: true });
       await activate({ revokes_lifetime_access: true, minutes: 10 });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 10 * MINUTE).toISOString() });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: false, active_until: new Date(start + 10 * MINUTE).toISOString(), entitlements: [] });
     });
 
     it('DECISIONS: revoke + minutes on a timed membership only adds the minutes', async () => {
@@ -221,7 +221,7 @@ describe('membership arithmetic (SPEC 3, 4.7; DECISIONS membership)', () => {
       await activate({ lifetime: true });
       await activate({ revokes_lifetime_access: true });
       await activate({ lifetime: true });
-      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null });
+      expect(await membership()).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
     });
 
     it('DECISIONS: a license both revoking and granting lifetime leaves lifetime (revoke, then grant)', async () => {

@@ -41,4 +41,19 @@ describe('GET /metrics (Prometheus)', () => {
     expect(res.body).toMatch(new RegExp(`^tollgate_rate_limits_shared ${STORE === 'postgres' ? 1 : 0}$`, 'm'));
     expect((await h.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', rate_limits: STORE === 'postgres' ? 'shared' : 'local', signing_key_seal: 'off', warnings: [UNSEALED_WARNING] });
   });
+
+  it('counts the PostgreSQL pool\'s connections (total, idle, waiting); SQLite has no pool and no such gauge', async () => {
+    h = await harness({ env: { METRICS_TOKEN } });
+    await h.createApp();
+    const res = await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (STORE === 'postgres') {
+      const count = (state: string) => Number(new RegExp(`^tollgate_db_pool_connections\\{state="${state}"\\} (\\d+)$`, 'm').exec(res.body)?.[1]);
+      // The harness's app was created through the pool, so it holds at least one connection; none waits now.
+      expect(count('total')).toBeGreaterThanOrEqual(1);
+      expect(count('idle')).toBeLessThanOrEqual(count('total'));
+      expect(count('waiting')).toBe(0);
+    } else {
+      expect(res.body).not.toContain('tollgate_db_pool_connections');
+    }
+  });
 });

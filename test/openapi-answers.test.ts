@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { OPERATOR_PASSWORD, sessionFrom, totpCode } from './operator-helpers.js';
 import { ADMIN_TOKEN, harness, PASSWORD, STORE, type Harness } from './helpers.js';
 import { setUpKeys } from './signing-fixtures.js';
+import { Receiver } from './webhook-receiver.js';
 
 /**
  * Real answers against /openapi.json: every request this file makes (the fixtures' too) goes through
@@ -90,7 +91,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
   }
 
   beforeAll(async () => {
-    h = await harness();
+    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
     doc = (await h.inject({ method: 'GET', url: '/openapi.json' })).json();
     ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, formats: { binary: true } }));
     routes = Object.entries(doc.paths as Json).flatMap(([template, item]) =>
@@ -121,7 +122,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
   }
 
   it('client operations: happy paths, signed answers, and errors', async () => {
-    const app = await h.createApp({ anonymous_access_allowed: true, offline_grace_seconds: 3600 } as never);
+    const app = await h.createApp({ anonymous_access_allowed: true, offline_grace_seconds: 3600, trial_minutes: 60, trial_entitlements: ['pro'] } as never);
     await setUpKeys(h, app);
     const [code1, code2] = await h.licenses(app, { count: 2 });
     await h.activeUser(app, 'alice', PASSWORD, 'hw-1');
@@ -133,6 +134,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
     await h.client(app, 'GET', '/signing_keys', undefined, { 'tollgate-nonce': NONCE });
     await h.client(app, 'POST', '/lease', undefined, { authorization: `Bearer ${token}`, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
+    await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial', email: 'a@example.com' }, { 'tollgate-nonce': NONCE });
     const up = await h.inject({ method: 'POST', url: `/admin/v1/apps/${app.id}/files?name=a.bin`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(100, 7) });
     const fileUrl = `/files/${up.json().id}/download`;
     const full = await h.client(app, 'GET', fileUrl, undefined, { 'tollgate-nonce': NONCE });
@@ -213,6 +215,20 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.admin('PATCH', a(`/users/${userId}`), { extend_minutes: 10 });
     await h.admin('POST', a(`/users/${userId}/reset-devices`));
     await h.admin('POST', a(`/users/${userId}/revoke-sessions`));
+    const tpl = (await h.admin('POST', a('/templates'), { name: 'Pro', minutes: 60, entitlements: ['pro'], max_seats: 2 })).json();
+    await h.admin('GET', a('/templates'));
+    await h.admin('GET', a(`/templates/${tpl.id}`));
+    await h.admin('PATCH', a(`/templates/${tpl.id}`), { max_devices: 2 });
+    await h.admin('POST', a('/licenses'), { count: 1, template_id: tpl.id });
+    await h.admin('POST', a(`/templates/${tpl.id}/apply`));
+    await h.admin('DELETE', a(`/templates/${tpl.id}`));
+    await h.admin('POST', a(`/users/${userId}/entitlements`), { code: 'beta', until: h.clock.iso(60_000) });
+    await h.admin('GET', a('/users?entitlement=beta&trial=false'));
+    await h.admin('DELETE', a(`/users/${userId}/entitlements/beta`));
+    await h.admin('PATCH', `/apps/${appId}`, { trial_minutes: 30, trial_entitlements: ['pro'], trial_blocked_domains: ['mailinator.com'] });
+    await h.client(client, 'POST', '/trial', { hardware_id: 'hw-trial' });
+    const trialRow = (await h.admin('GET', a('/trials?status=running&with_total=true'))).json().items[0];
+    await h.admin('DELETE', a(`/trials/${trialRow.id}`));
     await h.admin('DELETE', a(`/users/${userId}`));
     const tok = (await h.admin('POST', '/tokens', { name: 'ci' })).json();
     await h.admin('GET', '/tokens');
@@ -233,6 +249,31 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await session.call('DELETE', '/session/totp', { code: totpCode(totp.secret, h.clock.ms) });
     await session.call('DELETE', '/session');
     await h.admin('DELETE', `/operators/${op.id}`);
+    // Webhooks (a loopback receiver: WEBHOOK_ALLOW_HOSTS above) and the event list.
+    const receiver = await Receiver.start();
+    try {
+      for (const base of [a('/webhooks'), '/webhooks']) {
+        const hook = (await h.admin('POST', base, { url: receiver.url, description: 'crm' })).json();
+        await h.admin('GET', base);
+        await h.admin('GET', `${base}/${hook.id}`);
+        await h.admin('PATCH', `${base}/${hook.id}`, { event_types: ['user.created', 'webhook.test'] });
+        await h.admin('POST', `${base}/${hook.id}/secret`);
+        const test = (await h.admin('POST', `${base}/${hook.id}/test`)).json();
+        const delivered = async () => (await h.admin('GET', `${base}/${hook.id}/deliveries`)).json().items.find((d: { id: string }) => d.id === test.delivery_id)?.status === 'delivered';
+        for (let i = 0; !(await delivered()); i++) {
+          if (i > 200) throw new Error(`test delivery not delivered: ${JSON.stringify((await h.admin('GET', `${base}/${hook.id}/deliveries`)).json())}`);
+          await h.tollgate.outbox.worker.runOnce();
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await h.admin('POST', `${base}/${hook.id}/deliveries/${test.delivery_id}/replay`);
+        await h.admin('POST', `${base}/${hook.id}/replay`, { since: '2020-01-01T00:00:00Z' });
+        await h.admin('GET', base.replace(/webhooks$/, 'webhook-key'));
+        await h.admin('DELETE', `${base}/${hook.id}`);
+      }
+    } finally {
+      await receiver.close();
+    }
+    await h.admin('GET', '/events?type=app.created');
     // Errors: 401, 404, 409, 413, 422 (a missing confirm, minutes with lifetime).
     await h.inject({ method: 'GET', url: '/admin/v1/apps', headers: { authorization: 'Bearer wrong' } });
     await h.admin('GET', `/apps/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`);

@@ -26,6 +26,11 @@ export function login(h: Harness, username: string, password = OPERATOR_PASSWORD
   return h.inject({ method: 'POST', url: '/admin/v1/session', payload: { username, password, ...extra }, headers });
 }
 
+/** A sign-in from a given client address. */
+export function loginFrom(h: Harness, remoteAddress: string, username: string, password = OPERATOR_PASSWORD, extra: Record<string, unknown> = {}) {
+  return h.inject({ method: 'POST', url: '/admin/v1/session', payload: { username, password, ...extra }, remoteAddress });
+}
+
 /** The cookie's value from a sign-in answer. */
 export function cookieOf(res: LightMyRequestResponse): string {
   const header = String(res.headers['set-cookie']);

@@ -1,10 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectError, harness, type Harness } from './helpers.js';
-import { cookieOf, login, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode, withTotp } from './operator-helpers.js';
-
-/** A sign-in from a given client address. */
-const loginFrom = (h: Harness, remoteAddress: string, username: string, password = OPERATOR_PASSWORD, extra: Record<string, unknown> = {}) =>
-  h.inject({ method: 'POST', url: '/admin/v1/session', payload: { username, password, ...extra }, remoteAddress });
+import { cookieOf, login, loginFrom, makeOperator, OPERATOR_PASSWORD, sessionFrom, signIn, totpCode, withTotp } from './operator-helpers.js';
 
 /** The dashboard's sign-in (issue 16, /work/notes/DASHBOARD-API.md "Sessions"), over HTTP on the store of this project. */
 

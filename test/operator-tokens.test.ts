@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditView } from '../src/domain/admin/audit.js';
 import { digest } from '../src/domain/tokens.js';
-import { ADMIN_TOKEN, harness, STORE, type Harness } from './helpers.js';
+import { ADMIN_TOKEN, harness, STORE, type Harness, writableStore } from './helpers.js';
 import { makeOperator, signIn, withToken, type Session } from './operator-helpers.js';
 
 /**
@@ -121,7 +121,7 @@ describe('admin tokens follow the operator who minted them', () => {
 describe('a token minted while its operator is deleted, disabled or demoted', () => {
   /** Runs `change` once, right after the call presenting `token` (or the session `cookie`) is authenticated. */
   function afterAuthOf(credential: { token: string } | { cookie: string }, change: () => Promise<unknown>): void {
-    const store = h.tollgate.services.store;
+    const store = writableStore(h.tollgate.services);
     let pending = true;
     if ('token' in credential) {
       const original = store.admin.findLiveToken;
@@ -174,7 +174,7 @@ describe('a token minted while its operator is deleted, disabled or demoted', ()
   it.skipIf(STORE !== 'postgres')('PostgreSQL: a delete that starts while the mint holds the operator row waits for it, then revokes the new token', async () => {
     const opId = await makeOperator(h, 'op-locked', 'admin');
     const a = await mint(await signIn(h, 'op-locked'), 'a');
-    const store = h.tollgate.services.store;
+    const store = writableStore(h.tollgate.services);
     const transaction = store.transaction;
     let deletion: Promise<{ statusCode: number }> | undefined;
     store.transaction = (fn) => transaction((tx) => {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../src/store/db.js';
 import { openDb } from '../src/store/open.js';
 import type { PostgresDb } from '../src/store/postgres.js';
-import { usersKey } from '../src/domain/services.js';
+import { usersKey } from '../src/domain/caches.js';
 import { STORE, harness, noticesHeard, type Harness } from './helpers.js';
 import { until } from './log-capture.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Param } from '../src/store/db.js';
-import { harness, STORE, type Harness } from './helpers.js';
+import { harness, STORE, type Harness, writableStore } from './helpers.js';
 
 /** The schema the migrations leave, on the store this project runs on (SQLite or PostgreSQL). */
 describe('schema', () => {
@@ -21,8 +21,9 @@ describe('schema', () => {
 
   it('every migration is recorded, in order', async () => {
     const rows = await db().all<{ version: number | string; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
-    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(rows.at(-1)!.name).toBe('token_minters');
+    // 10 and 12 are other branches' (issue 23's outbox took 11; the integrator renumbers).
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13]);
+    expect(rows.at(-1)!.name).toBe('tiers');
   });
 
   it('sessions keep one index by user: (user_id, created_at); the redundant (user_id) one is gone', async () => {
@@ -62,6 +63,6 @@ describe('schema', () => {
     // The cap of one ended the first session (sessions.trim); the second is the only one left.
     expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${first}` })).statusCode).toBe(401);
     expect((await h.client(app, 'GET', '/app_context', undefined, { authorization: `Bearer ${second}` })).statusCode).toBe(200);
-    expect(await h.tollgate.services.store.sessions.deleteForUser(userId)).toBe(1);
+    expect(await writableStore(h.tollgate.services).sessions.deleteForUser(userId)).toBe(1);
   });
 });

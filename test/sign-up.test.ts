@@ -50,7 +50,7 @@ describe('POST /sign_up (SPEC 4.1)', () => {
     it('SPEC 4.1 rule 5: a new user has an inactive membership (is_active false, is_lifetime false, active_until null)', async () => {
       const res = await signUpRaw(app, { username: 'alice', password: PASSWORD });
       expect(res.statusCode).toBe(200);
-      expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null });
+      expect(res.json().membership).toEqual({ is_active: false, is_lifetime: false, active_until: null, entitlements: [] });
       const stored = await h.tollgate.services.store.users.findById(app.id, res.json().id);
       expect(stored?.isLifetime).toBe(false);
       expect(stored?.activeUntil).toBeNull();

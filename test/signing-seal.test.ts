@@ -10,7 +10,7 @@ import { resealKeys } from '../src/domain/signing/reseal.js';
 import { KeySeal, kek } from '../src/domain/signing/seal.js';
 import { UNSEALED_WARNING } from '../src/http/routes/meta.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
-import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, type Harness, type TestApp, writableStore } from './helpers.js';
 import { leaseApp, leaseOf, nonce } from './lease-fixtures.js';
 import { captureLog, type LogCapture } from './log-capture.js';
 import { setUpKeys } from './signing-fixtures.js';
@@ -140,13 +140,13 @@ describe('signing keys sealed under SIGNING_KEY_SEAL', () => {
     expect((await lease((o) => rotating.server.inject(o), app)).statusCode).toBe(200);
     expect((await rotating.server.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ signing_key_seal: 'rotating' });
 
-    const { resealed, unopenable } = await resealKeys(rotating.services.store, rotating.services.seal);
+    const { resealed, unopenable } = await resealKeys(writableStore(rotating.services), rotating.services.seal);
     expect(resealed).toHaveLength(1);
     expect(unopenable).toEqual([]);
     const newId = kek(Buffer.from(K2, 'hex')).id;
     for (const k of await storedKeys()) expect(k.privateKey.startsWith(`seal1.${newId}.`)).toBe(true);
     // Run again: nothing left to do.
-    expect((await resealKeys(rotating.services.store, rotating.services.seal)).resealed).toEqual([]);
+    expect((await resealKeys(writableStore(rotating.services), rotating.services.seal)).resealed).toEqual([]);
 
     const after = await node({ SIGNING_KEY_SEAL: K2 });
     const res = await lease((o) => after.server.inject(o), app);
@@ -173,7 +173,7 @@ describe('without SIGNING_KEY_SEAL (existing deployments)', () => {
     const sealed = await node({ SIGNING_KEY_SEAL: K1 }, sealedLog);
     expect(sealedLog.lines.find((l) => l.event === 'signing_keys_to_reseal')).toMatchObject({ level: 40, plain: 1 });
     expect((await lease((o) => sealed.server.inject(o), app)).statusCode).toBe(200);
-    expect((await resealKeys(sealed.services.store, sealed.services.seal)).resealed).toEqual([row!.kid]);
+    expect((await resealKeys(writableStore(sealed.services), sealed.services.seal)).resealed).toEqual([row!.kid]);
     const [after] = await storedKeys();
     expect(holdsPkcs8(after!.privateKey)).toBe(false);
     expect((await lease((o) => sealed.server.inject(o), app)).statusCode).toBe(200);

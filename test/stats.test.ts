@@ -79,8 +79,8 @@ describe('activity stats', () => {
     expect(s.from).toBe('2025-12-31T02:00:00.000Z');
     const byHour = Object.fromEntries(s.series.filter((b) => b.sign_ups + b.logins + b.activations + b.failed_logins > 0).map((b) => [b.at, b]));
     expect(byHour).toEqual({
-      '2026-01-01T00:00:00.000Z': { at: '2026-01-01T00:00:00.000Z', sign_ups: 4, logins: 2, activations: 3, failed_logins: 3 },
-      '2026-01-01T01:00:00.000Z': { at: '2026-01-01T01:00:00.000Z', sign_ups: 0, logins: 1, activations: 0, failed_logins: 0 },
+      '2026-01-01T00:00:00.000Z': { at: '2026-01-01T00:00:00.000Z', sign_ups: 4, logins: 2, activations: 3, failed_logins: 3, trials: 0 },
+      '2026-01-01T01:00:00.000Z': { at: '2026-01-01T01:00:00.000Z', sign_ups: 0, logins: 1, activations: 0, failed_logins: 0, trials: 0 },
     });
     expect(s.top_ban_hits).toEqual([{ ban_id: userBan, type: 'user', value: expect.any(String), hits: 1 }]);
     // Counts of now, as the database has them.
@@ -94,7 +94,7 @@ describe('activity stats', () => {
     // By day: the same events in one UTC day, 30 days by default.
     const d = await stats(h, app, '?bucket=day');
     expect(d.series).toHaveLength(30);
-    expect(d.series.at(-1)).toEqual({ at: '2026-01-01T00:00:00.000Z', sign_ups: 4, logins: 3, activations: 3, failed_logins: 3 });
+    expect(d.series.at(-1)).toEqual({ at: '2026-01-01T00:00:00.000Z', sign_ups: 4, logins: 3, activations: 3, failed_logins: 3, trials: 0 });
     expect(totals(d)).toEqual({ sign_ups: 4, logins: 3, activations: 3, failed_logins: 3 });
   });
 
@@ -105,7 +105,7 @@ describe('activity stats', () => {
     await h.login(app, 'bob');
     await h.tollgate.services.stats.flush();
     const s = await stats(h, app, '?from=2026-01-01T01:30:00Z&to=2026-01-01T01:45:00Z');
-    expect(s.series).toEqual([{ at: '2026-01-01T01:00:00.000Z', sign_ups: 0, logins: 3, activations: 0, failed_logins: 0 }]);
+    expect(s.series).toEqual([{ at: '2026-01-01T01:00:00.000Z', sign_ups: 0, logins: 3, activations: 0, failed_logins: 0, trials: 0 }]);
     expect(s.top_ban_hits).toEqual([]); // the ban was hit in the hour before
     expect((await stats(h, app, '?from=2025-12-31T00:00:00Z&to=2026-01-01T00:00:00Z')).series.every((b) => b.logins === 0)).toBe(true);
   });

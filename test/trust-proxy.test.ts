@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
-import { proxyTrust } from '../src/domain/ip.js';
+import { proxyTrust } from '../src/net/proxy.js';
 import { oneLineFailure, run, tempDir } from './cli-process.js';
 import { STORE } from './helpers.js';
 

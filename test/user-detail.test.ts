@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { expectError, harness, PASSWORD, type Harness, type TestApp, writableStore } from './helpers.js';
 
 /**
  * The users page of the dashboard: search (?q=, compared as usernames are: NFKC and any case) with
@@ -68,7 +68,7 @@ describe('user detail', () => {
     const id = await h.signUp(app, 'roamer', PASSWORD, 'hw-1');
     // 150 distinct networks, as years of logins from mobile networks would leave.
     for (let i = 0; i < 150; i++) {
-      await h.tollgate.services.store.users.trackIp(id, `10.0.${Math.floor(i / 200)}.${i % 200}`, h.clock.ms + (i + 1) * 1000);
+      await writableStore(h.tollgate.services).users.trackIp(id, `10.0.${Math.floor(i / 200)}.${i % 200}`, h.clock.ms + (i + 1) * 1000);
     }
     const d = await detail(id);
     expect(d.ips).toHaveLength(100);

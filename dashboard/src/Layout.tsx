@@ -13,8 +13,10 @@ import { Keys } from './pages/Keys';
 import { Licenses } from './pages/Licenses';
 import { Operators } from './pages/Operators';
 import { Overview } from './pages/Overview';
+import { Templates } from './pages/Templates';
 import { Tokens } from './pages/Tokens';
 import { UserDetail, Users } from './pages/Users';
+import { Webhooks } from './pages/Webhooks';
 
 const LAST_APP = 'tollgate.dashboard.app';
 
@@ -28,11 +30,13 @@ const ROUTES: Route[] = [
   ['/apps/:app', 'Overview', (p) => <Overview appId={p.app!} />],
   ['/apps/:app/settings', 'Settings', (p) => <AppSettings appId={p.app!} />],
   ['/apps/:app/licenses', 'Licenses', (p) => <Licenses appId={p.app!} />],
+  ['/apps/:app/templates', 'Templates', (p) => <Templates appId={p.app!} />],
   ['/apps/:app/users', 'Users', (p) => <Users appId={p.app!} />],
   ['/apps/:app/users/:user', 'User', (p) => <UserDetail appId={p.app!} userId={p.user!} />],
   ['/apps/:app/content', 'Variables and files', (p) => <Content appId={p.app!} />],
   ['/apps/:app/bans', 'Bans', (p) => <Bans appId={p.app!} />],
   ['/apps/:app/keys', 'Signing keys', (p) => <Keys appId={p.app!} />],
+  ['/apps/:app/webhooks', 'Webhooks', (p) => <Webhooks appId={p.app!} />],
   ['/tokens', 'Admin tokens', () => <Tokens />],
   ['/operators', 'Operators', () => <Operators />],
   ['/audit', 'Audit log', () => <Audit />],
@@ -40,8 +44,8 @@ const ROUTES: Route[] = [
 ];
 
 const APP_PAGES: [suffix: string, label: string][] = [
-  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/content', 'Variables and files'],
-  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/settings', 'Settings'],
+  ['', 'Overview'], ['/users', 'Users'], ['/licenses', 'Licenses'], ['/templates', 'Templates'], ['/content', 'Variables and files'],
+  ['/bans', 'Bans'], ['/keys', 'Signing keys'], ['/webhooks', 'Webhooks'], ['/settings', 'Settings'],
 ];
 
 export function Layout() {

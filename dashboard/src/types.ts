@@ -27,6 +27,8 @@ export interface AppWithSecret extends AppRecord { api_secret: string }
 export interface License {
   id: string; code: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean;
   note: string | null; expires_at: string | null; created_at: string; used_at: string | null; used_by_user_id: string | null;
+  /** Issue 24: the template it was made from, and what it copied from it. */
+  template_id?: string | null; entitlements?: string[];
 }
 export interface Membership { is_active: boolean; is_lifetime: boolean; active_until: string | null }
 export interface UserSummary { id: string; username: string; membership: Membership; created_at: string; password_set: boolean; device_count: number }
@@ -57,11 +59,18 @@ export interface OperatorRecord {
   id: string; username: string; role: Role; totp_enabled: boolean; disabled?: boolean; disabled_at?: string | null;
   created_at: string; last_login_at?: string | null;
 }
-export interface StatsPoint { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number }
+export interface StatsPoint { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number; trials: number }
 export interface Stats {
   bucket: 'hour' | 'day';
   series: StatsPoint[];
   active_memberships: number;
+  /** Users on a running trial now (issue 24). */
+  running_trials: number;
   licenses: { used: number; unused: number };
   top_ban_hits: { ban_id: string; type: BanType; value: string; hits: number }[];
+}
+/** A license template (issue 24). */
+export interface Template {
+  id: string; name: string; minutes: number | null; lifetime: boolean; entitlements: string[]; max_devices: number | null;
+  redeem_within_minutes: number | null; max_seats: number | null; heartbeat_seconds: number | null; created_at: string; updated_at: string;
 }

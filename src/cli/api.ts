@@ -45,7 +45,9 @@ export class ApiClient {
 
   async json<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.call(method, path, body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-    return (res.status === 204 ? undefined : await res.json()) as T;
+    // 204, and a 202 that only says "queued" (a webhook replay), have no body.
+    if (res.status === 204 || res.headers.get('content-length') === '0') return undefined as T;
+    return (await res.json()) as T;
   }
 
   async text(path: string): Promise<string> {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { PROXY_KEYWORDS, familiesTrusted, parseIpRange } from '../domain/ip.js';
-import { parseKek } from '../domain/signing/seal.js';
+import { EgressPolicy } from '../domain/webhooks/egress.js';
+import { parseIpRange } from '../net/address.js';
+import { PROXY_KEYWORDS, familiesTrusted } from '../net/proxy.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -57,6 +58,12 @@ export interface Config {
   downloadMinBytesPerSecond: number;
   /** The window a download's reader is judged over, and the time it gets before the first judgement. */
   downloadGraceMs: number;
+  /** Hosts, addresses and ranges a webhook may reach although private or plain http (development, tests); null: none. */
+  webhookAllowHosts: string[] | null;
+  /** One webhook attempt's whole exchange. */
+  webhookTimeoutMs: number;
+  /** How long events (and their deliveries) are kept. */
+  eventRetentionDays: number;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -78,6 +85,18 @@ export class ConfigError extends Error {
 const fail = (message: string): never => {
   throw new Error(message);
 };
+
+/** A key-encryption key is an AES-256 key (src/domain/signing/seal.ts seals with it). */
+const KEK_BYTES = 32;
+
+/** A KEK as written in SIGNING_KEY_SEAL or its file: base64 (or base64url) of 32 bytes, or 64 hex digits. Null if neither. */
+function parseKek(raw: string): Buffer | null {
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
+  const bytes = Buffer.from(text.replace(/\+/g, '-').replace(/\//g, '_').replace(/=$/, ''), 'base64url');
+  return bytes.length === KEK_BYTES ? bytes : null;
+}
 
 const KEK_FORMAT = 'must be 32 random bytes as base64 (openssl rand -base64 32) or 64 hex digits';
 const kekValue = (raw: string): Buffer => parseKek(raw) ?? fail(KEK_FORMAT);
@@ -274,6 +293,26 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     description: 'ms a download reader is judged over, and given before the first judgement (default 30000)',
     parse: (raw) => milliseconds(raw),
   },
+  webhookAllowHosts: {
+    key: 'webhookAllowHosts', env: 'WEBHOOK_ALLOW_HOSTS', flag: '--webhook-allow-hosts',
+    description: 'comma-separated host names, addresses or CIDR ranges webhooks may reach although private, and over plain http (development and tests only); default none',
+    parse: (raw) => {
+      const entries = raw.split(',').map((e) => e.trim()).filter(Boolean);
+      if (entries.length === 0) return fail('must list at least one host, address or range');
+      for (const e of entries) if (!EgressPolicy.valid(e)) fail(`"${e}" is not a host name, an address or a CIDR range`);
+      return entries;
+    },
+  },
+  webhookTimeoutMs: {
+    key: 'webhookTimeoutMs', env: 'WEBHOOK_TIMEOUT_MS', flag: '--webhook-timeout-ms',
+    description: 'ms one webhook attempt may take, answer included (default 15000)',
+    parse: (raw) => milliseconds(raw),
+  },
+  eventRetentionDays: {
+    key: 'eventRetentionDays', env: 'EVENT_RETENTION_DAYS', flag: '--event-retention-days',
+    description: 'days events and their webhook deliveries are kept (default 30)',
+    parse: (raw) => (/^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 3650 ? Number(raw) : fail('must be a whole number of days from 1 to 3650')),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -309,6 +348,9 @@ export const DEFAULTS: Config = {
   signingKeySealOldFile: null,
   downloadMinBytesPerSecond: 4096,
   downloadGraceMs: 30_000,
+  webhookAllowHosts: null,
+  webhookTimeoutMs: 15_000,
+  eventRetentionDays: 30,
 };
 
 /**

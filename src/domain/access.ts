@@ -3,21 +3,19 @@ import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
 import type { BanSet } from './bans.js';
 import type { ConnectionMemo } from './connection-memo.js';
 import { BannedError, DomainError } from './errors.js';
+import { effectiveLimits } from './entitlements.js';
 import { events } from './events.js';
 import { isActive } from './membership.js';
-import { usersKey, type Services } from './services.js';
+import { keptWith } from './cache.js';
+import { usersKey } from './caches.js';
+import type { RequestContext } from './request-context.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { constantTimeEqual, digest, digestMatches, sessionTokenShaped } from './tokens.js';
 import { write } from './unit-of-work.js';
 
-/** Who is calling: the authenticated application, the client IP and the time of the request. */
-export interface RequestContext {
-  app: AppRecord;
-  ip: string;
-  now: number;
-  /** The HTTP request's id, on the event lines so they meet the request's access line. */
-  reqId?: string;
-}
+export type { RequestContext } from './request-context.js';
+
 
 /** Step 1: the application headers. Unknown key and wrong secret answer alike. */
 export async function authenticateApp(s: Services, apiKey: string | undefined, apiSecret: string | undefined): Promise<AppRecord> {
@@ -45,14 +43,14 @@ export function authenticateAppCached(s: Services, apiKey: string | undefined, a
  * record, so the old secret is forgotten with it. The secret is one that every
  * installed copy of the vendor's client carries; only its digest is stored.
  */
-const verifiedSecrets = new WeakMap<AppRecord, string>();
+const verifiedSecret = keptWith<AppRecord, { secret?: string }>(() => ({}));
 
 function checkSecret(app: AppRecord | null, apiSecret: string): AppRecord {
   if (!app) throw new DomainError('invalid_app_credentials');
-  const verified = verifiedSecrets.get(app);
-  if (verified !== undefined && constantTimeEqual(verified, apiSecret)) return app;
+  const verified = verifiedSecret(app);
+  if (verified.secret !== undefined && constantTimeEqual(verified.secret, apiSecret)) return app;
   if (!digestMatches(apiSecret, app.apiSecretHash)) throw new DomainError('invalid_app_credentials');
-  verifiedSecrets.set(app, apiSecret);
+  verified.secret = apiSecret;
   return app;
 }
 
@@ -93,12 +91,15 @@ export function checkUserBans(s: Services, ctx: RequestContext, bans: BanSet, us
 export async function checkDevice(s: Services, ctx: RequestContext, user: UserRecord, hardwareId: string): Promise<void> {
   if (await s.store.devices.find(user.id, hardwareId)) return;
   const deviceId = randomUUID();
-  const outcome = await write(s, async ({ tx }) => {
-    if (!(await tx.users.takeDeviceSlot(user.id, ctx.app.maxDevicesPerUser))) return 'full' as const;
+  // A template the user holds may set its own limit (entitlements.ts, effectiveLimits).
+  const limit = effectiveLimits(ctx.app, user, ctx.now).maxDevices;
+  const outcome = await write(s, async ({ tx, emit }) => {
+    if (!(await tx.users.takeDeviceSlot(user.id, limit))) return 'full' as const;
     const inserted = await tx.devices.insert({
       id: deviceId, appId: ctx.app.id, userId: user.id, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now,
     });
     if (!inserted) throw ALREADY_REGISTERED; // registered concurrently: give the slot back
+    await emit('device.registered', ctx.app.id, { user_id: user.id, device_id: deviceId, hardware_id: hardwareId });
     return 'added' as const;
   }).catch((err: unknown) => {
     if (err === ALREADY_REGISTERED) return 'registered' as const;
@@ -106,7 +107,7 @@ export async function checkDevice(s: Services, ctx: RequestContext, user: UserRe
   });
   if (outcome === 'added') events.deviceAdded(s, ctx, user.id, deviceId);
   if (outcome === 'full') {
-    const code = ctx.app.maxDevicesPerUser <= 1 ? 'device_mismatch' : 'device_limit';
+    const code = limit <= 1 ? 'device_mismatch' : 'device_limit';
     events.deviceLimitHit(s, ctx, user.id, code);
     throw (code === 'device_mismatch'
       ? new DomainError(code, 'This account is locked to another device')
@@ -150,13 +151,7 @@ export function* cachedUser(s: Services, key: string): Steps<UserRecord | undefi
  * The users cache's key of a session's user. It is kept with the cached session record (immutable: a change
  * replaces it), so the key string and its hash are made once, not per request.
  */
-export function sessionUsersKey(session: SessionRecord): string {
-  let key = userKeys.get(session);
-  if (key === undefined) userKeys.set(session, (key = usersKey(session.appId, session.userId)));
-  return key;
-}
-
-const userKeys = new WeakMap<SessionRecord, string>();
+export const sessionUsersKey: (session: SessionRecord) => string = keptWith((session: SessionRecord) => usersKey(session.appId, session.userId));
 
 /** Step 5 for a session: unknown or another app's token is invalid; an expired one says so. */
 export function judgeSession(ctx: RequestContext, session: SessionRecord | undefined): SessionRecord {

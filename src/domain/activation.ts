@@ -3,10 +3,12 @@ import { events } from './events.js';
 import { findRedeemableLicense, redeem } from './licenses.js';
 import { userByPassword } from './login.js';
 import { iso } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
 import { requireHardwareId } from './signup.js';
 import { write } from './unit-of-work.js';
+import { summary } from './admin/users.js';
+import { licenseData } from './outbox/data.js';
 import { Checker, LICENSE_CODE, USERNAME } from './validation.js';
 
 export interface ActivationInput {
@@ -44,9 +46,14 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   checkUserBans(s, ctx, bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
-  const activation = await write(s, async ({ tx, changed }) => {
+  const activation = await write(s, async ({ tx, changed, emit }) => {
     const redeemed = await redeem(tx, ctx, user.id, license);
     changed({ user: user.id }); // the membership changed
+    const used = await tx.licenses.findById(ctx.app.id, license.id);
+    await emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: user.id });
+    const after = await tx.users.findById(ctx.app.id, user.id);
+    if (after) await emit('user.updated', ctx.app.id, { ...summary(after, ctx.now) });
+    if (redeemed.convertedTrial) await emit('trial.converted', ctx.app.id, { user_id: user.id, license_id: license.id, converted_at: iso(ctx.now) });
     return redeemed;
   });
   events.licenseRedeemed(s, ctx, user.id, license.id);

@@ -1,7 +1,9 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { isTrialUser, liveCodes } from './entitlements.js';
+import { keptWith } from './cache.js';
 import { isActive, iso } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { viewUser } from './users.js';
@@ -41,20 +43,20 @@ interface Part {
 
 const NO_USER: Part = { json: 'null', bytes: 4 };
 
-/** A cached user record is immutable (a change replaces it), so its two possible serialisations can be kept with it. */
-const serialised = new WeakMap<UserRecord, { active: Part; inactive: Part }>();
+/**
+ * A cached user record is immutable (a change replaces it), so its serialisations are kept with it: the
+ * answer varies with time only through is_active, is_trial and the live entitlements, so it is kept per
+ * combination of those (a handful over the record's life).
+ */
+const serialised = keptWith((_user: UserRecord) => new Map<string, Part>());
 
 function userJsonOf(user: UserRecord, now: number): Part {
-  let both = serialised.get(user);
-  if (!both) {
-    const view = viewUser(user, now);
-    both = {
-      active: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: true } })),
-      inactive: part(JSON.stringify({ ...view, membership: { ...view.membership, is_active: false } })),
-    };
-    serialised.set(user, both);
-  }
-  return isActive(user, now) ? both.active : both.inactive;
+  const codes = user.grants.length === 0 ? '' : liveCodes(user.grants, now).join(',');
+  const key = `${isActive(user, now) ? 1 : 0}${isTrialUser(user, now) ? 1 : 0}${codes}`;
+  const parts = serialised(user);
+  let found = parts.get(key);
+  if (!found) parts.set(key, (found = part(JSON.stringify(viewUser(user, now)))));
+  return found;
 }
 
 const part = (json: string): Part => ({ json, bytes: Buffer.byteLength(json) });

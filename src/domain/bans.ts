@@ -1,8 +1,8 @@
 import { BlockList } from 'node:net';
 import type { BanRecord } from '../store/records.js';
 import type { Store } from '../store/index.js';
-import { InvalidatingCache } from './cache.js';
-import { addRange, inList, parseIpRange } from './ip.js';
+import type { CacheEntry } from './cache.js';
+import { addRange, inList, parseIpRange } from '../net/address.js';
 
 /** The bans of one app in force at load time, indexed for the access checks. */
 export class BanSet {
@@ -78,17 +78,11 @@ export class BanSet {
   }
 }
 
-/** Bans per app, reloaded on any ban write and when the earliest temporary ban expires. */
-export function banCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<BanSet> {
-  return new InvalidatingCache<BanSet>(
-    async (appId) => {
-      const now = clock();
-      const bans = await store.bans.active(appId, now);
-      let validUntil = Infinity;
-      for (const b of bans) if (b.expiresAt !== null && b.expiresAt < validUntil) validUntil = b.expiresAt;
-      return { value: new BanSet(bans), validUntil };
-    },
-    clock,
-    { ttlMs },
-  );
+/** The cache registry's loader (caches.ts): an app's bans in force now, kept until the earliest temporary one expires. */
+export async function loadBans(store: Store, clock: () => number, appId: string): Promise<CacheEntry<BanSet>> {
+  const now = clock();
+  const bans = await store.bans.active(appId, now);
+  let validUntil = Infinity;
+  for (const b of bans) if (b.expiresAt !== null && b.expiresAt < validUntil) validUntil = b.expiresAt;
+  return { value: new BanSet(bans), validUntil };
 }

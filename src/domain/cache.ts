@@ -147,3 +147,21 @@ export class InvalidatingCache<T> {
     this.inflight.clear();
   }
 }
+
+/**
+ * What is kept with an object, made once per object: derived from a cached
+ * record (its serialisation, a key built from its fields), learnt about it
+ * (the secret last verified against an app record), or one node's state kept
+ * with its services. Records are Readonly and a change replaces a record, never
+ * edits it (store/records.ts), so what is kept follows the record: the cache's
+ * next record starts afresh, and what was kept goes with the old one. The one
+ * place the project keys anything by identity.
+ */
+export function keptWith<O extends object, K>(make: (owner: O) => K): (owner: O) => K {
+  const kept = new WeakMap<O, K>();
+  return (owner) => {
+    let k = kept.get(owner);
+    if (k === undefined) kept.set(owner, (k = make(owner)));
+    return k;
+  };
+}

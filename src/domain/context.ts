@@ -1,5 +1,5 @@
 import type { Store } from '../store/index.js';
-import { InvalidatingCache } from './cache.js';
+import type { CacheEntry } from './cache.js';
 
 /** The application object of SPEC 2.3, exactly its fields. */
 export interface ApplicationView {
@@ -13,20 +13,15 @@ export interface ApplicationView {
   jsonBytes: number;
 }
 
-export function applicationCache(store: Store, clock: () => number, ttlMs?: number): InvalidatingCache<ApplicationView> {
-  return new InvalidatingCache<ApplicationView>(
-    async (appId) => {
-      const [app, variables, files] = await Promise.all([store.apps.findById(appId), store.variables.list(appId), store.files.list(appId)]);
-      const view = {
-        id: appId,
-        name: app?.name ?? '',
-        variables: variables.map((v) => ({ name: v.name, value: v.value })),
-        files: files.map((f) => ({ id: f.id, name: f.name, mime_type: f.mimeType, is_encrypted: f.isEncrypted })),
-      };
-      const json = JSON.stringify(view);
-      return { value: { ...view, json, jsonBytes: Buffer.byteLength(json) }, validUntil: Infinity };
-    },
-    clock,
-    { ttlMs },
-  );
+/** The cache registry's loader (caches.ts): the application object of an app, serialised once. */
+export async function loadApplication(store: Store, appId: string): Promise<CacheEntry<ApplicationView>> {
+  const [app, variables, files] = await Promise.all([store.apps.findById(appId), store.variables.list(appId), store.files.list(appId)]);
+  const view = {
+    id: appId,
+    name: app?.name ?? '',
+    variables: variables.map((v) => ({ name: v.name, value: v.value })),
+    files: files.map((f) => ({ id: f.id, name: f.name, mime_type: f.mimeType, is_encrypted: f.isEncrypted })),
+  };
+  const json = JSON.stringify(view);
+  return { value: { ...view, json, jsonBytes: Buffer.byteLength(json) }, validUntil: Infinity };
 }

@@ -28,6 +28,8 @@ export type ErrorCode =
   | 'invalid_client_address'
   | 'nonce_required'
   | 'leases_disabled'
+  | 'trials_disabled'
+  | 'trial_used'
   | 'not_authenticated'
   | 'totp_required'
   | 'invalid_totp'

@@ -1,5 +1,7 @@
-import type { RequestContext } from './access.js';
-import type { Services } from './services.js';
+import type { RequestContext } from './request-context.js';
+
+/** What writing an event line needs: the services, or anything else with the log. */
+type Logs = { readonly log: EventLog };
 
 /** Where the domain's event lines go: the server's logger. */
 export interface EventLog {
@@ -41,30 +43,36 @@ export interface AdminAuthFailure {
  * the operator account a refused sign-in named, only when that account exists.
  */
 export const events = {
-  signedUp(s: Services, ctx: RequestContext, userId: string, via: 'password' | 'license'): void {
+  signedUp(s: Logs, ctx: RequestContext, userId: string, via: 'password' | 'license' | 'trial'): void {
     s.log.info({ event: 'sign_up', ...who(ctx), userId, via }, 'sign-up');
   },
-  loginFailed(s: Services, ctx: RequestContext, code: string): void {
+  loginFailed(s: Logs, ctx: RequestContext, code: string): void {
     s.log.warn({ event: 'login_failed', ...who(ctx), code }, 'login failed');
   },
-  licenseRedeemed(s: Services, ctx: RequestContext, userId: string, licenseId: string): void {
+  licenseRedeemed(s: Logs, ctx: RequestContext, userId: string, licenseId: string): void {
     s.log.info({ event: 'license_redeemed', ...who(ctx), userId, licenseId }, 'license redeemed');
   },
-  deviceAdded(s: Services, ctx: RequestContext, userId: string, deviceId: string): void {
+  trialResumed(s: Logs, ctx: RequestContext, userId: string): void {
+    s.log.info({ event: 'trial_resumed', ...who(ctx), userId }, 'trial resumed');
+  },
+  trialRefused(s: Logs, ctx: RequestContext, code: string): void {
+    s.log.info({ event: 'trial_refused', ...who(ctx), code }, 'trial refused');
+  },
+  deviceAdded(s: Logs, ctx: RequestContext, userId: string, deviceId: string): void {
     s.log.info({ event: 'device_added', ...who(ctx), userId, deviceId }, 'device added');
   },
-  deviceLimitHit(s: Services, ctx: RequestContext, userId: string, code: 'device_mismatch' | 'device_limit'): void {
+  deviceLimitHit(s: Logs, ctx: RequestContext, userId: string, code: 'device_mismatch' | 'device_limit'): void {
     s.log.info({ event: 'device_limit', ...who(ctx), userId, code, maxDevices: ctx.app.maxDevicesPerUser }, 'device limit hit');
   },
-  banHit(s: Services, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', userId?: string): void {
+  banHit(s: Logs, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', userId?: string): void {
     s.log.info({ event: 'ban_hit', ...who(ctx), ban, userId }, 'ban hit');
   },
   /** Never the token or the password; the operator's name only for an existing account. */
-  adminAuthFailed(s: Services, f: AdminAuthFailure): void {
+  adminAuthFailed(s: Logs, f: AdminAuthFailure): void {
     s.log.warn({ event: 'admin_auth_failed', reqId: f.reqId, ip: f.ip, via: f.via, code: f.code, tokenId: f.tokenId, operator: f.operator }, 'admin authentication failed');
   },
   /** An admin write, as its audit entry records it (without the entry's details). */
-  adminWrite(s: Services, entry: { actor: string; action: string; appId: string | null; targetId: string | null }, reqId?: string): void {
+  adminWrite(s: Logs, entry: { actor: string; action: string; appId: string | null; targetId: string | null }, reqId?: string): void {
     s.log.info({ event: 'admin_write', reqId, actor: entry.actor, action: entry.action, appId: entry.appId ?? undefined, targetId: entry.targetId ?? undefined }, 'admin write');
   },
 };

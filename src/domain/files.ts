@@ -2,9 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FileRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { keptWith } from './cache.js';
 import { DomainError } from './errors.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
+import { write } from './unit-of-work.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 
 /** Content is stored in chunks of this size: the memory bound of one upload or download. */
@@ -64,7 +66,17 @@ export interface StoredContent {
  */
 export async function storeContent(s: Services, appId: string, body: AsyncIterable<Buffer | string>, maxBytes: number): Promise<StoredContent> {
   const blobId = randomUUID();
-  await s.store.files.createBlob(blobId, appId, s.clock());
+  const inFlight = uploading(s);
+  inFlight.add(blobId);
+  try {
+    return await streamInto(s, blobId, appId, body, maxBytes);
+  } finally {
+    inFlight.delete(blobId);
+  }
+}
+
+async function streamInto(s: Services, blobId: string, appId: string, body: AsyncIterable<Buffer | string>, maxBytes: number): Promise<StoredContent> {
+  await s.store.blobs.createBlob(blobId, appId, s.clock());
   const hash = createHash('sha256');
   let size = 0;
   let seq = 0;
@@ -74,7 +86,7 @@ export async function storeContent(s: Services, appId: string, body: AsyncIterab
     while (pendingBytes >= CHUNK_SIZE || (final && pendingBytes > 0)) {
       const all = Buffer.concat(pending, pendingBytes);
       const take = Math.min(CHUNK_SIZE, all.length);
-      await s.store.files.appendChunk(blobId, seq++, all.subarray(0, take));
+      await s.store.blobs.appendChunk(blobId, seq++, all.subarray(0, take));
       const rest = all.subarray(take);
       pending = rest.length > 0 ? [rest] : [];
       pendingBytes = rest.length;
@@ -93,7 +105,50 @@ export async function storeContent(s: Services, appId: string, body: AsyncIterab
     await flush(true);
     return { blobId, size, sha256: hash.digest('hex'), chunkSize: CHUNK_SIZE };
   } catch (err) {
-    await s.store.files.deleteBlob(blobId).catch(() => undefined);
+    await s.store.blobs.deleteBlob(blobId).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Uploads write their content outside the unit of work (store/index.ts, `ReadStore`): a process killed between
+ * the first chunk and the file row's commit leaves a blob that nothing references and nobody can read. The
+ * sweeper removes such blobs once older than the grace, which a live upload never reaches (one trickling for a
+ * day would be cut by then anyway); uploads still streaming on this node are spared whatever their age. It runs
+ * at start and every hour, through the unit of work like any write; what it removes was never visible, so it is
+ * logged, not audited.
+ */
+export const ORPHAN_BLOB_GRACE_MS = 24 * 3600 * 1000;
+const SWEEP_EVERY_MS = 3600 * 1000;
+
+/** Blob ids this node is streaming into right now (per services: one set per node). */
+const uploading = keptWith((_: Services) => new Set<string>());
+
+/** Removes the orphaned blobs older than the grace; their ids. */
+export async function sweepOrphanBlobs(s: Services, graceMs = ORPHAN_BLOB_GRACE_MS): Promise<string[]> {
+  const before = s.clock() - graceMs;
+  const spare = [...uploading(s)];
+  const removed = await write(s, ({ tx }) => tx.files.deleteOrphanBlobs(before, spare));
+  if (removed.length > 0) s.log.info({ event: 'orphan_blobs_removed', count: removed.length }, 'orphaned upload content removed');
+  else s.log.debug({ event: 'orphan_blob_sweep', removed: 0 }, 'no orphaned upload content');
+  return removed;
+}
+
+/** Sweeps now (in the background) and every hour; the timer is unref'd. Stop it before the store closes. */
+export function startBlobSweeper(s: Services): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const sweep = () => {
+    running = sweepOrphanBlobs(s).catch((err: unknown) =>
+      s.log.warn({ event: 'orphan_blob_sweep_failed', cause: err instanceof Error ? err.message : String(err) }, 'could not remove orphaned upload content'),
+    );
+  };
+  sweep();
+  const timer = setInterval(sweep, SWEEP_EVERY_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -1,8 +1,9 @@
 import { randomUUID, sign } from 'node:crypto';
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
+import { isTrialUser, leaseEntitlements } from './entitlements.js';
 import { DomainError, validationError } from './errors.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { run } from './steps.js';
@@ -57,6 +58,7 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
   const { app, now: iat } = ctx;
   const activeUntil = user.isLifetime ? null : user.activeUntil;
   const graceEnd = iat + app.offlineGraceSeconds * 1000;
+  const trial = isTrialUser(user, iat);
   return {
     lease_id: leaseId,
     seq,
@@ -69,8 +71,11 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     renew_after: iat + app.leaseRenewSeconds * 1000,
     // Offline use never outlasts the membership the lease was issued under, nor the key that signs it
     // (amendment B): a leaked private key of an ended key cannot mint a lease that runs on for years.
-    exp: Math.min(graceEnd, activeUntil ?? Infinity, keyNotAfter),
+    // A trial user's lease also ends with the trial (issue 24).
+    exp: Math.min(graceEnd, activeUntil ?? Infinity, keyNotAfter, trial ? user.trialEndsAt! : Infinity),
     max_offline_runtime_s: app.offlineGraceSeconds,
+    entitlements: leaseEntitlements(user.grants, iat),
+    is_trial: trial,
   };
 }
 

@@ -3,8 +3,9 @@ import type { Repositories } from '../store/index.js';
 import type { ActivationRecord, LicenseRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
+import { holdingEnd } from './entitlements.js';
 import { applyLicense } from './membership.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 
 // Field errors name the code for the 422 of license sign-up; a 401 (activation) carries none.
 const invalidLicense = (detail?: string) => new DomainError('invalid_license', detail, [{ field: 'body.code', message: detail ? 'has expired' : 'is not a valid license code' }]);
@@ -25,21 +26,32 @@ export async function claim(tx: Repositories, ctx: RequestContext, userId: strin
 }
 
 /** Inside a transaction: claims the license, then applies it to the user's membership and records the activation. */
-export async function redeem(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
+export async function redeem(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
   await claim(tx, ctx, userId, license);
   return applyClaimed(tx, ctx, userId, license);
 }
 
-/** Applies a license already claimed in this transaction, reading the membership under a row lock. */
-export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<ActivationRecord> {
+/**
+ * Applies a license already claimed in this transaction, reading the membership under a row lock
+ * (docs/decisions.md, issue 24): a trial converts first (its remaining time and its entitlements end
+ * now); a lifetime revoked ends the grants and holdings that never ended; then the membership
+ * arithmetic of the seed, and the redemption holds the license's entitlements and limits until
+ * holdingEnd.
+ */
+export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
   await tx.users.lockRow(userId, ctx.now);
   const user = await tx.users.findById(ctx.app.id, userId);
   if (!user) throw new DomainError('invalid_credentials');
-  const next = applyLicense(
-    user,
-    { minutes: license.minutes, grantsLifetime: license.grantsLifetime, revokesLifetime: license.revokesLifetime },
-    ctx.now,
-  );
+  let before = { isLifetime: user.isLifetime, activeUntil: user.activeUntil };
+  const convertedTrial = user.trialEndsAt !== null && (await tx.trials.convert(userId, ctx.now));
+  if (convertedTrial) {
+    await tx.entitlements.endTrialGrants(userId, ctx.now);
+    before = { isLifetime: before.isLifetime, activeUntil: before.activeUntil === null ? null : Math.min(before.activeUntil, ctx.now) };
+  }
+  const effect = { minutes: license.minutes, grantsLifetime: license.grantsLifetime, revokesLifetime: license.revokesLifetime };
+  if (license.revokesLifetime && user.isLifetime) await endLifetimeHoldings(tx, userId, ctx.now);
+  const next = applyLicense(before, effect, ctx.now);
+  const endsAt = holdingEnd(before, effect, ctx.now);
   await tx.users.setMembership(userId, next.isLifetime, next.activeUntil, ctx.now);
   const activation: ActivationRecord = {
     id: randomUUID(),
@@ -50,7 +62,30 @@ export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId
     minutes: license.minutes,
     grantsLifetime: license.grantsLifetime,
     revokesLifetime: license.revokesLifetime,
+    endsAt,
   };
   await tx.licenses.insertActivation(activation);
-  return activation;
+  await grantLicenseEntitlements(tx, activation, license.entitlements);
+  return { ...activation, convertedTrial };
+}
+
+/** A redemption's activation, and whether it converted the user's trial (the caller emits trial.converted). */
+export interface Redemption extends ActivationRecord {
+  convertedTrial: boolean;
+}
+
+/** The grants of one redemption: one row per code, ending with the redemption's holding. */
+export async function grantLicenseEntitlements(tx: Repositories, activation: ActivationRecord, codes: readonly string[]): Promise<void> {
+  for (const code of codes) {
+    await tx.entitlements.insert({
+      id: randomUUID(), appId: activation.appId, userId: activation.userId, code, source: 'license', licenseId: activation.licenseId,
+      endsAt: activation.endsAt, createdAt: activation.occurredAt,
+    });
+  }
+}
+
+/** Lifetime access revoked (a revoking license, or the operator): what lifetime licenses granted, which never ended, ends now. */
+export async function endLifetimeHoldings(tx: Repositories, userId: string, now: number): Promise<void> {
+  await tx.licenses.endOpenActivations(userId, now);
+  await tx.entitlements.endOpenLicenseGrants(userId, now);
 }

@@ -1,7 +1,7 @@
 import { FLIGHT_SLICE_MS, windowEnd, type Counters, type Slot, type Taken } from '../store/counters.js';
 import { StoreUnavailable } from '../store/db.js';
 import type { AppRecord } from '../store/records.js';
-import type { RequestContext } from './access.js';
+import type { RequestContext } from './request-context.js';
 import { DomainError } from './errors.js';
 import { silentLog, type EventLog } from './events.js';
 import { limitAddress } from './ip.js';

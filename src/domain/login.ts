@@ -5,7 +5,7 @@ import {
 } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
-import type { Services, UserRef } from './services.js';
+import type { Services, UserRef } from './service-types.js';
 import { run, wait, type Steps } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { write } from './unit-of-work.js';

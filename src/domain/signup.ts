@@ -6,9 +6,11 @@ import { banned, checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { applyClaimed, claim, findRedeemableLicense } from './licenses.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { run } from './steps.js';
-import { write } from './unit-of-work.js';
+import { write, type Work } from './unit-of-work.js';
+import { summary } from './admin/users.js';
+import { licenseData } from './outbox/data.js';
 import { viewUser, type UserView } from './users.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
@@ -37,11 +39,12 @@ export async function signUp(s: Services, ctx: RequestContext, input: SignUpInpu
   let device: string | null = null;
   let user: UserView;
   try {
-    user = await write(s, async ({ tx }) => {
+    user = await write(s, async (w) => {
+      const { tx } = w;
       await tx.users.insert({ id, appId: ctx.app.id, username: input.username, usernameKey: key, passwordHash, signupLicenseId: null, createdAt: ctx.now });
       device = await registerFirstDevice(tx, ctx, id, input.hardware_id);
       await tx.users.trackIp(id, ctx.ip, ctx.now);
-      return createdUser(tx, ctx, id);
+      return createdUser(w, ctx, id, device, input.hardware_id);
     });
   } catch (err) {
     if (err instanceof UniqueViolation) throw usernameTaken(); // lost a race for the name
@@ -79,14 +82,18 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
 
   const userId = randomUUID();
   let device: string | null = null;
-  const user = await write(s, async ({ tx }) => {
+  const user = await write(s, async (w) => {
+    const { tx } = w;
     // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
     await claim(tx, ctx, userId, license);
     await insertGeneratedUser(s, tx, ctx, userId, license);
     await applyClaimed(tx, ctx, userId, license);
     device = await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
-    return createdUser(tx, ctx, userId);
+    const view = await createdUser(w, ctx, userId, device, input.hardware_id);
+    const used = await tx.licenses.findById(ctx.app.id, license.id);
+    await w.emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: userId });
+    return view;
   });
   signedUp(s, ctx, userId, 'license', device);
   events.licenseRedeemed(s, ctx, userId, license.id);
@@ -94,10 +101,15 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
   return user;
 }
 
-/** The answer of a sign-up, read before COMMIT: once committed, nothing may turn the sign-up into an error. */
-async function createdUser(tx: Repositories, ctx: RequestContext, id: string): Promise<UserView> {
-  const user = await tx.users.findById(ctx.app.id, id);
+/**
+ * The answer of a sign-up, read before COMMIT: once committed, nothing may turn the sign-up into an error.
+ * Its events (the user, and the first device if one was registered) are written here, in the same transaction.
+ */
+async function createdUser(w: Work, ctx: RequestContext, id: string, device: string | null, hardwareId: string | undefined): Promise<UserView> {
+  const user = await w.tx.users.findById(ctx.app.id, id);
   if (!user) throw new Error('user vanished during sign-up');
+  await w.emit('user.created', ctx.app.id, { ...summary(user, ctx.now) });
+  if (device !== null) await w.emit('device.registered', ctx.app.id, { user_id: id, device_id: device, hardware_id: hardwareId ?? null });
   return viewUser(user, ctx.now);
 }
 
@@ -110,7 +122,7 @@ export function requireHardwareId(check: Checker, app: AppRecord, hardwareId: st
 }
 
 /** A new user has no devices, so with device authentication on the first one always fits. Returns its id, if one was added. */
-async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<string | null> {
+export async function registerFirstDevice(tx: Repositories, ctx: RequestContext, userId: string, hardwareId: string | undefined): Promise<string | null> {
   if (!ctx.app.deviceAuthEnabled || hardwareId === undefined) return null;
   const id = randomUUID();
   await tx.devices.insert({ id, appId: ctx.app.id, userId, hardwareId, createdAt: ctx.now, lastSeenAt: ctx.now });

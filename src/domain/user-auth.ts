@@ -2,10 +2,11 @@ import type { UserRecord } from '../store/records.js';
 import {
   cachedUser, checkDevice, checkMembership, checkRequestBans, checkUserBans, findSession, judgeSession, sessionUsersKey, verifyPassword, type RequestContext,
 } from './access.js';
+import { keptWith } from './cache.js';
 import type { ConnectionMemo, PasswordKeys } from './connection-memo.js';
 import { DomainError } from './errors.js';
 import { userByCode } from './login.js';
-import type { Services } from './services.js';
+import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, USERNAME, usernameKey } from './validation.js';
 
@@ -49,7 +50,7 @@ function passwordKeys(s: Services, appId: string, username: string, password: st
 }
 
 /** Verifications in flight, by credential key (per Services: one per node). */
-const verifying = new WeakMap<Services, Map<string, Promise<UserRecord>>>();
+const verifying = keptWith((_: Services) => new Map<string, Promise<UserRecord>>());
 
 /**
  * Only a password not verified recently costs a place in the limits (and
@@ -60,8 +61,7 @@ const verifying = new WeakMap<Services, Map<string, Promise<UserRecord>>>();
  * nothing.
  */
 function verifyOnce(s: Services, ctx: RequestContext, key: string, username: string, user: UserRecord | undefined, password: string): Promise<UserRecord> {
-  let inFlight = verifying.get(s);
-  if (!inFlight) verifying.set(s, (inFlight = new Map()));
+  const inFlight = verifying(s);
   const running = inFlight.get(key);
   if (running) return running;
   const verification = s.limits

@@ -5,7 +5,7 @@ import { requirePermission, type Permission } from '../domain/admin/roles.js';
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { digest } from '../domain/tokens.js';
-import { decodeCursor, type Cursor } from '../store/pagination.js';
+import { decodeCursor, type Cursor } from '../domain/pagination.js';
 import { header } from './client-plugin.js';
 import { allowSlowBody } from './connections.js';
 import { checkJsonText } from './text-input.js';

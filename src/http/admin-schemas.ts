@@ -1,3 +1,4 @@
+import { WEBHOOK_SCHEMAS } from './routes/admin/webhooks.js';
 /**
  * The named schemas of the admin API (components of the OpenAPI document), registered by
  * server.ts through registerSchemas. Request limits the domain checks are stated document-only
@@ -37,6 +38,9 @@ export const appSettings = {
   signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
   offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
   lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds; at most offline_grace_seconds while leases are on (422 naming both otherwise)' },
+  trial_minutes: { type: 'integer', minimum: 0, maximum: 5_256_000, description: 'How long a trial (POST /trial) runs; 0: no trials' },
+  trial_entitlements: documented({ type: 'array', items: { type: 'string' }, maxItems: 100, description: 'Entitlement codes a trial grants (^[a-z0-9][a-z0-9._-]{0,63}$); answered sorted, once each' }, { items: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' } }),
+  trial_blocked_domains: documented({ type: 'array', items: { type: 'string' }, maxItems: 10_000, description: 'Email domains refused for trials (disposable addresses); lower-cased, answered sorted' }, { items: { type: 'string', maxLength: 253 } }),
 } as const;
 
 const appProperties = { id: uuid, name: { type: 'string' }, api_key: { type: 'string' }, ...appSettings, created_at: timestamp, updated_at: timestamp } as const;
@@ -55,11 +59,18 @@ const appSecret = { $id: 'AppSecret', type: 'object', required: ['api_secret'], 
 const license = {
   $id: 'License',
   type: 'object',
-  required: ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id'],
+  required: [
+    'id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'expires_at', 'created_at', 'used_at', 'used_by_user_id',
+    'template_id', 'entitlements', 'max_devices', 'max_seats', 'heartbeat_seconds',
+  ],
   properties: {
     id: uuid, code: { type: 'string' }, minutes: { type: ['integer', 'null'] }, grants_lifetime_access: { type: 'boolean' },
     revokes_lifetime_access: { type: 'boolean' }, note: { type: ['string', 'null'] }, expires_at: nullableTimestamp, created_at: timestamp,
     used_at: nullableTimestamp, used_by_user_id: { type: ['string', 'null'] },
+    template_id: { type: ['string', 'null'], description: 'The template the license was made from (null: made with minutes/lifetime directly, or the template was deleted)' },
+    entitlements: { type: 'array', items: { type: 'string' }, description: 'Granted on redemption (copied from the template)' },
+    max_devices: { type: ['integer', 'null'], description: 'Device limit while the user holds it (copied from the template)' },
+    max_seats: { type: ['integer', 'null'] }, heartbeat_seconds: { type: ['integer', 'null'] },
   },
 } as const;
 const deletedLicenses = { $id: 'DeletedLicenses', type: 'object', required: ['deleted'], properties: { deleted: { type: 'integer', minimum: 0 } } } as const;
@@ -95,7 +106,7 @@ const nullableString = { type: ['string', 'null'] } as const;
 const userDetail = {
   $id: 'UserDetail',
   type: 'object',
-  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id'],
+  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id', 'entitlement_grants'],
   properties: {
     ...userSummaryProperties,
     signup_license_id: nullableString,
@@ -112,6 +123,17 @@ const userDetail = {
       },
     },
     sessions: { type: 'array', items: { type: 'object', properties: { id: uuid, hardware_id: nullableString, ip: nullableString, created_at: timestamp, expires_at: timestamp } } },
+    entitlement_grants: {
+      type: 'array',
+      description: 'Every entitlement grant of the user, live or ended: from a redeemed license, a trial or the operator',
+      items: {
+        type: 'object',
+        properties: {
+          id: uuid, code: { type: 'string' }, source: { type: 'string', enum: ['license', 'operator', 'trial'] }, license_id: nullableString,
+          until: nullableTimestamp, live: { type: 'boolean' }, created_at: timestamp,
+        },
+      },
+    },
   },
 } as const;
 const count = { type: 'integer', minimum: 0 } as const;
@@ -119,7 +141,7 @@ const activityStats = {
   $id: 'ActivityStats',
   description: 'An app’s activity per bucket in [from, to) (every bucket, zeros included; up to a few seconds behind), and its counts now',
   type: 'object',
-  required: ['bucket', 'from', 'to', 'series', 'active_memberships', 'licenses', 'top_ban_hits'],
+  required: ['bucket', 'from', 'to', 'series', 'active_memberships', 'running_trials', 'licenses', 'top_ban_hits'],
   properties: {
     bucket: { type: 'string', enum: ['hour', 'day'] },
     from: timestamp,
@@ -127,11 +149,15 @@ const activityStats = {
     series: {
       type: 'array',
       items: {
-        type: 'object', required: ['at', 'sign_ups', 'logins', 'activations', 'failed_logins'],
-        properties: { at: { ...timestamp, description: 'Start of the bucket (UTC)' }, sign_ups: count, logins: count, activations: count, failed_logins: count },
+        type: 'object', required: ['at', 'sign_ups', 'logins', 'activations', 'failed_logins', 'trials'],
+        properties: {
+          at: { ...timestamp, description: 'Start of the bucket (UTC)' }, sign_ups: count, logins: count, activations: count, failed_logins: count,
+          trials: { ...count, description: 'Trials started in the bucket (POST /trial; read from the trials themselves, not the flushed counters)' },
+        },
       },
     },
     active_memberships: { ...count, description: 'Users with lifetime access or an expiry in the future' },
+    running_trials: { ...count, description: 'Users on a running trial now' },
     licenses: { type: 'object', required: ['used', 'unused'], properties: { used: count, unused: count } },
     top_ban_hits: {
       type: 'array', description: 'The bans (still in place) that refused most requests in [from, to), at most 10',
@@ -167,6 +193,46 @@ const auditEvent = {
   },
 } as const;
 
+const nullableInt = { type: ['integer', 'null'] } as const;
+/** Template fields as the API takes them (create, change); ranges checked by Fastify, the rest by the domain. */
+export const templateFields = {
+  name: text(NAME_RULE, 'Unique per application'),
+  minutes: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000_000, description: 'Minutes a license adds; required unless lifetime' },
+  lifetime: { type: 'boolean', description: 'Licenses grant lifetime access (then no minutes)' },
+  entitlements: documented({ type: 'array', items: { type: 'string' }, maxItems: 100, description: 'Codes a redeemed license grants (^[a-z0-9][a-z0-9._-]{0,63}$); answered sorted, once each' }, { items: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' } }),
+  max_devices: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'Device limit for users holding it (overrides max_devices_per_user); null: the app’s' },
+  redeem_within_minutes: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000_000, description: 'An unredeemed code made from it expires this long after creation; null: never' },
+  max_seats: { type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Concurrent seats for users holding it (issue 25); null: no seats' },
+  heartbeat_seconds: { type: ['integer', 'null'], minimum: 10, maximum: 86_400, description: 'Seat heartbeat interval (issue 25); null: the server’s default' },
+} as const;
+const template = {
+  $id: 'Template',
+  type: 'object',
+  required: ['id', 'name', 'minutes', 'lifetime', 'entitlements', 'max_devices', 'redeem_within_minutes', 'max_seats', 'heartbeat_seconds', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid, name: { type: 'string' }, minutes: nullableInt, lifetime: { type: 'boolean' }, entitlements: { type: 'array', items: { type: 'string' } },
+    max_devices: nullableInt, redeem_within_minutes: nullableInt, max_seats: nullableInt, heartbeat_seconds: nullableInt, created_at: timestamp, updated_at: timestamp,
+  },
+} as const;
+const templateApplied = {
+  $id: 'TemplateApplied', type: 'object', required: ['unused_licenses', 'used_licenses', 'users'],
+  properties: { unused_licenses: count, used_licenses: count, users: { ...count, description: 'Users whose grants were rewritten' } },
+} as const;
+const entitlementGrant = {
+  $id: 'EntitlementGrant', type: 'object', required: ['id', 'code', 'until'], properties: { id: uuid, code: { type: 'string' }, until: nullableTimestamp },
+} as const;
+const entitlementRevoked = { $id: 'EntitlementRevoked', type: 'object', required: ['ended'], properties: { ended: { ...count, description: 'Live grants of the code that ended' } } } as const;
+const trial = {
+  $id: 'Trial',
+  type: 'object',
+  required: ['id', 'hwid_hash', 'email_key', 'user_id', 'started_at', 'ends_at', 'converted_at', 'status'],
+  properties: {
+    id: uuid, hwid_hash: { type: 'string', description: 'Hex SHA-256 of <app_id>\\n<hardware id>: the only form the device is kept in' },
+    email_key: { type: ['string', 'null'], description: 'The normalised email it was started with' }, user_id: { type: ['string', 'null'], description: 'null once the trial user was deleted' },
+    started_at: timestamp, ends_at: timestamp, converted_at: nullableTimestamp, status: { type: 'string', enum: ['running', 'ended', 'converted'] },
+  },
+} as const;
+
 /** A page of a list: `next_cursor` is null on the last page. Named `<Item>Page`. `counted`: the list takes ?with_total=. */
 function pageOf(item: string, counted = true) {
   return {
@@ -192,7 +258,7 @@ function listOf(item: string) {
 
 export const ADMIN_SCHEMAS: readonly object[] = [
   app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
-  adminToken, adminTokenWithSecret, auditEvent,
-  pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
-  listOf('Variable'), listOf('StoredFile'),
+  adminToken, adminTokenWithSecret, auditEvent, template, templateApplied, entitlementGrant, entitlementRevoked, trial,
+  pageOf('Template', false), pageOf('Trial'), pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
+  listOf('Variable'), listOf('StoredFile'), ...WEBHOOK_SCHEMAS,
 ];

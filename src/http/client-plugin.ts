@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import type { ConnectionMemo } from '../domain/connection-memo.js';
 import type { UserCredentials } from '../domain/user-auth.js';
-import { handedOver } from './fast-path.js';
+import { handedOver } from './hand-over.js';
 import { noteRequestBody, readNonce } from './signing.js';
 import { checkJsonText, utf8Header } from './text-input.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { BannedError, DomainError, type ErrorCode, type FieldError } from '../domain/errors.js';
-import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from '../store/db.js';
+import { storeFailure } from '../domain/store-failures.js';
 import { RateLimited, type LimitedAction } from '../domain/limits.js';
 import { storeRefused } from './outage.js';
 
@@ -33,6 +33,8 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   service_unavailable: { status: 503, detail: 'The service is temporarily unavailable; try again shortly' },
   nonce_required: { status: 422, detail: 'This application requires signed answers: send a Tollgate-Nonce header' },
   leases_disabled: { status: 403, detail: 'Offline leases are not enabled for this application' },
+  trials_disabled: { status: 403, detail: 'Trials are not enabled for this application' },
+  trial_used: { status: 403, detail: 'This device or email address has already had a trial' },
   not_authenticated: { status: 401, detail: 'Not signed in' },
   totp_required: { status: 401, detail: 'This account uses two-factor authentication: send the code from the authenticator app' },
   invalid_totp: { status: 401, detail: 'The two-factor code is not valid' },
@@ -120,7 +122,8 @@ function fromFastify(err: FastifyError): { status: number; body: ErrorBody } | n
   return null;
 }
 
-export function handleError(err: FastifyError | DomainError | UniqueViolation | UnstorableValue | StoreUnavailable, request: FastifyRequest, reply: FastifyReply): void {
+/** Fastify's errors, the domain's, and the store's failures (told apart by storeFailure, src/domain/store-failures.ts). */
+export function handleError(err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof RateLimited) {
     // RFC 9110 Retry-After and the IETF RateLimit header fields.
     reply.header('retry-after', String(err.retryAfterSeconds))
@@ -149,18 +152,19 @@ export function handleError(err: FastifyError | DomainError | UniqueViolation | 
     void reply.code(status).send(body);
     return;
   }
-  // A database dropped or a file removed under a running node (StoreMissing) is an outage too, not a bug.
-  if (err instanceof StoreUnavailable || err instanceof StoreMissing) {
+  const failure = storeFailure(err);
+  // A database dropped or a file removed under a running node is an outage too, not a bug.
+  if (failure?.kind === 'unavailable') {
     // Not a bug: the database is down, timed out or full. Say so, so clients and load balancers retry.
-    storeRefused(request, err.message);
+    storeRefused(request, failure.cause);
     void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).send(errorBody('service_unavailable'));
     return;
   }
-  if (err instanceof UnstorableValue) {
+  if (failure?.kind === 'unstorable') {
     void reply.code(422).send(errorBody('validation_error', 'Invalid request: a value contains characters that cannot be stored', [{ field: 'body', message: 'contains characters that cannot be stored' }]));
     return;
   }
-  if (err instanceof UniqueViolation) {
+  if (failure?.kind === 'conflict') {
     // A uniqueness race the domain did not anticipate: the write was refused, nothing half-done.
     void reply.code(409).send(errorBody('conflict'));
     return;

@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { authenticateAppCached, type RequestContext } from '../domain/access.js';
 import { appContextAnswer, type AppContextAnswer } from '../domain/app-context.js';
-import { clientAddress, type ProxyTrust } from '../domain/ip.js';
+import { clientAddress, type ProxyTrust } from '../net/proxy.js';
 import type { Services } from '../domain/services.js';
 import { run } from '../domain/steps.js';
 import { apiKeyOf, apiSecretOf, legacyIdentity, userCredentials } from './client-plugin.js';
 import { trackRawResponse } from './connections.js';
+import { kHandOver, type Marked } from './hand-over.js';
 
 /**
  * GET /app_context answered before Fastify sees it, when nothing about the
@@ -64,21 +65,6 @@ export interface AccessFields {
   ip: string | null;
   appId: string | undefined;
   code: string | undefined;
-}
-
-/** What the fast path found and hands to the route: the context it ran under and the outcome (a refusal, or a wait). */
-export interface HandOver {
-  ctx: RequestContext;
-  error?: unknown;
-  pending?: Promise<AppContextAnswer>;
-}
-
-const kHandOver = Symbol('tollgate.fastPath');
-
-type Marked = IncomingMessage & { [kHandOver]?: HandOver };
-
-export function handedOver(raw: IncomingMessage): HandOver | undefined {
-  return (raw as Marked)[kHandOver];
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MessageBus } from '../store/db.js';
+import type { MessageBus } from '../domain/store-failures.js';
 
 /** Where the outage lines go (the server's logger). */
 export interface OutageLog {

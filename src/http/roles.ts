@@ -43,6 +43,20 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'GET /admin/v1/apps/:app_id/licenses/:license_id': 'read',
   'DELETE /admin/v1/apps/:app_id/licenses/:license_id': 'licenses',
 
+  // License templates (issue 24): made and changed by whoever makes licenses
+  'GET /admin/v1/apps/:app_id/templates': 'read',
+  'POST /admin/v1/apps/:app_id/templates': 'licenses',
+  'GET /admin/v1/apps/:app_id/templates/:template_id': 'read',
+  'PATCH /admin/v1/apps/:app_id/templates/:template_id': 'licenses',
+  'DELETE /admin/v1/apps/:app_id/templates/:template_id': 'licenses',
+  'POST /admin/v1/apps/:app_id/templates/:template_id/apply': 'licenses',
+
+  // Entitlements granted directly, and trials (issue 24): acting on users
+  'POST /admin/v1/apps/:app_id/users/:user_id/entitlements': 'users',
+  'DELETE /admin/v1/apps/:app_id/users/:user_id/entitlements/:code': 'users',
+  'GET /admin/v1/apps/:app_id/trials': 'read',
+  'DELETE /admin/v1/apps/:app_id/trials/:trial_id': 'users',
+
   // Users
   'GET /admin/v1/apps/:app_id/users': 'read',
   'GET /admin/v1/apps/:app_id/users/:user_id': 'read',
@@ -82,6 +96,31 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'POST /admin/v1/tokens': 'tokens',
   'DELETE /admin/v1/tokens/:token_id': 'tokens',
   'GET /admin/v1/audit': 'read',
+
+  // Webhooks and the event outbox (an endpoint is app configuration: changing one is the apps permission)
+  'GET /admin/v1/apps/:app_id/webhooks': 'read',
+  'POST /admin/v1/apps/:app_id/webhooks': 'apps',
+  'GET /admin/v1/apps/:app_id/webhooks/:endpoint_id': 'read',
+  'PATCH /admin/v1/apps/:app_id/webhooks/:endpoint_id': 'apps',
+  'DELETE /admin/v1/apps/:app_id/webhooks/:endpoint_id': 'apps',
+  'POST /admin/v1/apps/:app_id/webhooks/:endpoint_id/secret': 'apps',
+  'POST /admin/v1/apps/:app_id/webhooks/:endpoint_id/test': 'apps',
+  'GET /admin/v1/apps/:app_id/webhooks/:endpoint_id/deliveries': 'read',
+  'POST /admin/v1/apps/:app_id/webhooks/:endpoint_id/deliveries/:delivery_id/replay': 'apps',
+  'POST /admin/v1/apps/:app_id/webhooks/:endpoint_id/replay': 'apps',
+  'GET /admin/v1/webhooks': 'read',
+  'POST /admin/v1/webhooks': 'apps',
+  'GET /admin/v1/webhooks/:endpoint_id': 'read',
+  'PATCH /admin/v1/webhooks/:endpoint_id': 'apps',
+  'DELETE /admin/v1/webhooks/:endpoint_id': 'apps',
+  'POST /admin/v1/webhooks/:endpoint_id/secret': 'apps',
+  'POST /admin/v1/webhooks/:endpoint_id/test': 'apps',
+  'GET /admin/v1/webhooks/:endpoint_id/deliveries': 'read',
+  'POST /admin/v1/webhooks/:endpoint_id/deliveries/:delivery_id/replay': 'apps',
+  'POST /admin/v1/webhooks/:endpoint_id/replay': 'apps',
+  'GET /admin/v1/apps/:app_id/webhook-key': 'read',
+  'GET /admin/v1/webhook-key': 'read',
+  'GET /admin/v1/events': 'read',
 };
 
 /** The permission a request's route needs; HEAD is the GET it mirrors. Undefined: not in the table, refused. */

@@ -87,12 +87,22 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'Service unavailable: the database is down, timed out or full; retry after Retry-After seconds',
 };
 
-const membership = {
+/**
+ * `entitlements` is in every answer, but is stated required in the document only: the serializer writes
+ * required keys first, and the contract puts it last, after the optional is_trial.
+ */
+const membership = documented({
   $id: 'Membership',
   type: 'object',
   required: ['is_active', 'is_lifetime', 'active_until'],
-  properties: { is_active: { type: 'boolean' }, is_lifetime: { type: 'boolean' }, active_until: nullableTimestamp },
-} as const;
+  properties: {
+    is_active: { type: 'boolean' },
+    is_lifetime: { type: 'boolean' },
+    active_until: nullableTimestamp,
+    is_trial: { type: 'boolean', enum: [true], description: 'Present (true) only while the user is on a running trial (POST /trial)' },
+    entitlements: { type: 'array', items: { type: 'string' }, description: 'The entitlement codes the user holds now, sorted by code point, without duplicates' },
+  },
+} as const, { required: ['is_active', 'is_lifetime', 'active_until', 'entitlements'] });
 /** Inline form for the admin views, which extend it. */
 export const membershipSchema = ref('Membership');
 
@@ -155,6 +165,11 @@ const session = {
   properties: { session_token: { type: 'string', description: 'Send as Authorization: Bearer <session_token> (the sessionToken scheme)' } },
 } as const;
 
+const trialSession = {
+  $id: 'TrialSession', type: 'object', required: ['session_token', 'user'],
+  properties: { session_token: { type: 'string', description: 'Send as Authorization: Bearer <session_token>' }, user: ref('User') },
+} as const;
+
 /**
  * The two forms of login credentials: the document states them as a oneOf (so both complete forms at
  * once match twice and are refused); the domain checks them, and also refuses a code beside a lone username.
@@ -174,7 +189,7 @@ const codeCredentials = {
 
 /** Every named schema of the client API, registered by registerSchemas. */
 const CLIENT_SCHEMAS = [
-  fieldError, errorBody, membership, user, applicationVariable, applicationFile, application, appContext, activation, session,
+  fieldError, errorBody, membership, user, applicationVariable, applicationFile, application, appContext, activation, session, trialSession,
   passwordCredentials, codeCredentials,
 ];
 

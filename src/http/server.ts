@@ -7,7 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { LoggerOptions } from 'pino';
 import type { Services } from '../domain/services.js';
-import { clientAddress, forwardedAddress, proxyTrust } from '../domain/ip.js';
+import { clientAddress, forwardedAddress, proxyTrust } from '../net/proxy.js';
 import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
 import { registerAccessLog } from './access-log.js';
 import { fastAppContext, firstFast, requestIds, type AccessLine, type Observe } from './fast-path.js';

@@ -17,7 +17,7 @@ import { DomainError } from '../domain/errors.js';
 import { credentialHeadersSha256, downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
 import { currentSigningKey, peekSigningKey, sealedCauseOf, type SigningKey } from '../domain/signing/keys.js';
 import type { Services } from '../domain/services.js';
-import type { AppRecord } from '../store/records.js';
+import type { AppRecord } from '../domain/records.js';
 
 /** What the answer to a request with a nonce is signed over, besides what the request itself holds. */
 export interface SigningState {

@@ -135,7 +135,11 @@ export class MemoryCounters implements Counters {
   async close(): Promise<void> {}
 }
 
-/** Many nodes without Redis: counters in the database, rows locked in one order while a place is taken. */
+/**
+ * Many nodes without Redis: counters in the database, rows locked in one order while a place is taken.
+ * The one writer besides the unit of work (docs/architecture.md): its short transaction holds only
+ * rate_counters rows, which are no application state, are never audited and drop no cache.
+ */
 export class DatabaseCounters implements Counters {
   private writes = 0;
 

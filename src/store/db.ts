@@ -31,7 +31,16 @@ export interface Db extends Queryable {
   readonly bus?: MessageBus;
   /** Whether the database answers (readiness). */
   ping(): Promise<boolean>;
+  /** A pooled database's connections now (PostgreSQL), for the metrics; absent where there is no pool (SQLite). */
+  poolStats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  /** Requests waiting for a free connection. */
+  waiting: number;
 }
 
 /** Thrown by a dialect when the database cannot hold a value (PostgreSQL text cannot contain NUL). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, MessageBus, Param, Queryable, Row } from './db.js';
+import type { Db, MessageBus, Param, PoolStats, Queryable, Row } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
 import { Liveness, type ProbeResult } from './pg-liveness.js';
 import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
@@ -371,6 +371,10 @@ export class PostgresDb implements Db {
     } catch {
       return false;
     }
+  }
+
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   async close(): Promise<void> {

@@ -1,12 +1,12 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { API, api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
 import { ErrorBox, isoFromLocal, notify, PAGE_SIZE, Pager, Section, Table, Time, useAction, useDebounced, usePaged } from '../components/ui';
 import { Link } from '../router';
 import { useCan } from '../session';
-import type { License } from '../types';
+import type { License, Template } from '../types';
 
-type Kind = 'minutes' | 'lifetime' | 'revoke';
+type Kind = 'minutes' | 'lifetime' | 'revoke' | 'template';
 const DEFAULT_MASK = 'XXXXX-XXXXX-XXXXX-XXXXX';
 
 function describe(l: License): string {
@@ -43,8 +43,19 @@ function download(name: string, text: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The app's templates (the first 100), for the filter, the column and the batch form. */
+function useTemplates(appId: string): Template[] {
+  const [templates, setTemplates] = useState<Template[]>([]);
+  useEffect(() => {
+    get<Page<Template>>(`/apps/${appId}/templates?limit=100`).then((p) => setTemplates(p.items), () => setTemplates([]));
+  }, [appId]);
+  return templates;
+}
+
 export function Licenses({ appId }: { appId: string }) {
   const canWrite = useCan('licenses');
+  const templates = useTemplates(appId);
+  const [template, setTemplate] = useState('');
   const [used, setUsed] = useState('');
   const [search, setSearch] = useState('');
   const [note, setNote] = useState('');
@@ -52,7 +63,7 @@ export function Licenses({ appId }: { appId: string }) {
   const [to, setTo] = useState('');
   const searchSettled = useDebounced(search);
   const noteSettled = useDebounced(note);
-  const filters = { used, q: searchSettled, note: noteSettled, created_from: isoFromLocal(from), created_to: isoFromLocal(to) };
+  const filters = { used, q: searchSettled, note: noteSettled, created_from: isoFromLocal(from), created_to: isoFromLocal(to), template_id: template };
   const key = JSON.stringify([appId, filters]);
   const paged = usePaged((cursor) => get<Page<License>>(`/apps/${appId}/licenses` + query({ ...filters, limit: PAGE_SIZE, cursor, with_total: true })), key);
   const row = useAction();
@@ -86,7 +97,7 @@ export function Licenses({ appId }: { appId: string }) {
   return (
     <>
       <h1>Licenses</h1>
-      {canWrite && <CreateBatch appId={appId} onCreated={paged.reload} />}
+      {canWrite && <CreateBatch appId={appId} templates={templates} onCreated={paged.reload} />}
       <Section title="All licenses" actions={<a class="button secondary" href={exportHref} download data-testid="export-csv">Download CSV</a>}>
         <form class="inline-form" onSubmit={(e) => e.preventDefault()} aria-label="Filter licenses">
           <label class="field">
@@ -97,6 +108,15 @@ export function Licenses({ appId }: { appId: string }) {
               <option value="true">Used</option>
             </select>
           </label>
+          {templates.length > 0 && (
+            <label class="field">
+              <span>Template</span>
+              <select name="template-filter" value={template} onChange={(e) => setTemplate(e.currentTarget.value)}>
+                <option value="">Any</option>
+                {templates.map((t) => <option value={t.id}>{t.name}</option>)}
+              </select>
+            </label>
+          )}
           <label class="field">
             <span>Code or note contains</span>
             <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} maxLength={128} />
@@ -117,12 +137,13 @@ export function Licenses({ appId }: { appId: string }) {
         </form>
         <ErrorBox error={paged.error ?? row.error ?? bulk.error} />
         <Table caption="Licenses" empty={!paged.loading && paged.items.length === 0}>
-          <thead><tr><th scope="col">Code</th><th scope="col">Grants</th><th scope="col">Note</th><th scope="col">Created</th><th scope="col">Redeem before</th><th scope="col">Used</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+          <thead><tr><th scope="col">Code</th><th scope="col">Grants</th><th scope="col">Template</th><th scope="col">Note</th><th scope="col">Created</th><th scope="col">Redeem before</th><th scope="col">Used</th>{canWrite && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
           <tbody>
             {paged.items.map((l) => (
               <tr key={l.id}>
                 <td class="mono">{l.code}</td>
-                <td>{describe(l)}</td>
+                <td>{describe(l)}{l.entitlements && l.entitlements.length > 0 && <> · <span class="mono">{l.entitlements.join(', ')}</span></>}</td>
+                <td>{l.template_id ? (templates.find((t) => t.id === l.template_id)?.name ?? l.template_id) : ''}</td>
                 <td>{l.note ?? ''}</td>
                 <td><Time at={l.created_at} /></td>
                 <td><Time at={l.expires_at} never="no limit" /></td>
@@ -138,7 +159,8 @@ export function Licenses({ appId }: { appId: string }) {
   );
 }
 
-function CreateBatch({ appId, onCreated }: { appId: string; onCreated: () => void }) {
+function CreateBatch({ appId, templates, onCreated }: { appId: string; templates: Template[]; onCreated: () => void }) {
+  const [templateId, setTemplateId] = useState('');
   const [count, setCount] = useState(10);
   const [mask, setMask] = useState(DEFAULT_MASK);
   const [kind, setKind] = useState<Kind>('minutes');
@@ -151,6 +173,7 @@ function CreateBatch({ appId, onCreated }: { appId: string; onCreated: () => voi
   const submit = async (event: Event) => {
     event.preventDefault();
     const body: Record<string, unknown> = { count, mask };
+    if (kind === 'template') body.template_id = templateId || templates[0]?.id;
     if (kind === 'minutes') body.minutes = Math.round(days * 1440);
     if (kind === 'lifetime') body.lifetime = true;
     if (kind === 'revoke') body.revokes_lifetime_access = true;
@@ -181,7 +204,16 @@ function CreateBatch({ appId, onCreated }: { appId: string; onCreated: () => voi
             <label><input type="radio" name="kind" checked={kind === 'minutes'} onChange={() => setKind('minutes')} /> Time</label>
             <label><input type="radio" name="kind" checked={kind === 'lifetime'} onChange={() => setKind('lifetime')} /> Lifetime</label>
             <label><input type="radio" name="kind" checked={kind === 'revoke'} onChange={() => setKind('revoke')} /> Revokes lifetime</label>
+            {templates.length > 0 && <label><input type="radio" name="kind" checked={kind === 'template'} onChange={() => setKind('template')} /> From a template</label>}
           </fieldset>
+          {kind === 'template' && (
+            <label class="field">
+              <span>Template</span>
+              <select name="template" value={templateId || templates[0]?.id} onChange={(e) => setTemplateId(e.currentTarget.value)}>
+                {templates.map((t) => <option value={t.id}>{t.name}</option>)}
+              </select>
+            </label>
+          )}
           {kind === 'minutes' && (
             <label class="field">
               <span>Days of membership</span>

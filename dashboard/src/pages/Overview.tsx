@@ -16,7 +16,7 @@ function dense(stats: Stats, from: number, step: number, count: number): { times
   for (let i = 0; i < count; i++) {
     const t = from + i * step;
     times.push(t);
-    points.push(byTime.get(t) ?? { at: new Date(t * 1000).toISOString(), sign_ups: 0, logins: 0, activations: 0, failed_logins: 0 });
+    points.push(byTime.get(t) ?? { at: new Date(t * 1000).toISOString(), sign_ups: 0, logins: 0, activations: 0, failed_logins: 0, trials: 0 });
   }
   return { times, points };
 }
@@ -51,6 +51,7 @@ export function Overview({ appId }: { appId: string }) {
       growth: [
         { label: 'Sign-ups', color: '#1e7a34', values: points.map((p) => p.sign_ups) },
         { label: 'Activations', color: '#8a4fbf', values: points.map((p) => p.activations) },
+        { label: 'Trials started', color: '#b36b00', values: points.map((p) => p.trials ?? 0) },
       ],
     };
   }, [stats]);
@@ -63,6 +64,7 @@ export function Overview({ appId }: { appId: string }) {
       {stats && (
         <div class="tiles">
           <div class="tile"><div class="value" data-testid="active-memberships">{stats.active_memberships.toLocaleString()}</div><div class="label">active memberships</div></div>
+          <div class="tile"><div class="value" data-testid="running-trials">{(stats.running_trials ?? 0).toLocaleString()}</div><div class="label">running trials</div></div>
           <div class="tile"><div class="value" data-testid="licenses-unused">{stats.licenses.unused.toLocaleString()}</div><div class="label">licenses unused</div></div>
           <div class="tile"><div class="value" data-testid="licenses-used">{stats.licenses.used.toLocaleString()}</div><div class="label">licenses used</div></div>
           <div class="tile"><div class="value">{stats.top_ban_hits.reduce((a, b) => a + b.hits, 0).toLocaleString()}</div><div class="label">refused by the top bans</div></div>

@@ -1,13 +1,24 @@
 import type { Command } from 'commander';
 import { licenseCsvRow, licensesCsvHeader, type LicenseView } from '../../domain/admin/licenses.js';
 import { CliError, query } from '../api.js';
-import { int, remote, requireApp } from '../context.js';
+import { int, remote, requireApp, type CliContext } from '../context.js';
 import { fetchList, listOptions, tellMore } from '../lists.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 const COLUMNS = ['id', 'code', 'minutes', 'grants_lifetime_access', 'revokes_lifetime_access', 'note', 'used_at', 'used_by_user_id'];
 /** What stays on a narrow terminal: the code a customer has, and whether it was used. */
 const PRIORITY = ['code', 'id', 'note', 'used_at', 'used_by_user_id', 'minutes'];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A template given by id, or by its (exact) name, looked up in the app's templates. */
+async function templateId(ctx: CliContext, given: string): Promise<string> {
+  if (UUID.test(given)) return given;
+  const listed = await fetchList<{ id: string; name: string }>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/templates`, { all: true }, 'templates');
+  const found = listed.items.find((t) => t.name === given);
+  if (!found) throw new CliError(`no template named ${JSON.stringify(given)} in this app (tollgate templates list)`);
+  return found.id;
+}
 
 export function licensesCommand(program: Command): void {
   const licenses = program.command('licenses').description('License codes: create in batches, list, export, delete');
@@ -22,11 +33,13 @@ export function licensesCommand(program: Command): void {
     .option('--mask <mask>', 'code pattern; X = random symbol (default XXXXX-XXXXX-XXXXX-XXXXX-XXXXX)')
     .option('--note <text>', 'a note kept with each license')
     .option('--expires-at <iso>', 'unused codes stop working after this time')
+    .option('--template <template>', 'make them from this template (its id or its name): its duration, entitlements, limits')
     .option('--csv', 'print the created licenses as CSV')
     .action(
       remote(async (ctx) => {
         const { opts } = ctx;
         const body: Record<string, unknown> = { count: opts.count };
+        if (opts.template !== undefined) body.template_id = await templateId(ctx, opts.template as string);
         if (opts.minutes !== undefined) body.minutes = opts.minutes;
         if (opts.lifetime) body.lifetime = true;
         if (opts.revokesLifetime) body.revokes_lifetime_access = true;

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { AppRecord, AppSettings, Page } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Change, Services } from '../services.js';
+import type { Change, Services } from '../service-types.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
+import type { AppLists } from '../../store/repositories/apps.js';
+import { checkCodes } from '../entitlements.js';
+import { checkDomains } from '../trials.js';
 import { write } from '../unit-of-work.js';
 import { diff, type AdminServices } from './audit.js';
-import { requireUsableKey } from './keys.js';
 
 /**
  * Every app setting: its API name, its record field and its default, in one
@@ -33,12 +35,13 @@ export const APP_SETTINGS = [
   ['rate_signups_per_app_window_seconds', 'rateSignupsPerAppWindowSeconds', 3600],
   ['offline_grace_seconds', 'offlineGraceSeconds', 0],
   ['lease_renew_seconds', 'leaseRenewSeconds', 3600],
+  ['trial_minutes', 'trialMinutes', 0],
 ] as const satisfies readonly (readonly [string, keyof AppSettings, boolean | number])[];
 
 type SettingName = (typeof APP_SETTINGS)[number][0];
 
 /** `signatures` is the one setting that is a word: `optional` (default) or `required` (stored as a flag). */
-export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required' } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
+export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required'; trial_entitlements?: string[]; trial_blocked_domains?: string[] } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
 
 export type AppView = { id: string; name: string; api_key: string; created_at: string; updated_at: string } & Required<Omit<AppSettingsInput, 'name'>>;
 
@@ -46,12 +49,14 @@ export function viewApp(app: AppRecord): AppView {
   const view: Record<string, unknown> = { id: app.id, name: app.name, api_key: app.apiKey };
   for (const [name, field] of APP_SETTINGS) view[name] = app[field];
   view.signatures = app.signaturesRequired ? 'required' : 'optional';
+  view.trial_entitlements = [...app.trialEntitlements];
+  view.trial_blocked_domains = [...app.trialBlockedDomains];
   view.created_at = iso(app.createdAt);
   view.updated_at = iso(app.updatedAt);
   return view as AppView;
 }
 
-function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: string } {
+function toSettings(input: AppSettingsInput): Partial<AppSettings & AppLists> & { name?: string } {
   const check = new Checker();
   if (input.name !== undefined) check.text('body.name', input.name, { min: 1, max: 128 });
   check.throwIfAny();
@@ -59,7 +64,9 @@ function toSettings(input: AppSettingsInput): Partial<AppSettings> & { name?: st
   if (input.name !== undefined) out.name = input.name;
   for (const [name, field] of APP_SETTINGS) if (input[name] !== undefined) out[field] = input[name];
   if (input.signatures !== undefined) out.signaturesRequired = input.signatures === 'required';
-  return out as Partial<AppSettings> & { name?: string };
+  if (input.trial_entitlements !== undefined) out.trialEntitlements = checkCodes('body.trial_entitlements', input.trial_entitlements);
+  if (input.trial_blocked_domains !== undefined) out.trialBlockedDomains = checkDomains('body.trial_blocked_domains', input.trial_blocked_domains);
+  return out as Partial<AppSettings & AppLists> & { name?: string };
 }
 
 /**
@@ -79,11 +86,13 @@ function checkLeaseTiming(settings: Pick<AppSettings, 'offlineGraceSeconds' | 'l
   ]);
 }
 
-function defaults(): AppSettings {
+function defaults(): AppSettings & AppLists {
   const out: Record<string, unknown> = {};
   for (const [, field, value] of APP_SETTINGS) out[field] = value;
   out.signaturesRequired = false;
-  return out as unknown as AppSettings;
+  out.trialEntitlements = [];
+  out.trialBlockedDomains = [];
+  return out as unknown as AppSettings & AppLists;
 }
 
 /** Creates an app; the API secret is in this answer and nowhere else, ever. */
@@ -105,9 +114,10 @@ export async function createApp(s: AdminServices, input: AppSettingsInput & { na
     updatedAt: now,
   };
   const view = viewApp(app);
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     await tx.apps.insert(app);
     await audit('app.create', app.id, app.id, { after: settingsOf(view) });
+    await emit('app.created', app.id, appData(view));
   });
   return { ...view, api_secret: secret };
 }
@@ -117,7 +127,7 @@ export async function getApp(s: Services, id: string): Promise<AppRecord> {
 }
 
 /** The app, read through these repositories (a transaction's, in a write). */
-export async function appIn(repos: Pick<Repositories, 'apps'>, id: string): Promise<AppRecord> {
+export async function appIn(repos: Pick<ReadRepositories, 'apps'>, id: string): Promise<AppRecord> {
   const app = await repos.apps.findById(id);
   if (!app) throw new DomainError('not_found', 'Application not found');
   return app;
@@ -133,7 +143,7 @@ export async function listApps(s: Services, cursor: Cursor | null, limit: number
 
 export async function updateApp(s: AdminServices, id: string, input: AppSettingsInput): Promise<AppView> {
   const settings = toSettings(input);
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, id);
     // Only a change to either setting is checked: an app stored before the rule keeps working until then.
     if (settings.offlineGraceSeconds !== undefined || settings.leaseRenewSeconds !== undefined) checkLeaseTiming({ ...app, ...settings });
@@ -141,9 +151,16 @@ export async function updateApp(s: AdminServices, id: string, input: AppSettings
     await tx.apps.update(id, settings, s.clock());
     const after = viewApp(await appIn(tx, id));
     await audit('app.update', id, id, diff(settingsOf(viewApp(app)), settingsOf(after)));
+    await emit('app.updated', id, appData(after));
     changed(appChanged(app));
     return after;
   });
+}
+
+/** An app in its events: its id, name and settings (not its API key, which clients hold, nor anything of its secret). */
+function appData(view: AppView): Record<string, unknown> {
+  const { api_key: _key, ...data } = view;
+  return data;
 }
 
 function settingsOf(view: AppView): Record<string, unknown> {
@@ -153,10 +170,11 @@ function settingsOf(view: AppView): Record<string, unknown> {
 
 export async function rotateSecret(s: AdminServices, id: string): Promise<{ api_secret: string }> {
   const secret = newToken('secret', s.random);
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, id);
     await tx.apps.setSecretHash(id, digest(secret), s.clock());
     await audit('app.rotate_secret', id, id, {});
+    await emit('app.secret_rotated', id, { app_id: id });
     changed(appChanged(app));
   });
   return { api_secret: secret };
@@ -170,9 +188,24 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
       { field: 'querystring.confirm', message: 'must equal the application name' },
     ]);
   }
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
+    const current = await appIn(tx, id); // the settings as deleted, for the audit entry (a 404 if deleted meanwhile)
     await tx.apps.delete(id);
-    await audit('app.delete', id, id, { before: settingsOf(viewApp(app)) });
-    changed({ ...appChanged(app), allUsers: true });
+    await audit('app.delete', id, id, { before: settingsOf(viewApp(current)) });
+    // The app's own endpoints went with it (cascade): service-wide ones hear of it.
+    await emit('app.deleted', id, { app_id: id, name: current.name });
+    changed({ ...appChanged(current), allUsers: true });
   });
+}
+
+/**
+ * `signatures: required` on an app that cannot sign would refuse every client
+ * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
+ * the setting is refused until a certified key is valid now. Here, not in keys.ts: keys.ts
+ * imports this file, and a file cycle is refused (docs/layers.md).
+ */
+async function requireUsableKey(tx: Pick<ReadRepositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
+  if (!(await tx.signingKeys.hasUsable(appId, now))) {
+    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
+  }
 }

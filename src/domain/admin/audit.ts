@@ -1,7 +1,7 @@
 import type { AuditFilter, AuditRecord } from '../../store/repositories/admin.js';
 import type { Page } from '../../store/records.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 
 /** Services as an admin request sees them: who is acting, for the audit log (written by unit-of-work.ts). */
 export interface AdminServices extends Services {

@@ -4,9 +4,9 @@ import type { Cursor } from '../../store/pagination.js';
 import type { BanRecord, BanType, Page } from '../../store/records.js';
 import type { BanFilter } from '../../store/repositories/bans.js';
 import { DomainError, validationError } from '../errors.js';
-import { parseIpRange } from '../ip.js';
+import { parseIpRange } from '../../net/address.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, HARDWARE_ID, LICENSE_CODE, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
@@ -77,7 +77,7 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
   }
   const ban: BanRecord = { id: randomUUID(), appId, type: input.type, value, reason: input.reason ?? null, expiresAt, createdAt: now };
   const view = viewBan(ban);
-  await write(s, async ({ tx, audit, changed, forgetUser }) => {
+  await write(s, async ({ tx, audit, changed, forgetUser, emit }) => {
     await requireTarget(tx, ban);
     await tx.bans.lockValue(appId, ban.type, ban.value);
     const existing = await tx.bans.findActive(appId, ban.type, ban.value, now);
@@ -86,6 +86,7 @@ export async function createBan(s: AdminServices, appId: string, input: BanInput
     // A banned license code may be unbanned and used again: keep it out of the audit log like every code.
     const logged = view.type === 'license' ? `…${view.value.slice(-4)}` : view.value;
     await audit('ban.create', appId, ban.id, { after: { type: view.type, value: logged, reason: view.reason, expires_at: view.expires_at } });
+    await emit('ban.created', appId, { ...view, value: logged });
     if (ban.type === 'user') forgetUser(ban.value);
     changed({ bans: appId });
   });
@@ -122,12 +123,14 @@ export async function listBans(s: Services, appId: string, cursor: Cursor | null
 
 export async function deleteBan(s: AdminServices, appId: string, id: string, actorRole: Role = 'owner'): Promise<void> {
   await getApp(s, appId);
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     const ban = await tx.bans.findById(appId, id);
     if (!ban) throw new DomainError('not_found', 'Ban not found');
     requireBanType(actorRole, ban.type, 'delete');
     if (!(await tx.bans.delete(appId, id))) throw new DomainError('not_found', 'Ban not found');
     await audit('ban.delete', appId, id, {});
+    const view = viewBan(ban);
+    await emit('ban.deleted', appId, { ...view, value: view.type === 'license' ? `…${view.value.slice(-4)}` : view.value });
     changed({ bans: appId });
   });
 }

@@ -3,7 +3,7 @@ import type { FileRecord, VariableRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
 import { storeContent, type StoredContent } from '../files.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { Checker } from '../validation.js';
 import { getApp } from './apps.js';
 import { write } from '../unit-of-work.js';
@@ -26,12 +26,14 @@ export async function putVariable(s: AdminServices, appId: string, name: string,
   check.text('params.name', name, VARIABLE_NAME);
   if ([...value].length > VARIABLE_VALUE_MAX) check.add('body.value', `must be at most ${VARIABLE_VALUE_MAX} characters`);
   check.throwIfAny();
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const before = await tx.variables.get(appId, name);
     await tx.variables.put(appId, name, value, s.clock());
     await audit('variable.put', appId, name, { name, before: before ? summarise(before.value) : null, after: summarise(value) });
     changed({ content: app.id });
-    return viewVariable((await tx.variables.get(appId, name))!);
+    const view = viewVariable((await tx.variables.get(appId, name))!);
+    await emit('variable.updated', appId, { ...view });
+    return view;
   });
 }
 
@@ -49,10 +51,11 @@ export async function listVariables(s: Services, appId: string): Promise<Variabl
 
 export async function deleteVariable(s: AdminServices, appId: string, name: string): Promise<void> {
   await getApp(s, appId);
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     const before = await tx.variables.get(appId, name);
     if (!before || !(await tx.variables.delete(appId, name))) throw new DomainError('not_found', 'Variable not found');
     await audit('variable.delete', appId, name, { name, before: summarise(before.value) });
+    await emit('variable.deleted', appId, { name });
     changed({ content: appId });
   });
 }
@@ -116,8 +119,9 @@ export async function uploadFile(s: AdminServices, appId: string, meta: FileMeta
     blobId: content.blobId, size: content.size, sha256: content.sha256, chunkSize: content.chunkSize, createdAt: now, updatedAt: now,
   };
   const view = viewFile(file);
-  await withContent(s, content, () => write(s, async ({ tx, audit, changed }) => {
+  await withContent(s, content, () => write(s, async ({ tx, audit, changed, emit }) => {
     await tx.files.insert(file);
+    await emit('file.created', appId, { ...view });
     await audit('file.create', appId, file.id, { after: { name: view.name, mime_type: view.mime_type, is_encrypted: view.is_encrypted, size: view.size, sha256: view.sha256 } });
     changed({ content: appId });
   }));
@@ -135,7 +139,7 @@ async function withContent<T>(s: Services, content: StoredContent, makeVisible: 
   try {
     return await makeVisible();
   } catch (err) {
-    await s.store.files.deleteBlob(content.blobId).catch(() => undefined);
+    await s.store.blobs.deleteBlob(content.blobId).catch(() => undefined);
     throw err;
   }
 }
@@ -143,16 +147,18 @@ async function withContent<T>(s: Services, content: StoredContent, makeVisible: 
 /** Replaces a file's content, keeping its id and metadata; the old content is removed once the new one is complete. */
 export async function replaceFileContent(s: AdminServices, appId: string, id: string, body: AsyncIterable<Buffer>, maxBytes: number): Promise<FileView> {
   await getApp(s, appId);
-  const before = await s.store.files.findById(appId, id);
-  if (!before) throw new DomainError('not_found', 'File not found');
+  if (!(await s.store.files.findById(appId, id))) throw new DomainError('not_found', 'File not found'); // before taking the upload
   const content = await storeContent(s, appId, body, maxBytes);
-  return withContent(s, content, () => write(s, async ({ tx, audit, changed }) => {
+  return withContent(s, content, () => write(s, async ({ tx, audit, changed, emit }) => {
+    const current = await tx.files.findById(appId, id); // the content this replaces, for the audit entry
+    if (!current) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
     const old = await tx.files.replaceContent(appId, id, content.blobId, content.size, content.sha256, content.chunkSize, s.clock());
     if (!old) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
     await tx.files.deleteBlob(old);
     const after = (await tx.files.findById(appId, id))!;
-    await audit('file.replace_content', appId, id, { before: { size: before.size, sha256: before.sha256 }, after: { size: after.size, sha256: after.sha256 } });
+    await audit('file.replace_content', appId, id, { before: { size: current.size, sha256: current.sha256 }, after: { size: after.size, sha256: after.sha256 } });
     changed({ content: appId });
+    await emit('file.updated', appId, { ...viewFile(after) });
     return viewFile(after);
   }));
 }
@@ -160,12 +166,14 @@ export async function replaceFileContent(s: AdminServices, appId: string, id: st
 /** Renames a file or changes its media type or encryption flag. */
 export async function updateFile(s: AdminServices, appId: string, id: string, patch: Partial<FileMetaInput>): Promise<FileView> {
   await getApp(s, appId);
-  const before = await s.store.files.findById(appId, id);
-  if (!before) throw new DomainError('not_found', 'File not found');
+  if (!(await s.store.files.findById(appId, id))) throw new DomainError('not_found', 'File not found');
   // Only what the patch sets is checked: a name stored before a rule existed must not block changing the type.
   checkMeta(patch, 'body');
-  const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
+    // Read here: the audit's `before` is what this change replaced, and what the patch leaves is kept as it is now.
+    const before = await tx.files.findById(appId, id);
+    if (!before) throw new DomainError('not_found', 'File not found'); // deleted meanwhile
+    const meta: FileMetaInput = { name: patch.name ?? before.name, mime_type: patch.mime_type ?? before.mimeType, is_encrypted: patch.is_encrypted ?? before.isEncrypted };
     if (!(await tx.files.updateMeta(appId, id, meta.name, meta.mime_type!, meta.is_encrypted!, s.clock()))) throw new DomainError('not_found', 'File not found');
     const after = (await tx.files.findById(appId, id))!;
     await audit('file.update', appId, id, diff(
@@ -173,6 +181,7 @@ export async function updateFile(s: AdminServices, appId: string, id: string, pa
       { name: after.name, mime_type: after.mimeType, is_encrypted: after.isEncrypted },
     ));
     changed({ content: appId });
+    await emit('file.updated', appId, { ...viewFile(after) });
     return viewFile(after);
   });
 }
@@ -191,13 +200,14 @@ export async function listFiles(s: Services, appId: string): Promise<FileView[]>
 
 export async function deleteFile(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
-  await write(s, async ({ tx, audit, changed }) => {
+  await write(s, async ({ tx, audit, changed, emit }) => {
     const before = await tx.files.findById(appId, id);
     if (!before) throw new DomainError('not_found', 'File not found');
     // The blob the deleted row pointed to when it was deleted (a replacement may have committed since the read).
     const blobId = await tx.files.delete(appId, id);
     await tx.files.deleteBlob(blobId ?? before.blobId);
     await audit('file.delete', appId, id, { before: { name: before.name, size: before.size, sha256: before.sha256 } });
+    await emit('file.deleted', appId, { ...viewFile(before) });
     changed({ content: appId });
   });
 }

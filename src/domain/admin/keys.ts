@@ -6,14 +6,14 @@
  * audit entry or log line carries it.
  */
 import { generateKeyPairSync, verify } from 'node:crypto';
-import type { Repositories } from '../../store/index.js';
+import type { ReadRepositories } from '../../store/index.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { Page } from '../../store/records.js';
 import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
 import { DomainError, validationError } from '../errors.js';
 import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { certificateInput, decodeCertificate, MAX_CERT_VALIDITY_MS } from '../signing/format.js';
 import { forgetEndedKeys } from '../signing/keys.js';
 import { ed25519PublicKey } from '../signing/points.js';
@@ -63,7 +63,7 @@ export interface RootKeyView {
  */
 export async function setRootKey(s: AdminServices, appId: string, input: { public_key: string; replace?: boolean }): Promise<RootKeyView> {
   if (!ed25519PublicKey(input.public_key)) throw validationError('body.public_key', 'must be base64url (no padding) of the 32 bytes of an Ed25519 public key');
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, appId);
     if (app.rootPublicKey === input.public_key) return { app_id: appId, public_key: input.public_key, retired: [] };
     if (app.rootPublicKey !== null && input.replace !== true) {
@@ -75,6 +75,7 @@ export async function setRootKey(s: AdminServices, appId: string, input: { publi
     await audit(app.rootPublicKey === null ? 'keys.root_set' : 'keys.root_replace', appId, appId, {
       before: { public_key: app.rootPublicKey }, after: { public_key: input.public_key }, ...(retired.length > 0 && { retired }),
     });
+    await emit('root_key.set', appId, { app_id: appId, public_key: input.public_key, retired });
     changed(appChanged(app)); // drops the app's key ring too, here and on every node
     return { app_id: appId, public_key: input.public_key, retired };
   });
@@ -100,12 +101,14 @@ export async function createSigningKey(s: AdminServices, appId: string): Promise
     createdAt: now,
     retiredAt: null,
   };
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     await appIn(tx, appId);
     await tx.signingKeys.insert(record);
     await audit('keys.create', appId, record.kid, { kid: record.kid, public_key: record.publicKey });
     changed({ keys: appId });
-    return viewKey(record, now);
+    const view = viewKey(record, now);
+    await emit('signing_key.created', appId, { ...view });
+    return view;
   });
 }
 
@@ -113,7 +116,7 @@ const certificateError = (reason: string) => validationError('body.certificate',
 
 /** Checks a certificate for this key against the app's root; the key becomes active. */
 export async function uploadCertificate(s: AdminServices, appId: string, kid: string, encoded: string): Promise<KeyView> {
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     const app = await appIn(tx, appId);
     const key = await keyIn(tx, appId, kid);
     if (app.rootPublicKey === null) throw new DomainError('conflict', 'This application has no root key yet: set it first (tollgate keys init)');
@@ -136,20 +139,24 @@ export async function uploadCertificate(s: AdminServices, appId: string, kid: st
     }
     await audit('keys.certify', appId, kid, { kid, not_before: iso(c.not_before), not_after: iso(c.not_after) });
     changed({ keys: appId });
-    return viewKey((await keyIn(tx, appId, kid)), now);
+    const view = viewKey((await keyIn(tx, appId, kid)), now);
+    await emit('signing_key.rotated', appId, { ...view });
+    return view;
   });
 }
 
 /** Retires a key: status retired and its private key deleted in the same statement. It never signs again. */
 export async function retireKey(s: AdminServices, appId: string, kid: string): Promise<KeyView> {
-  return write(s, async ({ tx, audit, changed }) => {
+  return write(s, async ({ tx, audit, changed, emit }) => {
     await appIn(tx, appId);
     const key = await keyIn(tx, appId, kid);
     const now = s.clock();
     if (!(await tx.signingKeys.retire(appId, kid, now))) throw new DomainError('conflict', 'This signing key is already retired');
     await audit('keys.retire', appId, kid, { kid, before: { status: key.status } });
     changed({ keys: appId });
-    return viewKey((await keyIn(tx, appId, kid)), now);
+    const view = viewKey((await keyIn(tx, appId, kid)), now);
+    await emit('signing_key.retired', appId, { ...view });
+    return view;
   });
 }
 
@@ -186,18 +193,7 @@ export async function getRootKey(s: Services, appId: string, allowMissing = fals
   return { app_id: appId, public_key: app.rootPublicKey };
 }
 
-/**
- * `signatures: required` on an app that cannot sign would refuse every client
- * (nonce-less requests with 422, the rest unsigned and refused by the SDK):
- * the setting is refused until a certified key is valid now.
- */
-export async function requireUsableKey(tx: Pick<Repositories, 'signingKeys'>, appId: string, now: number): Promise<void> {
-  if (!(await tx.signingKeys.hasUsable(appId, now))) {
-    throw validationError('body.signatures', 'can be required only once the application has an active signing key (tollgate keys init)');
-  }
-}
-
-async function keyIn(repos: Pick<Repositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
+async function keyIn(repos: Pick<ReadRepositories, 'signingKeys'>, appId: string, kid: string): Promise<SigningKeyRecord> {
   const key = await repos.signingKeys.find(appId, kid);
   if (!key) throw new DomainError('not_found', 'Signing key not found');
   return key;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Cursor } from '../../store/pagination.js';
 import type { LicenseFilter } from '../../store/repositories/licenses.js';
-import type { LicenseRecord, Page } from '../../store/records.js';
+import type { LicenseRecord, Page, TemplateRecord } from '../../store/records.js';
 import type { RandomSource } from '../deps.js';
 import { DomainError, validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT } from '../validation.js';
 import { getApp } from './apps.js';
@@ -38,6 +38,8 @@ export interface CreateLicensesInput {
   mask?: string;
   note?: string;
   expires_at?: string;
+  /** Made from this template (its id): its duration, entitlements, limits and redeem window. */
+  template_id?: string;
 }
 
 export interface LicenseView {
@@ -51,6 +53,11 @@ export interface LicenseView {
   created_at: string;
   used_at: string | null;
   used_by_user_id: string | null;
+  template_id: string | null;
+  entitlements: string[];
+  max_devices: number | null;
+  max_seats: number | null;
+  heartbeat_seconds: number | null;
 }
 
 export function viewLicense(l: LicenseRecord): LicenseView {
@@ -65,6 +72,11 @@ export function viewLicense(l: LicenseRecord): LicenseView {
     created_at: iso(l.createdAt),
     used_at: l.usedAt === null ? null : iso(l.usedAt),
     used_by_user_id: l.usedByUserId,
+    template_id: l.templateId,
+    entitlements: [...l.entitlements],
+    max_devices: l.maxDevices,
+    max_seats: l.maxSeats,
+    heartbeat_seconds: l.heartbeatSeconds,
   };
 }
 
@@ -76,36 +88,54 @@ export async function createLicenses(s: AdminServices, appId: string, input: Cre
   check.text('body.mask', mask, { min: 1, max: 128 });
   check.throwIfAny();
   if (maskBits(mask) < MIN_MASK_BITS) throw validationError('body.mask', `must carry at least ${MIN_MASK_BITS} random bits (13 or more X)`);
-  const lifetime = input.lifetime === true;
-  if (lifetime && input.minutes !== undefined) throw validationError('body.minutes', 'cannot be combined with lifetime');
-  if (!lifetime && input.minutes === undefined && input.revokes_lifetime_access !== true) {
+  const template = input.template_id === undefined ? null : await templateForLicenses(s, appId, input);
+  const lifetime = template ? template.grantsLifetime : input.lifetime === true;
+  if (!template && lifetime && input.minutes !== undefined) throw validationError('body.minutes', 'cannot be combined with lifetime');
+  if (!template && !lifetime && input.minutes === undefined && input.revokes_lifetime_access !== true) {
     throw validationError('body.minutes', 'is required unless lifetime or revokes_lifetime_access is set');
   }
+  const minutes = template ? template.minutes : lifetime ? null : (input.minutes ?? null);
   let expiresAt: number | null = null;
   if (input.expires_at !== undefined) {
     expiresAt = parseTimestamp(input.expires_at);
     if (expiresAt === null) throw validationError('body.expires_at', TIMESTAMP_HINT);
+  } else if (template?.redeemWithinMinutes != null) {
+    expiresAt = s.clock() + template.redeemWithinMinutes * 60_000;
   }
   const now = s.clock();
-  const created = await write(s, async ({ tx, audit }) => {
+  const created = await write(s, async ({ tx, audit, emit }) => {
     const created: LicenseRecord[] = [];
     while (created.length < input.count) {
       const license: LicenseRecord = {
-        id: randomUUID(), appId, code: codeFromMask(mask, s.random), minutes: lifetime ? null : (input.minutes ?? null),
+        id: randomUUID(), appId, code: codeFromMask(mask, s.random), minutes,
         grantsLifetime: lifetime, revokesLifetime: input.revokes_lifetime_access === true, note: input.note ?? null,
         expiresAt, createdAt: now, usedAt: null, usedByUserId: null,
+        templateId: template?.id ?? null, entitlements: template?.entitlements ?? [], maxDevices: template?.maxDevices ?? null,
+        maxSeats: template?.maxSeats ?? null, heartbeatSeconds: template?.heartbeatSeconds ?? null,
       };
       // A duplicate code (astronomically rare at >= 64 bits) is skipped and drawn again.
       if (await tx.licenses.insert(license)) created.push(license);
     }
     // The codes themselves stay out of the audit log: they are credentials until redeemed.
     await audit('licenses.create', appId, null, {
-      count: input.count, minutes: lifetime ? null : (input.minutes ?? null), lifetime, revokes_lifetime_access: input.revokes_lifetime_access === true,
-      mask, note: input.note ?? null, expires_at: input.expires_at ?? null, first_id: created[0]?.id ?? null,
+      count: input.count, minutes, lifetime, revokes_lifetime_access: input.revokes_lifetime_access === true,
+      template_id: template?.id ?? null, mask, note: input.note ?? null, expires_at: input.expires_at ?? null, first_id: created[0]?.id ?? null,
     });
+    // The codes go out here (the vendor's mailer delivers them), signed, to the app's own endpoints: decisions.md.
+    await emit('license.created', appId, { count: created.length, licenses: created.map(viewLicense) });
     return created;
   });
   return created.map(viewLicense);
+}
+
+/** A template names the license's effects: giving them as well would be two answers to one question. */
+async function templateForLicenses(s: Services, appId: string, input: CreateLicensesInput): Promise<TemplateRecord> {
+  for (const field of ['minutes', 'lifetime'] as const) {
+    if (input[field] !== undefined) throw validationError(`body.${field}`, 'cannot be combined with template_id (the template sets it)');
+  }
+  const template = await s.store.templates.findById(appId, input.template_id!);
+  if (!template) throw validationError('body.template_id', 'is not a template of this application');
+  return template;
 }
 
 export async function listLicenses(
@@ -131,10 +161,11 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
   const license = await s.store.licenses.findById(appId, id);
   if (!license) throw notFound();
   if (license.usedAt !== null) throw used();
-  await write(s, async ({ tx, audit }) => {
+  await write(s, async ({ tx, audit, emit }) => {
     // Redeemed or deleted meanwhile: the conditional delete refuses, and nothing is recorded.
     if (!(await tx.licenses.deleteUnused(appId, id))) throw (await tx.licenses.findById(appId, id)) ? used() : notFound();
     await audit('license.delete', appId, id, { note: license.note });
+    await emit('license.deleted', appId, { license_ids: [id] });
   });
 }
 
@@ -144,12 +175,14 @@ export async function deleteLicense(s: AdminServices, appId: string, id: string)
  */
 export async function deleteUnusedLicenses(s: AdminServices, appId: string, filter: Pick<LicenseFilter, 'note' | 'createdFrom' | 'createdTo'>): Promise<{ deleted: number }> {
   await getApp(s, appId);
-  return write(s, async ({ tx, audit }) => {
-    const deleted = await tx.licenses.deleteUnusedMatching(appId, filter);
+  return write(s, async ({ tx, audit, emit }) => {
+    const ids = await tx.licenses.deleteUnusedMatching(appId, filter);
+    const deleted = ids.length;
     await audit('licenses.delete_unused', appId, null, {
       deleted, note: filter.note ?? null,
       created_from: filter.createdFrom === undefined ? null : iso(filter.createdFrom), created_to: filter.createdTo === undefined ? null : iso(filter.createdTo),
     });
+    if (deleted > 0) await emit('license.deleted', appId, { license_ids: ids });
     return { deleted };
   });
 }

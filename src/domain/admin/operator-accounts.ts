@@ -4,7 +4,7 @@ import type { Page } from '../../store/records.js';
 import type { OperatorChanges, OperatorRecord } from '../../store/repositories/operators.js';
 import { DomainError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, USERNAME, usernameKey } from '../validation.js';
 import { diff, type AdminServices } from './audit.js';

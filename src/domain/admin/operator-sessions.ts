@@ -1,7 +1,7 @@
 import type { OperatorRecord } from '../../store/repositories/operators.js';
 import { DomainError } from '../errors.js';
 import { events } from '../events.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { constantTimeEqual, digest } from '../tokens.js';
 import { write } from '../unit-of-work.js';
 import { Checker, PASSWORD_MAX_BYTES, usernameKey } from '../validation.js';
@@ -176,7 +176,10 @@ export async function startTotp(a: AdminServices, principal: Principal): Promise
   const operator = sessionOperator(principal);
   if (operator.totpEnabled) throw new DomainError('conflict', 'Two-factor authentication is already on; turn it off first');
   const secret = newTotpSecret(a.random);
-  await write(a, ({ tx }) => tx.operators.setPendingTotp(operator.id, secret));
+  await write(a, async ({ tx, audit }) => {
+    await tx.operators.setPendingTotp(operator.id, secret);
+    await audit('operator.totp_start', null, operator.id, {}); // never the secret
+  });
   const uri = otpauthUri(secret, operator.username);
   return { secret, otpauth_uri: uri, qr_svg: qrSvg(uri) };
 }

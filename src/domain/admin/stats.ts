@@ -1,7 +1,7 @@
 import type { ActivityCounts } from '../../store/repositories/stats.js';
 import { validationError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { addCounts, HOUR_MS, zeroCounts } from '../stats.js';
 import { getApp } from './apps.js';
 
@@ -25,8 +25,10 @@ export interface StatsView {
   bucket: Bucket;
   from: string;
   to: string;
-  series: { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number }[];
+  series: { at: string; sign_ups: number; logins: number; activations: number; failed_logins: number; trials: number }[];
   active_memberships: number;
+  /** Users on a running trial now (issue 24). */
+  running_trials: number;
   licenses: { used: number; unused: number };
   top_ban_hits: { ban_id: string; type: string; value: string; hits: number }[];
 }
@@ -49,12 +51,14 @@ export async function appStats(s: Services, appId: string, q: StatsQuery): Promi
     throw validationError('querystring.from', `spans more than ${MAX_BUCKETS[q.bucket]} ${q.bucket}s; ask for a shorter range or bucket=day`);
   }
 
-  const [rows, activeMemberships, used, unused, bans] = await Promise.all([
+  const [rows, activeMemberships, used, unused, bans, trials, runningTrials] = await Promise.all([
     s.store.stats.activity(appId, from, to),
     s.store.stats.activeMemberships(appId, now),
     s.store.licenses.count(appId, { used: true }),
     s.store.licenses.count(appId, { used: false }),
     s.store.stats.topBanHits(appId, from, to, TOP_BANS),
+    s.store.trials.startedPerBucket(appId, from, to, step),
+    s.store.trials.count(appId, { status: 'running' }, now),
   ]);
   const buckets = new Map<number, ActivityCounts>();
   for (let at = from; at < to; at += step) buckets.set(at, zeroCounts());
@@ -63,8 +67,11 @@ export async function appStats(s: Services, appId: string, q: StatsQuery): Promi
     bucket: q.bucket,
     from: iso(from),
     to: iso(to),
-    series: [...buckets].map(([at, c]) => ({ at: iso(at), sign_ups: c.signUps, logins: c.logins, activations: c.activations, failed_logins: c.failedLogins })),
+    series: [...buckets].map(([at, c]) => ({
+      at: iso(at), sign_ups: c.signUps, logins: c.logins, activations: c.activations, failed_logins: c.failedLogins, trials: trials.get(at) ?? 0,
+    })),
     active_memberships: activeMemberships,
+    running_trials: runningTrials,
     licenses: { used, unused },
     top_ban_hits: bans.map((b) => ({ ban_id: b.banId, type: b.type, value: b.value, hits: b.hits })),
   };

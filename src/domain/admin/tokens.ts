@@ -4,7 +4,7 @@ import type { Cursor } from '../../store/pagination.js';
 import type { Page } from '../../store/records.js';
 import { DomainError } from '../errors.js';
 import { iso } from '../membership.js';
-import type { Services } from '../services.js';
+import type { Services } from '../service-types.js';
 import { digest, newToken } from '../tokens.js';
 import { Checker } from '../validation.js';
 import { write, type AdminWork } from '../unit-of-work.js';

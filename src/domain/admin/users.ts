@@ -1,8 +1,11 @@
 import type { Cursor } from '../../store/pagination.js';
 import type { Page, UserRecord } from '../../store/records.js';
 import { DomainError, validationError } from '../errors.js';
-import { applyLicense, iso, viewMembership, type MembershipView } from '../membership.js';
-import type { Services } from '../services.js';
+import { checkCode } from '../entitlements.js';
+import { endLifetimeHoldings } from '../licenses.js';
+import { applyLicense, iso, viewMembership } from '../membership.js';
+import { viewUserMembership, type UserMembershipView } from '../users.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
 import { getApp } from './apps.js';
@@ -11,7 +14,7 @@ import { type AdminServices } from './audit.js';
 export interface UserSummaryView {
   id: string;
   username: string;
-  membership: MembershipView;
+  membership: UserMembershipView;
   created_at: string;
   password_set: boolean;
   device_count: number;
@@ -23,11 +26,14 @@ export interface UserDetailView extends UserSummaryView {
   activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
   sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
   signup_license_id: string | null;
+  /** Every grant, live or ended, with where it came from. */
+  entitlement_grants: { id: string; code: string; source: string; license_id: string | null; until: string | null; live: boolean; created_at: string }[];
 }
 
-function summary(u: UserRecord, now: number): UserSummaryView {
+/** A user as the admin API lists it: also the `data` of the user events. */
+export function summary(u: UserRecord, now: number): UserSummaryView {
   return {
-    id: u.id, username: u.username, membership: viewMembership(u, now), created_at: iso(u.createdAt),
+    id: u.id, username: u.username, membership: viewUserMembership(u, now), created_at: iso(u.createdAt),
     password_set: u.passwordHash !== null, device_count: u.deviceCount,
   };
 }
@@ -41,12 +47,14 @@ async function findUser(s: Services, appId: string, userId: string): Promise<Use
 
 /** `search`: a substring of the username compared as the store compares usernames (usernameKey), or a user id. */
 export async function listUsers(
-  s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number, withTotal = false,
+  s: Services, appId: string, search: string | null, cursor: Cursor | null, limit: number, withTotal = false, only: { entitlement?: string; trial?: boolean } = {},
 ): Promise<Page<UserSummaryView>> {
   await getApp(s, appId);
   const now = s.clock();
+  if (only.entitlement !== undefined) checkCode('querystring.entitlement', only.entitlement);
   const key = search ? usernameKey(search) : null;
-  const [page, total] = await Promise.all([s.store.users.list(appId, key, cursor, limit), withTotal ? s.store.users.count(appId, key) : undefined]);
+  const filter = { ...only, now };
+  const [page, total] = await Promise.all([s.store.users.list(appId, key, cursor, limit, filter), withTotal ? s.store.users.count(appId, key, filter) : undefined]);
   return { items: page.items.map((u) => summary(u, now)), nextCursor: page.nextCursor, ...(total !== undefined && { total }) };
 }
 
@@ -59,8 +67,9 @@ export const MAX_IPS_SHOWN = 100;
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
   const user = await findUser(s, appId, userId);
   const now = s.clock();
-  const [devices, ips, activations, sessions] = await Promise.all([
+  const [devices, ips, activations, sessions, grants] = await Promise.all([
     s.store.devices.listFor(user.id), s.store.users.ips(user.id, MAX_IPS_SHOWN), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
+    s.store.entitlements.listFor(user.id),
   ]);
   return {
     ...summary(user, now),
@@ -72,6 +81,9 @@ export async function userDetail(s: Services, appId: string, userId: string): Pr
       grants_lifetime_access: a.grantsLifetime, revokes_lifetime_access: a.revokesLifetime,
     })),
     sessions: sessions.map((x) => ({ id: x.id, hardware_id: x.hardwareId, ip: x.ip, created_at: iso(x.createdAt), expires_at: iso(x.expiresAt) })),
+    entitlement_grants: grants.map((g) => ({
+      id: g.id, code: g.code, source: g.source, license_id: g.licenseId, until: g.until === null ? null : iso(g.until), live: g.until === null || g.until > now, created_at: iso(g.createdAt),
+    })),
   };
 }
 
@@ -102,14 +114,16 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   }
   const passwordHash = patch.password !== undefined ? await a.hasher.hash(patch.password) : undefined;
   const now = a.clock();
-  const before = viewMembership(user, now);
-  return write(a, async ({ tx, audit, changed, forgetUser }) => {
+  return write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     await tx.users.lockRow(user.id, now);
     const current = await tx.users.findById(appId, user.id);
     if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
+    const before = viewMembership(current, now); // read under the lock: what this change replaced, not what a concurrent one did
     let state = { isLifetime: current.isLifetime, activeUntil: current.activeUntil };
     if (explicitUntil !== undefined) state.activeUntil = explicitUntil;
     if (patch.lifetime !== undefined) state = applyLicense(state, { minutes: null, grantsLifetime: patch.lifetime, revokesLifetime: !patch.lifetime }, now);
+    // Revoking lifetime ends what lifetime licenses granted, as a revoking license does (licenses.ts).
+    if (patch.lifetime === false && current.isLifetime) await endLifetimeHoldings(tx, user.id, now);
     if (patch.extend_minutes !== undefined) state = applyLicense(state, { minutes: patch.extend_minutes, grantsLifetime: false, revokesLifetime: false }, now);
     await tx.users.setMembership(user.id, state.isLifetime, state.activeUntil, now);
     if (passwordHash !== undefined) {
@@ -122,6 +136,7 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
       before: { membership: before }, after: { membership: viewMembership(updated, now), ...(passwordHash !== undefined && { password: 'changed' }) },
     });
     changed({ user: user.id });
+    await emit('user.updated', appId, summary(updated, now));
     return summary(updated, now);
   });
 }
@@ -129,12 +144,13 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
 /** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+  await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
     const devices = await tx.devices.listFor(user.id);
     await tx.devices.deleteFor(user.id);
     await tx.users.clearDeviceSlots(user.id);
     await tx.sessions.deleteForUser(user.id);
     await audit('user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
+    await emit('devices.reset', appId, { user_id: user.id, devices_removed: devices.length, by: 'operator' });
     forgetUser(user.id);
     changed({ user: user.id });
   });
@@ -142,10 +158,11 @@ export async function resetDevices(a: AdminServices, appId: string, userId: stri
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {
   const user = await findUser(a, appId, userId);
-  return write(a, async ({ tx, audit, changed }) => {
+  return write(a, async ({ tx, audit, changed, emit }) => {
     const revoked = (await tx.sessions.listLive(user.id, a.clock())).length; // expired ones go too, but were not live
     await tx.sessions.deleteForUser(user.id);
     await audit('user.revoke_sessions', appId, user.id, { revoked });
+    await emit('user.sessions_revoked', appId, { user_id: user.id, revoked });
     changed({ user: user.id });
     return { revoked };
   });
@@ -154,9 +171,12 @@ export async function revokeSessions(a: AdminServices, appId: string, userId: st
 /** Deletes the user and everything that is theirs (sessions, devices, IPs, activations); used licenses stay used. */
 export async function deleteUser(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser }) => {
+  await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
+    const current = await tx.users.findById(appId, user.id); // the record as deleted, for the audit entry
+    if (!current) throw new DomainError('not_found', 'User not found'); // deleted meanwhile
     await tx.users.delete(appId, user.id);
-    await audit('user.delete', appId, user.id, { before: { username: user.username, membership: viewMembership(user, a.clock()) } });
+    await audit('user.delete', appId, user.id, { before: { username: current.username, membership: viewMembership(current, a.clock()) } });
+    await emit('user.deleted', appId, summary(current, a.clock()));
     forgetUser(user.id);
     changed({ user: user.id });
   });

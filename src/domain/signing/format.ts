@@ -150,6 +150,9 @@ export interface LeasePayload {
   renew_after: number;
   exp: number;
   max_offline_runtime_s: number;
+  /** Issue 24: the live entitlements at iat, by code, `until` the latest end of that code's grants (null: never). */
+  entitlements: { code: string; until: number | null }[];
+  is_trial: boolean;
 }
 
 export const leaseInput = (payloadBytes: Uint8Array): Buffer => Buffer.concat([Buffer.from('tollgate/lease/v1\n', 'utf8'), payloadBytes]);

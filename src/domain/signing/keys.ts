@@ -1,103 +1,16 @@
 /**
  * The signing keys the server answers with (docs/signing.md, "Keys"): one
- * key ring per app, cached on every node and dropped by any key change of the
- * app (Change.keys), here at once and elsewhere through the bus, never served
- * longer than the cache TTL. The hot path (signing every answer) reads only
- * this cache; the private key objects are parsed once per load.
+ * key ring per app (key-ring.ts), cached on every node and dropped by any key
+ * change of the app (Change.keys), here at once and elsewhere through the bus,
+ * never served longer than the cache TTL. The hot path (signing every answer)
+ * reads only this cache.
  */
-import { createPrivateKey, type KeyObject } from 'node:crypto';
-import type { Store } from '../../store/index.js';
-import type { SigningKeyRecord } from '../../store/repositories/signing-keys.js';
-import { InvalidatingCache } from '../cache.js';
-import type { Services } from '../services.js';
+import { keptWith } from '../cache.js';
+import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
-import { UnsealError, type KeySeal } from './seal.js';
+import type { KeyRing, SigningKey } from './key-ring.js';
 
-export interface SigningKey {
-  kid: string;
-  appId: string;
-  privateKey: KeyObject;
-  /** The encoded certificate (header Tollgate-Key-Cert, a lease's `cert`). */
-  certificate: string;
-  notBefore: number;
-  notAfter: number;
-}
-
-/** What a client may learn about a certified key (GET /signing_keys). */
-export interface ListedKey {
-  kid: string;
-  certificate: string;
-  notAfter: number;
-}
-
-/** Everything cached about one app's keys: the keys that can sign, the certified ones, the retired kids. */
-export interface KeyRing {
-  /** Certified, unretired, with a private key: newest first (not_before, then created_at, then kid: UUIDv7, time-ordered). */
-  signers: SigningKey[];
-  /** Certified and not retired (whatever their validity), oldest first. */
-  certified: ListedKey[];
-  retired: string[];
-  /** Keys that would sign but whose private key this node cannot unseal (a backup restored without its KEK), and why. */
-  unopened: { kid: string; reason: string }[];
-}
-
-export function buildKeyRing(records: SigningKeyRecord[], seal: KeySeal): KeyRing {
-  const usable = records.filter(
-    (k): k is SigningKeyRecord & { privateKey: string; certificate: string; notBefore: number; notAfter: number } =>
-      k.status === 'active' && k.privateKey !== null && k.certificate !== null && k.notBefore !== null && k.notAfter !== null,
-  );
-  usable.sort((a, b) => b.notBefore - a.notBefore || b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : -1));
-  const signers: SigningKey[] = [];
-  const unopened: KeyRing['unopened'] = [];
-  for (const k of usable) {
-    let der: Buffer;
-    try {
-      der = seal.open(k.appId, k.kid, k.privateKey);
-    } catch (err) {
-      // Left out of the signers: an older key this node can open still signs; none left answers as "no usable key", saying why.
-      if (!(err instanceof UnsealError)) throw err;
-      unopened.push({ kid: k.kid, reason: err.message });
-      continue;
-    }
-    signers.push({
-      kid: k.kid,
-      appId: k.appId,
-      privateKey: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }),
-      certificate: k.certificate,
-      notBefore: k.notBefore,
-      notAfter: k.notAfter,
-    });
-  }
-  return {
-    signers,
-    unopened,
-    certified: records
-      .filter((k) => k.status === 'active' && k.certificate !== null && k.notAfter !== null)
-      .map((k) => ({ kid: k.kid, certificate: k.certificate!, notAfter: k.notAfter! })),
-    retired: records.filter((k) => k.status === 'retired').map((k) => k.kid),
-  };
-}
-
-/** Where a key this node cannot unseal is reported: the server's log at error, once per key a minute (rings reload every TTL). */
-export type UnsealedReport = (appId: string, kid: string, reason: string) => void;
-const REPORT_EVERY_MS = 60_000;
-
-/** Key rings per app id. Validity is judged at read time against the caller's `now`, so nothing here expires by itself. */
-export function keyRingCache(store: Store, clock: () => number, ttlMs: number | undefined, seal: KeySeal, report: UnsealedReport): InvalidatingCache<KeyRing> {
-  const reported = new Map<string, number>();
-  return new InvalidatingCache<KeyRing>(async (appId) => {
-    const ring = buildKeyRing(await store.signingKeys.all(appId), seal);
-    const now = clock();
-    for (const { kid, reason } of ring.unopened) {
-      const last = reported.get(kid);
-      if (last !== undefined && now - last < REPORT_EVERY_MS && now >= last) continue;
-      if (reported.size >= 10_000) reported.clear();
-      reported.set(kid, now);
-      report(appId, kid, reason);
-    }
-    return { value: ring, validUntil: Infinity };
-  }, clock, { ttlMs });
-}
+export { buildKeyRing, type KeyRing, type ListedKey, type SigningKey } from './key-ring.js';
 
 /** Why the app has no key that signs, when the reason is sealing (for answers and log lines); null otherwise. */
 export async function unsealedCause(s: Services, appId: string): Promise<string | null> {
@@ -131,19 +44,23 @@ export async function currentSigningKey(s: Services, appId: string, now: number)
  * retries. The admin key list and key view do it before answering.
  */
 export async function forgetEndedKeys(s: Services, appId: string, now: number): Promise<string[]> {
-  return write(s, async ({ tx, changed }) => {
+  // The server's own rule, whoever's request found the ended key: audited as the system's doing.
+  return write({ ...s, actor: 'system' }, async ({ tx, changed, audit }) => {
     const kids = await tx.signingKeys.forgetEnded(appId, now);
-    if (kids.length > 0) changed({ keys: appId });
+    if (kids.length > 0) {
+      await audit('keys.forget_ended', appId, appId, { kids });
+      changed({ keys: appId });
+    }
     return kids;
   });
 }
 
 const FORGET_RETRY_MS = 60_000;
-const forgetTried = new WeakMap<Services, Map<string, number>>();
+/** When each app's ended keys were last tried, per node (its services). */
+const forgetTried = keptWith((_: Services) => new Map<string, number>());
 
 function forgetInBackground(s: Services, appId: string, now: number): void {
-  let tried = forgetTried.get(s);
-  if (!tried) forgetTried.set(s, (tried = new Map()));
+  const tried = forgetTried(s);
   const last = tried.get(appId);
   if (last !== undefined && now - last < FORGET_RETRY_MS && now >= last) return;
   if (tried.size >= 10_000) tried.clear();

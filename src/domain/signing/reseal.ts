@@ -5,7 +5,7 @@
  * resealed on start would lock out the nodes of the same deployment not yet
  * given the new key (docs/decisions.md, issue 28 item 3).
  */
-import type { Store } from '../../store/index.js';
+import type { ReadRepositories, Store } from '../../store/index.js';
 import { KeySeal, UnsealError } from './seal.js';
 
 export interface SealReport {
@@ -19,7 +19,7 @@ export interface SealReport {
 }
 
 /** How the stored keys stand against this node's seal (read only: for the start-up line and before a reseal). */
-export async function sealReport(store: Store, seal: KeySeal): Promise<SealReport> {
+export async function sealReport(store: Pick<ReadRepositories, 'signingKeys'>, seal: KeySeal): Promise<SealReport> {
   const report: SealReport = { current: 0, plain: 0, other: 0, unopenable: [] };
   for (const k of await store.signingKeys.privateKeys()) {
     if (seal.isCurrent(k.privateKey)) {

@@ -17,7 +17,6 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 const PREFIX = 'seal1.';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const KEK_BYTES = 32;
 
 /** A key-encryption key and its public id (a hash: it tells which KEK sealed a row, and reveals nothing of it). */
 export interface Kek {
@@ -100,13 +99,4 @@ export class KeySeal {
 
 function aad(appId: string, kid: string): Buffer {
   return Buffer.from(`tollgate/signing-key/seal1\0${appId}\0${kid}`, 'utf8');
-}
-
-/** A KEK as written in SIGNING_KEY_SEAL or its file: base64 (or base64url) of 32 bytes, or 64 hex digits. Null if neither. */
-export function parseKek(raw: string): Buffer | null {
-  const text = raw.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
-  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
-  const bytes = Buffer.from(text.replace(/\+/g, '-').replace(/\//g, '_').replace(/=$/, ''), 'base64url');
-  return bytes.length === KEK_BYTES ? bytes : null;
 }

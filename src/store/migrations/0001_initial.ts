@@ -3,7 +3,7 @@
 // variables, file content and bans. Invariants live here, in the database:
 // usernames unique per app by their case-folded key, codes unique per app,
 // one device row per (user, hardware id), one signup per license.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 1,

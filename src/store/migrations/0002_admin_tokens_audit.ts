@@ -1,6 +1,6 @@
 // Why: operators need named admin tokens they can revoke (not only the one
 // from the environment), and a record of every admin write: who, what, when.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 2,

@@ -1,7 +1,7 @@
 // Why: failed credential attempts and sign-ups are rate limited per app with
 // settings the operator can change, and nodes without Redis share their
 // counters through the database.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 3,

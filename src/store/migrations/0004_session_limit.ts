@@ -1,6 +1,6 @@
 // Why: some vendors sell one seat per license and want a user's new login to
 // end their older sessions; a per-app cap on live sessions per user (0: none).
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 4,

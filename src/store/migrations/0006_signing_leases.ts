@@ -3,7 +3,7 @@
 // signs with signing keys the root certified, which rotate and retire. Offline
 // leases need a per-device sequence that only ever increases, so a client can
 // tell a superseded lease.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 6,

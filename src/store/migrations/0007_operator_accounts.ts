@@ -3,7 +3,7 @@
 // optionally TOTP; their browser sessions are stored only as a digest of the
 // cookie, with the CSRF token the pages send back. Roles limit what an
 // operator or an admin token may do; tokens made before roles keep 'owner'.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 7,

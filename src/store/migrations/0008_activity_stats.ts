@@ -7,7 +7,7 @@
 // The indexes make the dashboard's counts and pages index-only at 100,000
 // users and licenses: users paged by creation, memberships in force, licenses
 // used or unused, and the activations a license delete cascades to.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 8,

@@ -7,7 +7,7 @@
 // NULL for tokens minted by TOLLGATE_ADMIN_TOKEN, the local CLI, the first
 // start, and for every token minted before this migration (whose minter is
 // not known: they keep their role until an owner revokes them).
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 9,

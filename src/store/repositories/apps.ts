@@ -21,11 +21,23 @@ const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   signaturesRequired: 'signatures_required',
   offlineGraceSeconds: 'offline_grace_seconds',
   leaseRenewSeconds: 'lease_renew_seconds',
+  trialMinutes: 'trial_minutes',
 };
+/** Settings that are lists, stored as JSON arrays of strings. */
+export interface AppLists {
+  trialEntitlements: readonly string[];
+  trialBlockedDomains: readonly string[];
+}
+const LIST_COLUMNS: [keyof AppLists, string][] = [
+  ['trialEntitlements', 'trial_entitlements'],
+  ['trialBlockedDomains', 'trial_blocked_domains'],
+];
 const BOOLEAN_SETTINGS = new Set<keyof AppSettings>(['deviceAuthEnabled', 'anonymousAccessAllowed', 'registrationOpen', 'signaturesRequired']);
 const SETTINGS = Object.entries(SETTING_COLUMNS) as [keyof AppSettings, string][];
 
-const COLUMNS = `id, name, api_key, api_secret_hash, root_public_key, ${SETTINGS.map(([, c]) => c).join(', ')}, created_at, updated_at`;
+const COLUMNS = `id, name, api_key, api_secret_hash, root_public_key, ${SETTINGS.map(([, c]) => c).join(', ')}, ${LIST_COLUMNS.map(([, c]) => c).join(', ')}, created_at, updated_at`;
+
+export const jsonList = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
 
 export function toApp(r: Row): AppRecord {
   const settings = {} as Record<keyof AppSettings, number | boolean>;
@@ -37,6 +49,8 @@ export function toApp(r: Row): AppRecord {
     apiSecretHash: r.api_secret_hash as string,
     rootPublicKey: (r.root_public_key as string | null) ?? null,
     ...(settings as unknown as AppSettings),
+    trialEntitlements: jsonList(r.trial_entitlements),
+    trialBlockedDomains: jsonList(r.trial_blocked_domains),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
@@ -45,7 +59,7 @@ export function toApp(r: Row): AppRecord {
 export function appsRepository(q: Queryable) {
   return {
     async insert(app: AppRecord): Promise<void> {
-      const values = [app.id, app.name, app.apiKey, app.apiSecretHash, app.rootPublicKey, ...SETTINGS.map(([key]) => app[key]), app.createdAt, app.updatedAt];
+      const values = [app.id, app.name, app.apiKey, app.apiSecretHash, app.rootPublicKey, ...SETTINGS.map(([key]) => app[key]), ...LIST_COLUMNS.map(([key]) => JSON.stringify(app[key])), app.createdAt, app.updatedAt];
       await q.run(`INSERT INTO apps (${COLUMNS}) VALUES (${values.map(() => '?').join(', ')})`, values);
     },
 
@@ -68,7 +82,7 @@ export function appsRepository(q: Queryable) {
     },
 
     /** Updates the name and any given settings; false when the app does not exist. */
-    async update(id: string, changes: Partial<AppSettings> & { name?: string }, now: number): Promise<boolean> {
+    async update(id: string, changes: Partial<AppSettings & AppLists> & { name?: string }, now: number): Promise<boolean> {
       const sets: string[] = ['updated_at = ?'];
       const params: (string | number | boolean)[] = [now];
       if (changes.name !== undefined) {
@@ -80,6 +94,13 @@ export function appsRepository(q: Queryable) {
         if (value !== undefined) {
           sets.push(`${column} = ?`);
           params.push(value);
+        }
+      }
+      for (const [key, column] of LIST_COLUMNS) {
+        const value = changes[key];
+        if (value !== undefined) {
+          sets.push(`${column} = ?`);
+          params.push(JSON.stringify(value));
         }
       }
       return (await q.run(`UPDATE apps SET ${sets.join(', ')} WHERE id = ?`, [...params, id])) === 1;

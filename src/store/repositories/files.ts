@@ -44,6 +44,21 @@ export function filesRepository(q: Queryable) {
       await q.run('DELETE FROM blobs WHERE id = ?', [id]);
     },
 
+    /** Removes the blobs no file references, made before `before`, but those named in `spare`; their chunks go with them. The ids removed. */
+    async deleteOrphanBlobs(before: number, spare: readonly string[]): Promise<string[]> {
+      const rows = await q.all<{ id: string }>(
+        `SELECT id FROM blobs WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)${spare.length > 0 ? ` AND id NOT IN (${spare.map(() => '?').join(', ')})` : ''} ORDER BY id`,
+        [before, ...spare],
+      );
+      // One by one, each still unreferenced: a file row that points at a blob meanwhile keeps it.
+      const removed: string[] = [];
+      for (const { id } of rows) {
+        const done = await q.run('DELETE FROM blobs WHERE id = ? AND NOT EXISTS (SELECT 1 FROM files WHERE files.blob_id = blobs.id)', [id]);
+        if (done > 0) removed.push(id);
+      }
+      return removed;
+    },
+
     async insert(f: FileRecord): Promise<void> {
       await q.run(`INSERT INTO files (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
         f.id, f.appId, f.name, f.mimeType, f.isEncrypted, f.blobId, f.size, f.sha256, f.chunkSize, f.createdAt, f.updatedAt,

@@ -1,11 +1,12 @@
 import type { Dialect, Queryable, Row } from '../db.js';
 import { foldCase } from '../fold.js';
 import { nullableNumber } from '../rows.js';
+import { jsonList } from './apps.js';
 import { AFTER_CURSOR, cursorParams, SEEK_CURSOR, seekParam, toPage, type Cursor } from '../pagination.js';
 import type { ActivationRecord, LicenseRecord, Page } from '../records.js';
 
 const COLUMNS =
-  'id, app_id, code, minutes, grants_lifetime_access, revokes_lifetime_access, note, expires_at, created_at, used_at, used_by_user_id';
+  'id, app_id, code, minutes, grants_lifetime_access, revokes_lifetime_access, note, expires_at, created_at, used_at, used_by_user_id, template_id, entitlements, max_devices, max_seats, heartbeat_seconds';
 
 
 function toLicense(r: Row): LicenseRecord {
@@ -21,6 +22,11 @@ function toLicense(r: Row): LicenseRecord {
     createdAt: Number(r.created_at),
     usedAt: nullableNumber(r.used_at),
     usedByUserId: (r.used_by_user_id as string | null) ?? null,
+    templateId: (r.template_id as string | null) ?? null,
+    entitlements: jsonList(r.entitlements),
+    maxDevices: nullableNumber(r.max_devices),
+    maxSeats: nullableNumber(r.max_seats),
+    heartbeatSeconds: nullableNumber(r.heartbeat_seconds),
   };
 }
 
@@ -34,10 +40,13 @@ function toActivation(r: Row): ActivationRecord {
     minutes: nullableNumber(r.minutes),
     grantsLifetime: Number(r.grants_lifetime_access) === 1,
     revokesLifetime: Number(r.revokes_lifetime_access) === 1,
+    endsAt: nullableNumber(r.ends_at),
   };
 }
 
 export interface LicenseFilter {
+  /** Made from this template. */
+  templateId?: string;
   used?: boolean;
   /** Code or note contains it (any case). */
   search?: string;
@@ -54,6 +63,7 @@ function matching(dialect: Dialect, appId: string, filter: LicenseFilter): { whe
   const params: (string | number)[] = [appId];
   if (filter.used === true) where += ' AND used_at IS NOT NULL';
   if (filter.used === false) where += ' AND used_at IS NULL';
+  if (filter.templateId !== undefined) where += ' AND template_id = ?', params.push(filter.templateId);
   if (filter.search) {
     // Lower-cased on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not; foldCase also folds É on SQLite.
     where += ` AND (${foldCase(dialect, 'code')} LIKE ? ESCAPE '\\' OR ${foldCase(dialect, 'note')} LIKE ? ESCAPE '\\')`;
@@ -78,8 +88,11 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
     /** False if the code already exists in the app (no error, so a PostgreSQL transaction stays usable). */
     async insert(l: LicenseRecord): Promise<boolean> {
       const changed = await q.run(
-        `INSERT INTO licenses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (app_id, code) DO NOTHING`,
-        [l.id, l.appId, l.code, l.minutes, l.grantsLifetime, l.revokesLifetime, l.note, l.expiresAt, l.createdAt],
+        `INSERT INTO licenses (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?) ON CONFLICT (app_id, code) DO NOTHING`,
+        [
+          l.id, l.appId, l.code, l.minutes, l.grantsLifetime, l.revokesLifetime, l.note, l.expiresAt, l.createdAt,
+          l.templateId, JSON.stringify(l.entitlements), l.maxDevices, l.maxSeats, l.heartbeatSeconds,
+        ],
       );
       return changed === 1;
     },
@@ -116,9 +129,10 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
     },
 
     /** Every unused license matching the filter, in one statement (a code redeemed meanwhile is used, so it stays). */
-    async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<number> {
+    /** The ids deleted (the license.deleted event lists them). */
+    async deleteUnusedMatching(appId: string, filter: LicenseFilter): Promise<string[]> {
       const match = matching(dialect, appId, { ...filter, used: false });
-      return q.run(`DELETE FROM licenses WHERE ${match.where}`, match.params);
+      return (await q.all<{ id: string }>(`DELETE FROM licenses WHERE ${match.where} RETURNING id`, match.params)).map((r) => r.id);
     },
 
     /** Only unused licenses can be deleted: a used one is part of a user's history. */
@@ -128,16 +142,51 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
 
     async insertActivation(a: ActivationRecord): Promise<void> {
       await q.run(
-        `INSERT INTO activations (id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [a.id, a.appId, a.userId, a.licenseId, a.occurredAt, a.minutes, a.grantsLifetime, a.revokesLifetime],
+        `INSERT INTO activations (id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access, ends_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [a.id, a.appId, a.userId, a.licenseId, a.occurredAt, a.minutes, a.grantsLifetime, a.revokesLifetime, a.endsAt],
       );
     },
 
     async activationsOf(userId: string): Promise<ActivationRecord[]> {
       const rows = await q.all(
-        'SELECT id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access FROM activations WHERE user_id = ? ORDER BY occurred_at, id',
+        'SELECT id, app_id, user_id, license_id, occurred_at, minutes, grants_lifetime_access, revokes_lifetime_access, ends_at FROM activations WHERE user_id = ? ORDER BY occurred_at, id',
         [userId],
+      );
+      return rows.map(toActivation);
+    },
+
+    /** A lifetime revoked: every holding of the user that never ended ends now (entitlements.ts). */
+    async endOpenActivations(userId: string, now: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE user_id = ? AND ends_at IS NULL AND grants_lifetime_access = 1', [now, userId]);
+    },
+
+    /**
+     * A template applied to its existing licenses: their copied effects (entitlements, limits) are
+     * replaced; unused ones also take its duration and redeem window. Returns how many changed.
+     */
+    async applyTemplate(
+      appId: string, templateId: string,
+      t: { minutes: number | null; grantsLifetime: boolean; entitlements: readonly string[]; maxDevices: number | null; maxSeats: number | null; heartbeatSeconds: number | null },
+    ): Promise<{ used: number; unused: number }> {
+      const copied = [JSON.stringify(t.entitlements), t.maxDevices, t.maxSeats, t.heartbeatSeconds];
+      const used = await q.run(
+        'UPDATE licenses SET entitlements = ?, max_devices = ?, max_seats = ?, heartbeat_seconds = ? WHERE app_id = ? AND template_id = ? AND used_at IS NOT NULL',
+        [...copied, appId, templateId],
+      );
+      const unused = await q.run(
+        'UPDATE licenses SET entitlements = ?, max_devices = ?, max_seats = ?, heartbeat_seconds = ?, minutes = ?, grants_lifetime_access = ? WHERE app_id = ? AND template_id = ? AND used_at IS NULL',
+        [...copied, t.minutes, t.grantsLifetime, appId, templateId],
+      );
+      return { used, unused };
+    },
+
+    /** The activations of the template's used licenses: the redemptions whose grants an applied template rewrites. */
+    async activationsOfTemplate(appId: string, templateId: string): Promise<ActivationRecord[]> {
+      const rows = await q.all(
+        `SELECT a.id, a.app_id, a.user_id, a.license_id, a.occurred_at, a.minutes, a.grants_lifetime_access, a.revokes_lifetime_access, a.ends_at
+         FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.app_id = ? AND l.template_id = ? ORDER BY a.occurred_at, a.id`,
+        [appId, templateId],
       );
       return rows.map(toActivation);
     },

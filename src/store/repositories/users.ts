@@ -1,15 +1,20 @@
 import type { Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
 import { cursorParams, seekParam, toPage, type Cursor } from '../pagination.js';
-import type { Page, UserIpRecord, UserRecord } from '../records.js';
+import type { EntitlementGrant, Page, TemplateHolding, UserIpRecord, UserRecord } from '../records.js';
 import { escapeLike } from './licenses.js';
 
 const COLUMNS =
-  'u.id, u.app_id, u.username, u.password_hash, u.signup_license_id, u.is_lifetime, u.active_until, u.device_count, u.created_at, l.code AS signup_code';
-/** Users with the code of their sign-up license, if any (license bans apply to license-only accounts). */
-const FROM = 'users u LEFT JOIN licenses l ON l.id = u.signup_license_id';
+  'u.id, u.app_id, u.username, u.password_hash, u.signup_license_id, u.is_lifetime, u.active_until, u.device_count, u.created_at, l.code AS signup_code, t.ends_at AS trial_ends_at';
+/**
+ * Users with the code of their sign-up license, if any (license bans apply to license-only accounts),
+ * and the end of their trial while it is not converted (trials.user_id is unique: one row at most).
+ */
+const FROM = 'users u LEFT JOIN licenses l ON l.id = u.signup_license_id LEFT JOIN trials t ON t.user_id = u.id AND t.converted_at IS NULL';
 
-function toUser(r: Row): UserRecord {
+type UserRow = Omit<UserRecord, 'grants' | 'holdings'>;
+
+function toUser(r: Row): UserRow {
   return {
     id: r.id as string,
     appId: r.app_id as string,
@@ -21,7 +26,42 @@ function toUser(r: Row): UserRecord {
     activeUntil: nullableNumber(r.active_until),
     deviceCount: Number(r.device_count),
     createdAt: Number(r.created_at),
+    trialEndsAt: nullableNumber(r.trial_ends_at),
   };
+}
+
+/** The users' grants and template holdings, in two statements for any number of users. */
+async function complete(q: Queryable, users: UserRow[]): Promise<UserRecord[]> {
+  if (users.length === 0) return [];
+  const ids = users.map((u) => u.id);
+  const marks = ids.map(() => '?').join(', ');
+  const [grantRows, holdingRows] = await Promise.all([
+    q.all(`SELECT user_id, code, ends_at FROM entitlement_grants WHERE user_id IN (${marks}) ORDER BY code, ends_at`, ids),
+    q.all(
+      `SELECT a.user_id, a.ends_at, l.max_devices, l.max_seats, l.heartbeat_seconds FROM activations a JOIN licenses l ON l.id = a.license_id
+       WHERE a.user_id IN (${marks}) AND (l.max_devices IS NOT NULL OR l.max_seats IS NOT NULL OR l.heartbeat_seconds IS NOT NULL) ORDER BY a.occurred_at, a.id`,
+      ids,
+    ),
+  ]);
+  const grants = new Map<string, EntitlementGrant[]>();
+  for (const r of grantRows) push(grants, r.user_id as string, { code: r.code as string, until: nullableNumber(r.ends_at) });
+  const holdings = new Map<string, TemplateHolding[]>();
+  for (const r of holdingRows) {
+    push(holdings, r.user_id as string, {
+      maxDevices: nullableNumber(r.max_devices), maxSeats: nullableNumber(r.max_seats), heartbeatSeconds: nullableNumber(r.heartbeat_seconds), until: nullableNumber(r.ends_at),
+    });
+  }
+  return users.map((u) => ({ ...u, grants: grants.get(u.id) ?? [], holdings: holdings.get(u.id) ?? [] }));
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+async function one(q: Queryable, r: Row | undefined): Promise<UserRecord | undefined> {
+  return r && (await complete(q, [toUser(r)]))[0];
 }
 
 export interface NewUser {
@@ -34,9 +74,33 @@ export interface NewUser {
   createdAt: number;
 }
 
-function matching(appId: string, search: string | null): { where: string; params: string[] } {
-  if (!search) return { where: 'u.app_id = ?', params: [appId] };
-  return { where: "u.app_id = ? AND (u.username_key LIKE ? ESCAPE '\\' OR u.id = ?)", params: [appId, '%' + escapeLike(search) + '%', search] };
+/** The admin list's filters besides the search. */
+export interface UserFilter {
+  /** Holds this entitlement at `now` (a live grant). */
+  entitlement?: string;
+  /** A trial user now (a running, unconverted trial). */
+  trial?: boolean;
+  now: number;
+}
+
+const NO_FILTER: UserFilter = { now: 0 };
+
+function matching(appId: string, search: string | null, filter: UserFilter): { where: string; params: (string | number)[] } {
+  let where = 'u.app_id = ?';
+  const params: (string | number)[] = [appId];
+  if (search) {
+    where += " AND (u.username_key LIKE ? ESCAPE '\\' OR u.id = ?)";
+    params.push('%' + escapeLike(search) + '%', search);
+  }
+  if (filter.entitlement !== undefined) {
+    where += ' AND EXISTS (SELECT 1 FROM entitlement_grants g WHERE g.user_id = u.id AND g.code = ? AND (g.ends_at IS NULL OR g.ends_at > ?))';
+    params.push(filter.entitlement, filter.now);
+  }
+  if (filter.trial !== undefined) {
+    where += ` AND ${filter.trial ? '' : 'NOT '}EXISTS (SELECT 1 FROM trials tr WHERE tr.user_id = u.id AND tr.converted_at IS NULL AND tr.ends_at > ?)`;
+    params.push(filter.now);
+  }
+  return { where, params };
 }
 
 export function usersRepository(q: Queryable) {
@@ -52,12 +116,12 @@ export function usersRepository(q: Queryable) {
 
     async findById(appId: string, id: string): Promise<UserRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.id = ? AND u.app_id = ?`, [id, appId]);
-      return r && toUser(r);
+      return one(q, r);
     },
 
     async findByUsernameKey(appId: string, key: string): Promise<UserRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.app_id = ? AND u.username_key = ?`, [appId, key]);
-      return r && toUser(r);
+      return one(q, r);
     },
 
     async existsByUsernameKey(appId: string, key: string): Promise<boolean> {
@@ -66,7 +130,7 @@ export function usersRepository(q: Queryable) {
 
     async findBySignupLicense(appId: string, licenseId: string): Promise<UserRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM ${FROM} WHERE u.signup_license_id = ? AND u.app_id = ?`, [licenseId, appId]);
-      return r && toUser(r);
+      return one(q, r);
     },
 
     /** Takes the row's write lock (PostgreSQL) before a read-modify-write of the membership. */
@@ -98,18 +162,19 @@ export function usersRepository(q: Queryable) {
     },
 
     /** `search` is a username key (validation.ts usernameKey): a substring of the key, or the whole user id. */
-    async list(appId: string, search: string | null, cursor: Cursor | null, limit: number): Promise<Page<UserRecord>> {
-      const match = matching(appId, search);
+    async list(appId: string, search: string | null, cursor: Cursor | null, limit: number, filter: UserFilter = NO_FILTER): Promise<Page<UserRecord>> {
+      const match = matching(appId, search, filter);
       const rows = await q.all(
         `SELECT ${COLUMNS} FROM ${FROM} WHERE ${match.where} AND u.created_at >= ? AND (u.created_at > ? OR (u.created_at = ? AND u.id > ?)) ORDER BY u.created_at, u.id LIMIT ?`,
         [...match.params, seekParam(cursor), ...cursorParams(cursor), limit + 1],
       );
-      return toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+      const page = toPage(rows, limit, toUser, (r) => ({ at: Number(r.created_at), id: r.id as string }));
+      return { ...page, items: await complete(q, page.items) };
     },
 
     /** How many users the same search matches (the list's `total`). */
-    async count(appId: string, search: string | null): Promise<number> {
-      const match = matching(appId, search);
+    async count(appId: string, search: string | null, filter: UserFilter = NO_FILTER): Promise<number> {
+      const match = matching(appId, search, filter);
       const r = await q.one<{ n: number | string }>(`SELECT COUNT(*) AS n FROM users u WHERE ${match.where}`, match.params);
       return Number(r?.n ?? 0);
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { BAN_TYPES, createBan, deleteBan, listBans, type BanInput } from '../../../domain/admin/bans.js';
 import type { Services } from '../../../domain/services.js';
-import type { BanType } from '../../../store/records.js';
+import type { BanType } from '../../../domain/records.js';
 import { acting, adminSecurity, cursorOf, pageQuery, principalOf } from '../../admin-plugin.js';
 import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';

@@ -9,7 +9,9 @@ import { licenseRoutes } from './licenses.js';
 import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
 import { statsRoutes } from './stats.js';
+import { entitlementRoutes, templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
+import { webhookRoutes } from './webhooks.js';
 
 export interface AdminOptions extends AdminAuth {
   maxUploadBytes: number;
@@ -27,9 +29,12 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   banRoutes(app, s);
   keyRoutes(app, s);
   userRoutes(app, s);
+  templateRoutes(app, s);
+  entitlementRoutes(app, s);
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   statsRoutes(app, s);
+  webhookRoutes(app, s);
   operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.
   await app.register(async (scope) => fileRoutes(scope, s, opts.maxUploadBytes));

@@ -5,7 +5,7 @@ import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
 import { listPage, queryTime, wantsTotal, withTotalQuery } from '../../admin-lists.js';
-import type { LicenseFilter } from '../../../store/repositories/licenses.js';
+import type { LicenseFilter } from '../../../domain/records.js';
 import { documented, errors, ref, uuid } from '../../schemas.js';
 
 /**
@@ -15,7 +15,7 @@ import { documented, errors, ref, uuid } from '../../schemas.js';
  */
 const minutesRule = {
   allOf: [
-    { anyOf: [{ required: ['minutes'] }, { required: ['lifetime'], properties: { lifetime: { const: true } } }, { required: ['revokes_lifetime_access'], properties: { revokes_lifetime_access: { const: true } } }] },
+    { anyOf: [{ required: ['minutes'] }, { required: ['template_id'] }, { required: ['lifetime'], properties: { lifetime: { const: true } } }, { required: ['revokes_lifetime_access'], properties: { revokes_lifetime_access: { const: true } } }] },
     { not: { required: ['minutes', 'lifetime'], properties: { minutes: {}, lifetime: { const: true } } } },
   ],
 };
@@ -24,7 +24,7 @@ const appParams = { type: 'object', required: ['app_id'], properties: { app_id: 
 const licenseParams = { type: 'object', required: ['app_id', 'license_id'], properties: { app_id: uuid, license_id: uuid } } as const;
 const tags = ['admin: licenses'];
 
-type FilterQuery = { used?: string; q?: string; note?: string; created_from?: string; created_to?: string };
+type FilterQuery = { used?: string; q?: string; note?: string; created_from?: string; created_to?: string; template_id?: string };
 
 /** The filters of the list, the export and the bulk delete: one definition, so they always agree. */
 const filterQuery = {
@@ -33,6 +33,7 @@ const filterQuery = {
   note: { type: 'string', maxLength: 1000, description: 'Note contains it (any case)' },
   created_from: { type: 'string', maxLength: 64, description: 'ISO 8601: created at or after' },
   created_to: { type: 'string', maxLength: 64, description: 'ISO 8601: created before' },
+  template_id: { ...uuid, description: 'Made from this template' },
 } as const;
 
 function licenseFilter(query: FilterQuery): LicenseFilter {
@@ -41,6 +42,7 @@ function licenseFilter(query: FilterQuery): LicenseFilter {
   if (used !== undefined) filter.used = used;
   if (query.q) filter.search = query.q;
   if (query.note) filter.note = query.note;
+  if (query.template_id) filter.templateId = query.template_id;
   const from = queryTime('querystring.created_from', query.created_from);
   const to = queryTime('querystring.created_to', query.created_to);
   if (from !== undefined) filter.createdFrom = from;
@@ -91,7 +93,8 @@ export function licenseRoutes(app: FastifyInstance, s: Services): void {
             { maxLength: 128, pattern: '(X[^X]*){13}' },
           ),
           note: { type: 'string', maxLength: 1000 },
-          expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone: the code cannot be redeemed after this time' }, { format: 'date-time' }),
+          expires_at: documented({ type: 'string', description: 'ISO 8601 with a zone: the code cannot be redeemed after this time (default with a template: its redeem window)' }, { format: 'date-time' }),
+          template_id: { ...uuid, description: 'Make the licenses from this template (its duration, entitlements, limits, redeem window); then no minutes or lifetime' },
         },
       }, minutesRule),
       response: { 201: { ...ref('LicenseBatch'), description: 'Created' }, ...errors(401, 404, 413, 422) },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { listAudit } from '../../../domain/admin/audit.js';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from '../../../domain/admin/tokens.js';
 import { validationError } from '../../../domain/errors.js';
-import type { AuditFilter } from '../../../store/repositories/admin.js';
+import type { AuditFilter } from '../../../domain/records.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, pageQuery, principalOf } from '../../admin-plugin.js';
 import { ROLES, type Role } from '../../../domain/admin/roles.js';

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { deleteUser, listUsers, patchUser, resetDevices, revokeSessions, userDetail, type UserPatch } from '../../../domain/admin/users.js';
+import { parseBoolean } from '../../../domain/admin/content.js';
 import type { Services } from '../../../domain/services.js';
 import { acting, adminSecurity, cursorOf, pageQuery } from '../../admin-plugin.js';
 import { listPage, wantsTotal, withTotalQuery } from '../../admin-lists.js';
@@ -10,16 +11,25 @@ const tags = ['admin: users'];
 type Params = { app_id: string; user_id: string };
 
 export function userRoutes(app: FastifyInstance, s: Services): void {
-  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; q?: string; with_total?: string } }>('/apps/:app_id/users', {
+  app.get<{ Params: { app_id: string }; Querystring: { limit: number; cursor?: string; q?: string; with_total?: string; entitlement?: string; trial?: string } }>('/apps/:app_id/users', {
     schema: {
       operationId: 'listUsers', tags, security: adminSecurity, summary: 'Search and page through users (q matches username or id)',
       params: { type: 'object', required: ['app_id'], properties: { app_id: uuid } },
-      querystring: { type: 'object', properties: { ...pageQuery, ...withTotalQuery, q: { type: 'string', maxLength: 128, description: 'Username contains it (compared as usernames are: any case, NFKC), or the user id' } } },
+      querystring: {
+        type: 'object',
+        properties: {
+          ...pageQuery, ...withTotalQuery, q: { type: 'string', maxLength: 128, description: 'Username contains it (compared as usernames are: any case, NFKC), or the user id' },
+          entitlement: { type: 'string', maxLength: 64, description: 'Only users holding this entitlement now' },
+          trial: { type: 'string', enum: ['true', 'false'], description: 'true: only users on a running trial; false: only the others' },
+        },
+      },
       response: { 200: { ...ref('UserSummaryPage'), description: 'A page of users' }, ...errors(401, 404, 422) },
     },
     handler: async (request) => {
       const q = request.query;
-      return listPage(await listUsers(s, request.params.app_id, q.q || null, cursorOf(q.cursor), q.limit, wantsTotal(q)));
+      const trial = parseBoolean('querystring.trial', q.trial);
+      const only = { ...(q.entitlement !== undefined && { entitlement: q.entitlement }), ...(trial !== undefined && { trial }) };
+      return listPage(await listUsers(s, request.params.app_id, q.q || null, cursorOf(q.cursor), q.limit, wantsTotal(q), only));
     },
   });
 

@@ -3,7 +3,7 @@ import { appContextAnswer } from '../../../domain/app-context.js';
 import type { Services } from '../../../domain/services.js';
 import { run } from '../../../domain/steps.js';
 import { userCredentials } from '../../client-plugin.js';
-import { handedOver } from '../../fast-path.js';
+import { handedOver } from '../../hand-over.js';
 import { errors, ref, userAuthHeaders, userSecurity } from '../../schemas.js';
 
 const JSON_UTF8 = 'application/json; charset=utf-8';

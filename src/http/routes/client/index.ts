@@ -9,6 +9,7 @@ import { fileRoutes } from './files.js';
 import { leaseRoutes } from './lease.js';
 import { keyListRoutes } from './keys.js';
 import { sessionRoutes } from './sessions.js';
+import { trialRoutes } from './trial.js';
 
 /** The client interface of SPEC.md, every route behind the application headers. */
 export async function clientRoutes(app: FastifyInstance, s: Services, downloads: Downloads): Promise<void> {
@@ -16,6 +17,7 @@ export async function clientRoutes(app: FastifyInstance, s: Services, downloads:
   signAnswers(app, s);
   accountRoutes(app, s);
   sessionRoutes(app, s);
+  trialRoutes(app, s);
   contextRoutes(app, s);
   fileRoutes(app, s, downloads);
   leaseRoutes(app, s);

@@ -1,0 +1,49 @@
+import type { MessageBus } from '../../store/db.js';
+
+const CHANNEL = 'tollgate_outbox';
+
+/**
+ * Tells the delivery workers that a commit made deliveries due: the one on
+ * this node at once, the others through the bus (PostgreSQL NOTIFY). A lost
+ * notice only delays the first attempt until the worker's next poll.
+ */
+export class OutboxSignal {
+  private readonly listeners = new Set<() => void>();
+  /** This node's delivery attempts by outcome since start (the metrics read them; the worker counts). */
+  readonly outcomes = { delivered: 0, retrying: 0, failed: 0, disabled: 0 };
+  /** Milliseconds from an event to its first attempt's answer, the last 1000 on this node (the bench reads them). */
+  readonly firstAttemptMs: number[] = [];
+
+  constructor(private readonly bus: MessageBus | undefined) {}
+
+  /** Subscribes to the other nodes' commits (once, at start). */
+  async listen(): Promise<void> {
+    await this.bus?.subscribe(CHANNEL, () => this.local());
+  }
+
+  onWake(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => void this.listeners.delete(fn);
+  }
+
+  private publishing: NodeJS.Timeout | null = null;
+
+  /**
+   * After COMMIT only: never fails the write. This node's worker hears at once; the other nodes' notice is
+   * coalesced to one NOTIFY per 50 ms, so a burst of writes does not add a query to each (this node's worker
+   * sends what this node committed; the notice lets the others share a backlog).
+   */
+  committed(): void {
+    this.local();
+    if (!this.bus || this.publishing) return;
+    this.publishing = setTimeout(() => {
+      this.publishing = null;
+      void this.bus?.publish(CHANNEL, '').catch(() => undefined);
+    }, 50);
+    this.publishing.unref?.();
+  }
+
+  private local(): void {
+    for (const fn of this.listeners) fn();
+  }
+}

@@ -1,0 +1,244 @@
+import type { Repositories } from '../../store/index.js';
+import type { EventRecord } from '../../store/repositories/events.js';
+import type { DeliveryRecord, EndpointRecord } from '../../store/repositories/webhooks.js';
+import { uuidv7 } from '../ids.js';
+import type { Services } from '../services.js';
+import { write } from '../unit-of-work.js';
+import { discordBody } from './discord.js';
+import { EgressRefused, resolveTarget } from './egress.js';
+import { post, type Answer } from './send.js';
+import { SERVICE_SCOPE, signatureHeader, webhookKey } from './signing.js';
+
+/** Standard Webhooks' schedule: the delay before attempt n+1 after attempt n failed (attempt 1 goes at once). */
+export const SCHEDULE_MS = [0, 5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 14 * 3_600_000, 20 * 3_600_000, 24 * 3_600_000];
+/** An endpoint every delivery to which failed for this long is disabled. */
+export const FAILING_LIMIT_MS = 24 * 3_600_000;
+/** Retry-After beyond this is read as this (a receiver cannot park a delivery for a year). */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
+export interface WorkerOptions {
+  /** One attempt's whole exchange (default 15 s). */
+  timeoutMs: number;
+  /** How often an idle worker looks for due deliveries without being woken (retries, other nodes' lost notices). */
+  pollMs: number;
+  /** Deliveries claimed, and sent in parallel, at a time. */
+  batch: number;
+  /** How long a wake-up waits for the commits right behind it (default 25 ms). */
+  gatherMs?: number;
+  /** 0..1, for the jitter (injected so tests can pin it). */
+  random?: () => number;
+}
+
+export type Outcome = 'delivered' | 'retrying' | 'failed' | 'disabled';
+
+/**
+ * A worker runs on every node: it claims due deliveries (a claim outlives a
+ * killed node by at most the timeout plus a margin, then another node's worker
+ * takes the delivery), sends them, records each attempt and schedules the next.
+ * At least once: a node killed after the receiver answered but before the
+ * outcome was written sends that delivery again, with the same webhook-id.
+ */
+export class DeliveryWorker {
+  private stopped = true;
+  private wake: (() => void) | null = null;
+  private woken = false;
+  private loop: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private readonly abort = new AbortController();
+  private readonly queued: { endpointId: string; fn: (tx: Repositories) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly s: Services, private readonly opts: WorkerOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = this.s.outbox.onWake(() => this.kick());
+    this.loop = this.run();
+  }
+
+  /** Attempts in flight end at once (recorded as failed, retried by the schedule or another node). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.unsubscribe?.();
+    if (this.gathering) clearTimeout(this.gathering);
+    this.wakeNow();
+    await this.loop;
+  }
+
+  private gathering: NodeJS.Timeout | null = null;
+
+  /**
+   * A commit's wake-up waits `gatherMs` (default 25 ms) for the commits right behind it, so a burst of writes
+   * is claimed, sent and recorded in a few transactions rather than one set per write: what keeps an admin
+   * write with subscribed endpoints close to its cost without them. The first attempt still goes well within 1 s.
+   */
+  private kick(): void {
+    if (this.stopped) return this.wakeNow();
+    if (this.gathering) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = null;
+      this.wakeNow();
+    }, this.opts.gatherMs ?? 25);
+    this.gathering.unref?.();
+  }
+
+  private wakeNow(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      this.woken = false;
+      let n = 0;
+      try {
+        n = await this.runOnce();
+      } catch (err) {
+        this.s.log.warn({ event: 'webhook_worker_failed', cause: err instanceof Error ? err.message : String(err) }, 'webhook deliveries could not be claimed; trying again');
+      }
+      if (this.stopped) break;
+      if (n >= this.opts.batch || this.woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.opts.pollMs);
+        timer.unref?.();
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  /** Claims and sends one batch of due deliveries; resolves to how many were claimed. */
+  async runOnce(): Promise<number> {
+    const now = this.s.clock();
+    // A read first: an idle node polls without taking the write lock (SQLite) or a transaction (PostgreSQL).
+    if (!(await this.s.store.webhooks.anyDue(now))) return 0;
+    const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDue(now, now + this.opts.timeoutMs + 15_000, this.opts.batch));
+    await Promise.all(claimed.map((d) => this.deliver(d).catch((err: unknown) => {
+      this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: d.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
+    })));
+    return claimed.length;
+  }
+
+  private async deliver(d: DeliveryRecord): Promise<void> {
+    const s = this.s;
+    const [event, endpoint] = await Promise.all([s.store.events.find(d.eventId), s.store.webhooks.findEndpoint(d.endpointId)]);
+    if (!event || !endpoint) return; // deleted meanwhile: the delivery went with it
+    if (!endpoint.enabled) {
+      await this.record(endpoint.id, (tx) => tx.webhooks.settle(d.id, 'failed', d.attempts, null, d.lastStatus, s.clock()));
+      return;
+    }
+    const answer = await this.attempt(event, endpoint);
+    const at = s.clock();
+    if (d.attempts === 0 && d.createdAt === event.occurredAt) this.noteLatency(at - event.occurredAt);
+    const attempts = d.attempts + 1;
+    const outcome = await this.record(endpoint.id, async (tx) => {
+      await tx.webhooks.insertAttempt({ id: uuidv7(at), deliveryId: d.id, at, status: answer.status, error: answer.error, body: answer.body, durationMs: answer.durationMs });
+      if (answer.status !== null && answer.status >= 200 && answer.status < 300) {
+        await tx.webhooks.settle(d.id, 'delivered', attempts, null, answer.status, at);
+        await tx.webhooks.markHealthy(endpoint.id);
+        return 'delivered' as const;
+      }
+      // Outcomes of one endpoint's failures are written one at a time (its row locked), so a delivery settling
+      // while a parallel one disables the endpoint sees the disable and is not left pending.
+      await tx.webhooks.lockEndpoint(endpoint.id);
+      if (answer.status === 410) {
+        await tx.webhooks.settle(d.id, 'failed', attempts, null, answer.status, at);
+        if (await tx.webhooks.disableEndpoint(endpoint.id, 'the receiver answered 410 Gone', at)) await tx.webhooks.failPendingOf(endpoint.id, at);
+        return 'disabled' as const;
+      }
+      // Disabled while this attempt was in flight (410 or the 24 h rule on a parallel delivery, or an operator): no retry.
+      const last = attempts >= SCHEDULE_MS.length || !(await tx.webhooks.findEndpoint(endpoint.id))?.enabled;
+      await tx.webhooks.settle(d.id, last ? 'failed' : 'pending', attempts, last ? null : at + this.delay(attempts, answer), answer.status, at);
+      const since = await tx.webhooks.markFailing(endpoint.id, at);
+      if (at - since >= FAILING_LIMIT_MS) {
+        if (await tx.webhooks.disableEndpoint(endpoint.id, 'every delivery failed for 24 hours', at)) await tx.webhooks.failPendingOf(endpoint.id, at);
+        return 'disabled' as const;
+      }
+      return last ? ('failed' as const) : ('retrying' as const);
+    });
+    this.s.outbox.outcomes[outcome]++;
+    if (outcome === 'disabled') {
+      s.log.warn({ event: 'webhook_endpoint_disabled', endpointId: endpoint.id, appId: endpoint.appId, status: answer.status },
+        answer.status === 410 ? 'webhook endpoint disabled: the receiver answered 410 Gone' : 'webhook endpoint disabled: every delivery to it failed for 24 hours');
+    }
+  }
+
+  /**
+   * Group commit: outcomes that arrive while one transaction writes earlier ones are written together in the
+   * next, so a node draining a backlog commits once per group, not once per delivery (SQLite syncs each commit),
+   * and a slow receiver delays no other delivery's record. Within a group, endpoints' rows are taken in id order:
+   * two nodes' groups cannot deadlock on them (PostgreSQL).
+   */
+  private record<T>(endpointId: string, fn: (tx: Repositories) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ endpointId, fn: fn as (tx: Repositories) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      while (this.queued.length > 0) {
+        const group = this.queued.splice(0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+        try {
+          const results = await write(this.s, async ({ tx }) => {
+            const out: unknown[] = [];
+            for (const item of group) out.push(await item.fn(tx));
+            return out;
+          });
+          group.forEach((item, i) => item.resolve(results[i]));
+        } catch (err) {
+          for (const item of group) item.reject(err);
+        }
+      }
+    })().finally(() => {
+      this.flushing = null;
+    });
+  }
+
+  /** The schedule's next delay with ±10 % jitter, or the receiver's Retry-After on 429 and 503 (at most 24 h). */
+  private delay(attempts: number, answer: Answer): number {
+    if ((answer.status === 429 || answer.status === 503) && answer.retryAfterMs !== null) return Math.min(answer.retryAfterMs, MAX_RETRY_AFTER_MS);
+    const base = SCHEDULE_MS[attempts]!;
+    const r = this.opts.random ?? Math.random;
+    return Math.round(base * (0.9 + 0.2 * r()));
+  }
+
+  private async attempt(event: EventRecord, endpoint: EndpointRecord): Promise<Answer> {
+    const s = this.s;
+    let target;
+    try {
+      target = await resolveTarget(endpoint.url, s.egress);
+    } catch (err) {
+      if (!(err instanceof EgressRefused)) throw err;
+      return { status: null, body: null, error: `refused: the URL ${err.message}`, retryAfterMs: null, durationMs: 0 };
+    }
+    const body = endpoint.kind === 'discord' ? discordBody(event) : standardBody(event);
+    const key = await webhookKey(s, endpoint.appId ?? SERVICE_SCOPE);
+    const now = s.clock();
+    const timestamp = Math.floor(now / 1000);
+    const headers = {
+      'webhook-id': event.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(endpoint, key.privateKey, event.id, timestamp, body, now),
+    };
+    return post(target, headers, body, this.opts.timeoutMs, this.abort.signal);
+  }
+
+  private noteLatency(ms: number): void {
+    const kept = this.s.outbox.firstAttemptMs;
+    kept.push(ms);
+    if (kept.length > 1000) kept.shift();
+  }
+}
+
+/** The body of a standard endpoint: the spec's suggested shape (type, timestamp, data) with the event's id and app. */
+export function standardBody(event: EventRecord): string {
+  return JSON.stringify({ id: event.id, type: event.type, timestamp: new Date(event.occurredAt).toISOString(), app_id: event.appId, data: event.data });
+}

@@ -1,0 +1,361 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EgressPolicy } from '../src/domain/webhooks/egress.js';
+import { SCHEDULE_MS } from '../src/domain/webhooks/worker.js';
+import { harness, PASSWORD, TestClock, type Harness, type TestApp } from './helpers.js';
+import { Receiver, type Received } from './webhook-receiver.js';
+
+/**
+ * Webhooks out, against real loopback receivers (WEBHOOK_ALLOW_HOSTS lets the tests reach 127.0.0.1 over http).
+ * Signatures are checked with the `standardwebhooks` package (the spec's reference library) for v1, and with
+ * node:crypto per the spec's asymmetric section for v1a (the package verifies v1 only).
+ */
+
+const headersOf = (r: Received) => ({
+  'webhook-id': r.headers['webhook-id'] as string,
+  'webhook-timestamp': r.headers['webhook-timestamp'] as string,
+  'webhook-signature': r.headers['webhook-signature'] as string,
+});
+
+function verifyV1a(publicKey: string, r: Received): boolean {
+  const h = headersOf(r);
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey.slice('whpk_'.length), 'base64').toString('base64url') }, format: 'jwk' });
+  const content = Buffer.from(`${h['webhook-id']}.${h['webhook-timestamp']}.${r.body}`);
+  return h['webhook-signature'].split(' ').filter((e) => e.startsWith('v1a,')).some((e) => verify(null, content, key, Buffer.from(e.slice(4), 'base64')));
+}
+
+describe('webhooks', () => {
+  let h: Harness;
+  let app: TestApp;
+  let receiver: Receiver;
+  beforeEach(async () => {
+    // The clock starts at the real time: standardwebhooks checks webhook-timestamp against the wall clock (5 min).
+    h = await harness({ clock: new TestClock(Date.now()), env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '500' } });
+    app = await h.createApp();
+    receiver = await Receiver.start();
+  });
+  afterEach(async () => {
+    await h.close();
+    await receiver.close();
+  });
+
+  const endpoint = async (body: Record<string, unknown> = {}, path = `/apps/${app.id}/webhooks`) => {
+    const res = await h.admin('POST', path, { url: receiver.url, ...body });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: string; secret: string; enabled: boolean };
+  };
+  const deliveries = async (id: string, path = `/apps/${app.id}/webhooks`) => {
+    const res = await h.admin('GET', `${path}/${id}/deliveries`);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().items as { id: string; status: string; attempts: number; next_attempt_at: string | null; attempt_log: { status: number | null; error: string | null; body: string | null }[] }[];
+  };
+  /** Runs the worker until `done` holds (the background loop may take a batch first: either way it is sent once). */
+  const until = async (done: () => Promise<boolean> | boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error('condition not reached');
+      await h.tollgate.outbox.worker.runOnce();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('a committed write reaches the endpoint, signed per Standard Webhooks (v1 by the package, v1a by its public key)', async () => {
+    const ep = await endpoint();
+    expect(ep.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const started = Date.now();
+    const userId = await h.signUp(app, 'alice');
+    const [got] = await receiver.count(1);
+    expect(Date.now() - started, 'first attempt within 1 s of the commit').toBeLessThan(1000);
+    const payload = new Webhook(ep.secret).verify(got!.body, headersOf(got!)) as { id: string; type: string; data: { id: string } };
+    expect(payload).toMatchObject({ type: 'user.created', app_id: app.id, data: { id: userId, username: 'alice' } });
+    expect(got!.headers['webhook-id']).toBe(payload.id);
+    const key = (await h.admin('GET', `/apps/${app.id}/webhook-key`)).json().public_key as string;
+    expect(key).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+    expect(verifyV1a(key, got!)).toBe(true);
+    // A forged body fails both.
+    const forged = { ...got!, body: got!.body.replace('alice', 'mallory') };
+    expect(() => new Webhook(ep.secret).verify(forged.body, headersOf(forged))).toThrow();
+    expect(verifyV1a(key, forged)).toBe(false);
+    // The event is listed with the same id.
+    const events = await h.admin('GET', `/events?app_id=${app.id}&type=user.created`);
+    expect(events.json().items.map((e: { id: string }) => e.id)).toEqual([payload.id]);
+  });
+
+  it('only subscribed types, only enabled endpoints, only the app’s own events (plus service-wide endpoints)', async () => {
+    const other = await h.createApp({ name: 'Other' });
+    await endpoint({ event_types: ['license.created'] });
+    const service = await Receiver.start();
+    try {
+      const res = await h.admin('POST', '/webhooks', { url: service.url, event_types: ['user.created'] });
+      expect(res.statusCode, res.body).toBe(201);
+      await h.signUp(app, 'alice');
+      await h.signUp(other, 'bob');
+      await h.licenses(app);
+      await service.count(2);
+      await receiver.count(1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['license.created']);
+      expect(service.received.map((r) => JSON.parse(r.body).data.username).sort()).toEqual(['alice', 'bob']);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a receiver failing twice gets the retries of the schedule, same webhook-id, each answer kept', async () => {
+    receiver.respond = (n) => (n <= 2 ? { status: 500, body: `failure ${n} ${'x'.repeat(3000)}` } : { status: 204 });
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await receiver.count(1);
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    let [d] = await deliveries(ep.id);
+    expect(d!.status).toBe('pending');
+    const wait = Date.parse(d!.next_attempt_at!) - h.clock.ms;
+    expect(wait).toBeGreaterThanOrEqual(SCHEDULE_MS[1]! * 0.9);
+    expect(wait).toBeLessThanOrEqual(SCHEDULE_MS[1]! * 1.1);
+    h.clock.advance(wait - 1);
+    await h.tollgate.outbox.worker.runOnce();
+    expect(receiver.received).toHaveLength(1); // not due yet
+    h.clock.advance(1);
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 2);
+    [d] = await deliveries(ep.id);
+    expect(Date.parse(d!.next_attempt_at!) - h.clock.ms).toBeGreaterThanOrEqual(SCHEDULE_MS[2]! * 0.9);
+    h.clock.advance(SCHEDULE_MS[2]! * 1.1);
+    await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
+    [d] = await deliveries(ep.id);
+    expect(d!.attempts).toBe(3);
+    expect(d!.attempt_log.map((a) => a.status)).toEqual([500, 500, 204]);
+    expect(d!.attempt_log[0]!.body).toHaveLength(2048);
+    expect(d!.attempt_log[0]!.body!.startsWith('failure 1 ')).toBe(true);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+  });
+
+  it('429 and 503 with Retry-After: the next attempt waits exactly that long', async () => {
+    receiver.respond = (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : n === 2 ? { status: 503, headers: { 'retry-after': '7' } } : { status: 200 });
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    expect(Date.parse((await deliveries(ep.id))[0]!.next_attempt_at!) - h.clock.ms).toBe(120_000);
+    h.clock.advance(120_000);
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 2);
+    expect(Date.parse((await deliveries(ep.id))[0]!.next_attempt_at!) - h.clock.ms).toBe(7_000);
+    h.clock.advance(7_000);
+    await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
+  });
+
+  it('410 Gone disables the endpoint: no more deliveries until it is enabled again', async () => {
+    receiver.respond = () => ({ status: 410 });
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await until(async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().enabled === false);
+    const shown = (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json();
+    expect(shown.disabled_reason).toMatch(/410/);
+    expect((await deliveries(ep.id))[0]!.status).toBe('failed');
+    await h.signUp(app, 'bob');
+    expect(await deliveries(ep.id)).toHaveLength(1);
+    const enabled = await h.admin('PATCH', `/apps/${app.id}/webhooks/${ep.id}`, { enabled: true });
+    expect(enabled.json()).toMatchObject({ enabled: true, disabled_reason: null });
+  });
+
+  it('a hanging receiver is cut at the timeout; the attempt records why', async () => {
+    receiver.respond = () => 'hang';
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    const [d] = await deliveries(ep.id);
+    expect(d!.attempt_log[0]).toMatchObject({ status: null, body: null });
+    expect(d!.attempt_log[0]!.error).toMatch(/no answer within 500 ms/);
+  });
+
+  it('a redirect is not followed: a 3xx is a failed attempt', async () => {
+    receiver.respond = () => ({ status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } });
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    expect((await deliveries(ep.id))[0]!.attempt_log[0]!.status).toBe(302);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('every delivery failing for 24 hours disables the endpoint', async () => {
+    receiver.respond = () => ({ status: 500 });
+    const ep = await endpoint();
+    await h.signUp(app, 'alice');
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    h.clock.advance(24 * 3_600_000);
+    await h.signUp(app, 'bob');
+    await until(async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().enabled === false);
+    expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().disabled_reason).toMatch(/24 hours/);
+    expect((await deliveries(ep.id)).map((d) => d.status)).toEqual(['failed', 'failed']);
+  });
+
+  it('after a rotation both secrets sign for 24 hours, then only the new one', async () => {
+    const ep = await endpoint();
+    const rotated = await h.admin('POST', `/apps/${app.id}/webhooks/${ep.id}/secret`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const fresh = rotated.json().secret as string;
+    expect(fresh).not.toBe(ep.secret);
+    await h.signUp(app, 'alice');
+    const [got] = await receiver.count(1);
+    expect(got!.headers['webhook-signature']!.toString().split(' ').filter((e) => e.startsWith('v1,'))).toHaveLength(2);
+    new Webhook(ep.secret).verify(got!.body, headersOf(got!));
+    new Webhook(fresh).verify(got!.body, headersOf(got!));
+    h.clock.advance(24 * 3_600_000 + 1);
+    await h.signUp(app, 'bob');
+    const [, second] = await receiver.count(2);
+    expect(second!.headers['webhook-signature']!.toString().split(' ').filter((e) => e.startsWith('v1,'))).toHaveLength(1);
+  });
+
+  it('a discord endpoint gets embeds', async () => {
+    await endpoint({ kind: 'discord', event_types: ['user.created'] });
+    await h.signUp(app, 'alice');
+    const [got] = await receiver.count(1);
+    const body = JSON.parse(got!.body);
+    expect(body.embeds[0]).toMatchObject({ title: 'user.created' });
+    expect(body.embeds[0].fields).toContainEqual({ name: 'username', value: 'alice', inline: true });
+  });
+
+  it('test event, replay of one delivery and of every failure since a time', async () => {
+    receiver.respond = (n) => (n <= 2 ? { status: 500 } : { status: 200 });
+    const ep = await endpoint();
+    const test = await h.admin('POST', `/apps/${app.id}/webhooks/${ep.id}/test`);
+    expect(test.statusCode, test.body).toBe(202);
+    await receiver.count(1);
+    expect(JSON.parse(receiver.received[0]!.body).type).toBe('webhook.test');
+    // Make it fail for good: a disabled-then-enabled endpoint keeps its failed deliveries to replay.
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+    await h.admin('PATCH', `/apps/${app.id}/webhooks/${ep.id}`, { enabled: false });
+    h.clock.advance(10_000);
+    await until(async () => (await deliveries(ep.id))[0]?.status === 'failed');
+    await h.admin('PATCH', `/apps/${app.id}/webhooks/${ep.id}`, { enabled: true });
+    const [d] = await deliveries(ep.id);
+    const replay = await h.admin('POST', `/apps/${app.id}/webhooks/${ep.id}/deliveries/${d!.id}/replay`);
+    expect(replay.statusCode, replay.body).toBe(202);
+    await receiver.count(2);
+    await until(async () => (await deliveries(ep.id))[0]?.attempts === 1 && (await deliveries(ep.id))[0]?.status === 'pending');
+    await h.admin('PATCH', `/apps/${app.id}/webhooks/${ep.id}`, { enabled: false });
+    h.clock.advance(10_000);
+    await until(async () => (await deliveries(ep.id))[0]?.status === 'failed');
+    await h.admin('PATCH', `/apps/${app.id}/webhooks/${ep.id}`, { enabled: true });
+    const all = await h.admin('POST', `/apps/${app.id}/webhooks/${ep.id}/replay`, { since: new Date(h.clock.ms - 3_600_000).toISOString() });
+    expect(all.json()).toEqual({ replayed: 1 });
+    await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
+    const audit = await h.admin('GET', `/audit?app_id=${app.id}&action=webhook.replay`);
+    expect(audit.json().items).toHaveLength(2);
+  });
+});
+
+describe('SSRF: where a webhook may go', () => {
+  let h: Harness;
+  let app: TestApp;
+  beforeEach(async () => {
+    h = await harness();
+    app = await h.createApp();
+  });
+  afterEach(async () => h.close());
+
+  for (const [url, why] of [
+    ['http://example.com/hook', /https/],
+    ['ftp://example.com/hook', /https/],
+    ['https://127.0.0.1/hook', /loopback/],
+    ['https://localhost/hook', /loopback/],
+    ['https://10.1.2.3/hook', /private/],
+    ['https://192.168.1.1/hook', /private/],
+    ['https://169.254.169.254/latest/meta-data/', /link-local/],
+    ['https://[fd00:ec2::254]/hook', /private/],
+    ['https://[::1]/hook', /loopback/],
+    ['https://[::ffff:127.0.0.1]/hook', /loopback/],
+    ['https://224.0.0.1/hook', /multicast/],
+    ['https://user:pw@example.com/hook', /user name/],
+    ['not a url', /not a URL/],
+  ] as const) {
+    it(`refuses ${url} at creation`, async () => {
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url });
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().errors[0]).toMatchObject({ field: 'body.url' });
+      expect(res.json().errors[0].message).toMatch(why);
+    });
+  }
+
+  it('checks again at every delivery: an address allowed at creation and refused later is not contacted', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const services = h.tollgate.services as { egress: EgressPolicy };
+      services.egress = new EgressPolicy(['127.0.0.1']);
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: receiver.url });
+      expect(res.statusCode, res.body).toBe(201);
+      services.egress = new EgressPolicy([]);
+      await h.signUp(app, 'alice');
+      const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${res.json().id}/deliveries`)).json().items;
+      const deadline = Date.now() + 5000;
+      while ((await list())[0]?.attempts !== 1 && Date.now() < deadline) await h.tollgate.outbox.worker.runOnce();
+      const [d] = await list();
+      expect(d.attempt_log[0].error).toMatch(/^refused: the URL must be https/);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('unknown event types and a bad kind are 422', async () => {
+    expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'https://example.com/', event_types: ['nope'] })).statusCode).toBe(422);
+    expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'https://example.com/', kind: 'slack' })).statusCode).toBe(422);
+    expect((await h.admin('GET', '/events?type=nope')).statusCode).toBe(422);
+  });
+});
+
+describe('the events list', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+  });
+  afterEach(async () => h.close());
+
+  it('filters by type, app and time, newest first, with the cursor of the other lists', async () => {
+    const app = await h.createApp();
+    await h.signUp(app, 'alice', PASSWORD);
+    h.clock.minutes(1);
+    await h.signUp(app, 'bob', PASSWORD);
+    await h.licenses(app);
+    const page1 = await h.admin('GET', `/events?app_id=${app.id}&type=user.created&limit=1`);
+    expect(page1.json().items.map((e: { data: { username: string } }) => e.data.username)).toEqual(['bob']);
+    const page2 = await h.admin('GET', `/events?app_id=${app.id}&type=user.created&limit=1&cursor=${page1.json().next_cursor}`);
+    expect(page2.json().items.map((e: { data: { username: string } }) => e.data.username)).toEqual(['alice']);
+    expect(page2.json().next_cursor).toBeNull();
+    const before = await h.admin('GET', `/events?app_id=${app.id}&to=${encodeURIComponent(h.clock.iso())}`);
+    expect(before.json().items.map((e: { type: string }) => e.type)).toEqual(['user.created', 'app.created']);
+    const both = await h.admin('GET', `/events?app_id=${app.id}&type=license.created,user.created&from=${encodeURIComponent(h.clock.iso())}`);
+    expect(both.json().items.map((e: { type: string }) => e.type)).toEqual(['license.created', 'user.created']);
+  });
+});
+
+describe('webhook metrics', () => {
+  it('deliveries by outcome, queue depth and the age of the oldest pending delivery', async () => {
+    const METRICS_TOKEN = 'metrics-token-0123456789';
+    const h = await harness({ clock: new TestClock(Date.now()), env: { METRICS_TOKEN, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
+    const ok = await Receiver.start();
+    const failing = await Receiver.start();
+    failing.respond = () => ({ status: 500 });
+    try {
+      const app = await h.createApp();
+      for (const r of [ok, failing]) expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: r.url, event_types: ['user.created'] })).statusCode).toBe(201);
+      await h.signUp(app, 'alice');
+      await ok.count(1);
+      await failing.count(1);
+      const metrics = async () => (await h.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+      const deadline = Date.now() + 5000;
+      // Both outcomes recorded (the receivers have answered; their records commit right after).
+      const recorded = (body: string) => /outcome="retrying"\} 1/.test(body) && /outcome="delivered"\} 1/.test(body);
+      while (!recorded(await metrics()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      h.clock.advance(3000);
+      const body = await metrics();
+      expect(body).toMatch(/tollgate_webhook_deliveries_total\{outcome="delivered"\} 1/);
+      expect(body).toMatch(/tollgate_webhook_deliveries_total\{outcome="retrying"\} 1/);
+      expect(body).toMatch(/tollgate_webhook_queue_depth 1/);
+      expect(body).toMatch(/tollgate_webhook_oldest_pending_seconds 3\b/);
+    } finally {
+      await h.close();
+      await ok.close();
+      await failing.close();
+    }
+  });
+});
