@@ -34,6 +34,7 @@ const STORE_INDEPENDENT = [
 const SQLITE_ONLY = [
   'test/cli.test.ts',
   'test/cli-lists.test.ts',
+  'test/cli-seats.test.ts',
   'test/cli-templates.test.ts',
   'test/cli-webhooks.test.ts',
   'test/keys-cli.test.ts',

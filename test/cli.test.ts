@@ -151,7 +151,7 @@ describe.skipIf(STORE !== 'sqlite')('tollgate CLI against a real server', () => 
 
   describe('--help', () => {
     const EXPECTED: Record<string, string[]> = {
-      '': ['serve', 'backup', 'migrate', 'apps', 'licenses', 'users', 'vars', 'files', 'bans', 'tokens', 'audit'],
+      '': ['serve', 'backup', 'migrate', 'apps', 'licenses', 'users', 'seats', 'vars', 'files', 'bans', 'tokens', 'audit'],
       apps: ['list', 'create', 'get', 'update', 'rotate-secret', 'delete'],
       licenses: ['create', 'list', 'get', 'delete'],
       users: ['list', 'get', 'extend', 'lifetime', 'set-password', 'reset-devices', 'revoke-sessions', 'delete'],
@@ -159,6 +159,7 @@ describe.skipIf(STORE !== 'sqlite')('tollgate CLI against a real server', () => 
       files: ['list', 'upload', 'replace', 'get', 'delete'],
       bans: ['list', 'create', 'delete'],
       tokens: ['list', 'create', 'revoke'],
+      seats: ['list', 'release'],
     };
 
     /** The entries of one section ("Options:", "Commands:") of a help text: term and description. */

@@ -141,6 +141,17 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(app, 'GET', fileUrl, undefined, { range: 'bytes=10-19', 'if-range': String(full.headers.etag) });
     await h.client(app, 'GET', fileUrl, undefined, { range: 'bytes=500-' });
     await h.client(app, 'POST', '/auth/logout', undefined, { authorization: `Bearer ${token}`, 'tollgate-nonce': NONCE });
+    // Issue 25: seats (max 1, so the second device meets 409 seats_exhausted) and the user's own device reset.
+    await h.admin('PATCH', `/apps/${app.id}`, { max_seats: 1, max_devices_per_user: 10 });
+    const seatUser = { 'x-api-username': 'alice', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE };
+    await h.client(app, 'POST', '/seats', undefined, seatUser);
+    await h.client(app, 'POST', '/seats', undefined, { ...seatUser, 'x-hardware-id': 'hw-9' });
+    await h.client(app, 'POST', '/seats/heartbeat', undefined, seatUser);
+    await h.client(app, 'POST', '/seats', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD });
+    await h.inject({ method: 'DELETE', url: '/seats', headers: { ...app.headers, ...seatUser } });
+    await h.client(app, 'POST', '/seats/heartbeat', undefined, seatUser);
+    await h.client(app, 'POST', '/devices/reset', undefined, seatUser);
+    await h.client(app, 'POST', '/devices/reset', undefined, seatUser);
     // Errors: 401, 403, 404, 422 (both credential forms, a malformed nonce), 413.
     await h.client(app, 'POST', '/auth/login', { credentials: { username: 'alice', password: 'wrong' } });
     await h.inject({ method: 'GET', url: '/app_context', headers: { 'x-api-key': app.apiKey, 'x-api-secret': 'nope' } });
@@ -153,7 +164,7 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(app, 'POST', '/auth/login', { credentials: { username: 'bob', password: PASSWORD } });
     expect(problems).toEqual([]);
     expectAllDriven((t) => t === 'client');
-    for (const status of [401, 403, 404, 413, 416, 422]) expect([...seen.values()].some((s) => s.has(status)), `no ${status} seen`).toBe(true);
+    for (const status of [401, 403, 404, 409, 413, 416, 422, 429]) expect([...seen.values()].some((s) => s.has(status)), `no ${status} seen`).toBe(true);
     expect([...signed].sort(), 'signed answers checked against the document').toEqual(expect.arrayContaining(['downloadFile', 'getAppContext', 'listSigningKeys', 'logout']));
   });
 
@@ -229,7 +240,12 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(client, 'POST', '/trial', { hardware_id: 'hw-trial' });
     const trialRow = (await h.admin('GET', a('/trials?status=running&with_total=true'))).json().items[0];
     await h.admin('DELETE', a(`/trials/${trialRow.id}`));
-    await h.admin('DELETE', a(`/users/${userId}`));
+    await h.admin('PATCH', `/apps/${appId}`, { max_seats: 2, max_devices_per_user: 10 });
+    const seat = (await h.client(client, 'POST', '/seats', undefined, { 'x-api-username': 'carol', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-s' })).json().seat;
+    await h.admin('GET', a('/seats?limit=10'));
+    await h.admin('GET', a(`/users/${userId}/seats`));
+    await h.admin('DELETE', a(`/seats/${seat.id}`));
+    await h.admin('DELETE', `/apps/${appId}/users/${userId}`);
     const tok = (await h.admin('POST', '/tokens', { name: 'ci' })).json();
     await h.admin('GET', '/tokens');
     await h.admin('DELETE', `/tokens/${tok.id}`);

@@ -173,10 +173,11 @@ describe('events are written with their change', () => {
 
     // Not a change of this branch: license.revoked is emitted by the sales integration (issue 23, "Sales in"), and
     // webhook.test by an endpoint's test route (test/webhooks.test.ts). Issue 24's template, entitlement and trial
-    // events: test/tiers-events.test.ts.
+    // events: test/tiers-events.test.ts; issue 25's seats: test/seats-events.test.ts.
     const elsewhere = new Set([
       'license.revoked', 'webhook.test',
       'template.created', 'template.updated', 'template.applied', 'template.deleted', 'entitlement.granted', 'entitlement.revoked', 'trial.started', 'trial.converted',
+      'seat.checked_out', 'seat.released', 'seat.expired',
     ]);
     expect(EVENT_TYPES.filter((t) => !seen.has(t) && !elsewhere.has(t))).toEqual([]);
   });

@@ -20,6 +20,8 @@ interface Fixture {
   banId: string;
   fileId: string;
   tokenId: string;
+  /** A live seat of alice's (issue 25). */
+  seatId: string;
   /** A webhook endpoint of `app` (a closed loopback port, subscribed to webhook.test only) and one deleted with nothing else. */
   webhookId: string;
   spareWebhookId: string;
@@ -49,6 +51,9 @@ async function fixture(h: Harness): Promise<Fixture> {
   expect(file.statusCode, file.body).toBe(201);
   const token = await h.admin('POST', '/tokens', { name: 'ops' });
   expect(token.statusCode, token.body).toBe(201);
+  expect((await h.admin('PATCH', `/apps/${app.id}`, { max_seats: 5, max_devices_per_user: 5 })).statusCode).toBe(200);
+  const seat = await h.client(app, 'POST', '/seats', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-seat' });
+  expect(seat.statusCode, seat.body).toBe(200);
 
   const keyed = await h.createApp({ name: 'Keyed' });
   const root = rootPair();
@@ -76,7 +81,7 @@ async function fixture(h: Harness): Promise<Fixture> {
   const trialId = (await h.admin('GET', `/apps/${app.id}/trials`)).json().items[0].id;
   return {
     templateId: template.json().id, trialId,
-    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
+    app, userId, licenseId, banId, fileId: file.json().id, tokenId: token.json().id, seatId: seat.json().seat.id, webhookId: hook.json().id, spareWebhookId: spare.json().id,
     keyed, root, activeKid, pendingKid: pending.kid, pendingPublicKey: pending.publicKey,
     dave: { id: daveId, session: daveSession, pendingSecret: started.json().secret },
     tess: { id: tessId, ...tess },
@@ -122,7 +127,11 @@ const WRITES: Record<AuditAction, Scenario[]> = {
     { name: 'user update (membership)', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/users/${f.userId}`, { active_until: '2020-01-01T00:00:00Z' }) },
     { name: 'user update (password)', act: (h, f) => h.admin('PATCH', `/apps/${f.app.id}/users/${f.userId}`, { password: 'a new password' }) },
   ],
-  'user.reset_devices': [{ name: 'user reset-devices', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/reset-devices`) }],
+  'user.reset_devices': [
+    { name: 'user reset-devices', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/reset-devices`) },
+    { name: 'the user’s own POST /devices/reset', act: (h, f) => h.client(f.app, 'POST', '/devices/reset', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD }) },
+  ],
+  'seat.release': [{ name: 'seat release', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/seats/${f.seatId}`) }],
   'user.revoke_sessions': [{ name: 'user revoke-sessions', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/users/${f.userId}/revoke-sessions`) }],
   'user.delete': [{ name: 'user delete', act: (h, f) => h.admin('DELETE', `/apps/${f.app.id}/users/${f.userId}`) }],
   'template.create': [{ name: 'template create', act: (h, f) => h.admin('POST', `/apps/${f.app.id}/templates`, { name: 'Other', lifetime: true }) }],

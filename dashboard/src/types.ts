@@ -20,6 +20,12 @@ export interface AppSettingsRecord {
   signatures: 'optional' | 'required';
   offline_grace_seconds: number;
   lease_renew_seconds: number;
+  /** Issue 25: floating seats and self-service device resets (absent from servers before it). */
+  max_seats?: number | null;
+  heartbeat_seconds?: number;
+  seat_grace_seconds?: number;
+  device_reset_cooldown_seconds?: number;
+  device_resets_per_year?: number | null;
 }
 export interface AppRecord extends AppSettingsRecord { id: string; name: string; api_key: string; created_at: string; updated_at: string }
 export interface AppWithSecret extends AppRecord { api_secret: string }
@@ -38,9 +44,14 @@ export interface UserDetailRecord extends UserSummary {
   ips: { ip: string; first_seen_at: string; last_seen_at: string; count: number }[];
   activations: { id: string; license_id: string; occurred_at: string; minutes: number | null; grants_lifetime_access: boolean; revokes_lifetime_access: boolean }[];
   sessions: { id: string; hardware_id: string | null; ip: string | null; created_at: string; expires_at: string }[];
+  /** Live floating seats (issue 25); absent from servers before it. */
+  seats?: Seat[];
+  /** The user's own device resets (POST /devices/reset), not the operator's. */
+  self_resets?: { count: number; last_at: string | null };
   bans?: Ban[];
   banned?: boolean;
 }
+export interface Seat { id: string; user_id: string; hardware_id: string; checked_out_at: string; last_heartbeat_at: string; expires_at: string }
 export type BanType = 'ip' | 'hardware_id' | 'license' | 'user';
 export interface Ban { id: string; type: BanType; value: string; reason: string | null; expires_at: string | null; created_at: string; hits?: number }
 export interface Variable { name: string; value: string; updated_at: string }

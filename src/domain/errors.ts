@@ -35,7 +35,13 @@ export type ErrorCode =
   | 'invalid_totp'
   | 'csrf_failed'
   | 'forbidden'
-  | 'dashboard_not_built';
+  | 'dashboard_not_built'
+  | 'hardware_id_required'
+  | 'seats_exhausted'
+  | 'seats_not_enabled'
+  | 'seat_not_found'
+  | 'reset_cooldown'
+  | 'reset_disabled';
 
 export interface FieldError {
   field: string;
@@ -56,6 +62,17 @@ export class DomainError extends Error {
     this.name = 'DomainError';
     this.code = code;
     this.fieldErrors = fieldErrors;
+  }
+
+  /**
+   * Fields of the refusal besides detail and code, sent signed and unsigned alike (issue 25: a full pool's
+   * in_use/max/next_free_at, a cooldown's retry_after/last_reset_at). `retry_after` also becomes Retry-After.
+   */
+  extra: Readonly<Record<string, string | number>> | undefined = undefined;
+
+  with(extra: Record<string, string | number>): this {
+    this.extra = extra;
+    return this;
   }
 
   /** Names the user the refusal is about (see userId). */

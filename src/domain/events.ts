@@ -67,6 +67,20 @@ export const events = {
   banHit(s: Logs, ctx: RequestContext, ban: 'ip' | 'hardware_id' | 'user' | 'license', userId?: string): void {
     s.log.info({ event: 'ban_hit', ...who(ctx), ban, userId }, 'ban hit');
   },
+  seatCheckedOut(s: Logs, ctx: RequestContext, userId: string, seatId: string): void {
+    s.log.info({ event: 'seat_checked_out', ...who(ctx), userId, seatId }, 'seat checked out');
+  },
+  /** `by`: the device gave it back, or the operator released it. */
+  seatReleased(s: Logs, ctx: Pick<RequestContext, 'reqId'> & { app: { id: string }; ip?: string }, userId: string, seatId: string, by: 'user' | 'operator' | 'reset'): void {
+    s.log.info({ event: 'seat_released', reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip, userId, seatId, by }, 'seat released');
+  },
+  /** A seat found dead (its heartbeat too late) and deleted. */
+  seatExpired(s: Logs, ctx: RequestContext, userId: string, seatId: string): void {
+    s.log.info({ event: 'seat_expired', ...who(ctx), userId, seatId }, 'seat expired');
+  },
+  devicesReset(s: Logs, ctx: RequestContext, userId: string, devicesRemoved: number): void {
+    s.log.info({ event: 'devices_reset', ...who(ctx), userId, devicesRemoved }, 'devices reset by the user');
+  },
   /** Never the token or the password; the operator's name only for an existing account. */
   adminAuthFailed(s: Logs, f: AdminAuthFailure): void {
     s.log.warn({ event: 'admin_auth_failed', reqId: f.reqId, ip: f.ip, via: f.via, code: f.code, tokenId: f.tokenId, operator: f.operator }, 'admin authentication failed');

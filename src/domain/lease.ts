@@ -6,6 +6,8 @@ import { DomainError, validationError } from './errors.js';
 import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
+import { events } from './events.js';
+import { emitTaken, seatPolicy, seatsExhausted, seatWindowMs, takeSeat } from './seats.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { write } from './unit-of-work.js';
@@ -47,18 +49,28 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
 
   const hardwareHash = hwidHash(app.id, creds.hardwareId);
   const leaseId = randomUUID();
-  const seq = await write(s, ({ tx }) => tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now }));
+  const hardwareId = creds.hardwareId;
+  // Under a seat policy the lease holds this device's seat until its exp (docs/decisions.md, issue 25): a floating
+  // license does not become unlimited by going offline. A full pool refuses the lease; nothing is written then.
+  const policy = seatPolicy(app, user, ctx.now);
+  const exp = leaseExp(ctx, user, key.notAfter);
+  const outcome = await write(s, async ({ tx, emit }) => {
+    const seat = policy && (await takeSeat(tx, app.id, user.id, hardwareId, policy, ctx.now, Math.max(exp, ctx.now + seatWindowMs(policy))));
+    if (seat && !seat.ok) throw seatsExhausted(policy!, seat.inUse, seat.nextFreeAt, ctx.now);
+    if (seat) await emitTaken(emit, app.id, seat);
+    const seq = seat === undefined ? undefined : await tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now });
+    return { seq, seat };
+  });
   // The user was deleted after the access check read it (cached): as for a deleted user's credentials.
-  if (seq === undefined) throw new DomainError('invalid_credentials');
-  return signedLease(key, leasePayload(ctx, user, leaseId, seq, hardwareHash, key.notAfter));
+  if (outcome.seq === undefined) throw new DomainError('invalid_credentials');
+  if (outcome.seat?.ok && outcome.seat.created) events.seatCheckedOut(s, ctx, user.id, outcome.seat.seat.id);
+  return signedLease(key, leasePayload(ctx, user, leaseId, outcome.seq, hardwareHash, key.notAfter));
 }
 
 /** The payload of docs/signing.md's table, its fields in the table's order. */
 export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: string, seq: number, hardwareHash: string, keyNotAfter: number): LeasePayload {
   const { app, now: iat } = ctx;
   const activeUntil = user.isLifetime ? null : user.activeUntil;
-  const graceEnd = iat + app.offlineGraceSeconds * 1000;
-  const trial = isTrialUser(user, iat);
   return {
     lease_id: leaseId,
     seq,
@@ -69,14 +81,22 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     active_until: activeUntil,
     iat,
     renew_after: iat + app.leaseRenewSeconds * 1000,
-    // Offline use never outlasts the membership the lease was issued under, nor the key that signs it
-    // (amendment B): a leaked private key of an ended key cannot mint a lease that runs on for years.
-    // A trial user's lease also ends with the trial (issue 24).
-    exp: Math.min(graceEnd, activeUntil ?? Infinity, keyNotAfter, trial ? user.trialEndsAt! : Infinity),
+    exp: leaseExp(ctx, user, keyNotAfter),
     max_offline_runtime_s: app.offlineGraceSeconds,
     entitlements: leaseEntitlements(user.grants, iat),
-    is_trial: trial,
+    is_trial: isTrialUser(user, iat),
   };
+}
+
+/**
+ * When a lease issued now ends. Offline use never outlasts the membership the lease was issued under, nor the
+ * key that signs it (amendment B): a leaked private key of an ended key cannot mint a lease that runs on for years.
+ * A trial user's lease also ends with the trial (issue 24).
+ */
+export function leaseExp(ctx: RequestContext, user: UserRecord, keyNotAfter: number): number {
+  const activeUntil = user.isLifetime ? null : user.activeUntil;
+  const trialEnd = isTrialUser(user, ctx.now) ? user.trialEndsAt! : Infinity;
+  return Math.min(ctx.now + ctx.app.offlineGraceSeconds * 1000, activeUntil ?? Infinity, keyNotAfter, trialEnd);
 }
 
 /**

@@ -41,9 +41,9 @@ export async function createServices(opts: ServiceOptions): Promise<Services> {
   const { store, clock, cacheTtlMs, counters, log = silentLog, seal = new KeySeal(null), webhookAllow = [], ...rest } = opts;
   const caches = await createCaches({ store, clock, seal, log }, store.db.bus, cacheTtlMs);
   const dummyHash = await opts.hasher.hash(opts.random(32).toString('base64url'));
-  // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const outbox = new OutboxSignal(store.db.bus);
   await outbox.listen();
+  // The counters write through the unit of work like every other write (a flush runs long after `services` exists).
   const stats = new ActivityStats((fn) => write(services, ({ tx }) => fn(tx)), log);
   const services: Services = { ...rest, store: readOnly(store), clock, log, seal, dummyHash, caches, limits: new Limiter(counters, log), credentials: new CredentialCache(clock), stats, outbox, egress: new EgressPolicy(webhookAllow) };
   return services;

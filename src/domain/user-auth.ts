@@ -82,8 +82,11 @@ export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
  * early returns in the order of DECISIONS.md. Ends with the user, or null
  * for an anonymous caller where the app allows that. Synchronous (see
  * steps.ts) while every record it reads is cached.
+ *
+ * `deviceStep` false skips step 7 (device) alone: POST /devices/reset, which exists for the user the
+ * device check locks out (a replaced laptop); bans, credentials and membership are checked as ever.
  */
-export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials): Steps<UserRecord | null> {
+export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials, deviceStep = true): Steps<UserRecord | null> {
   const method = creds.bearer !== undefined ? 'token' : creds.licenseCode !== undefined ? 'code' : creds.username !== undefined || creds.password !== undefined ? 'password' : 'none';
   const device = ctx.app.deviceAuthEnabled;
 
@@ -100,7 +103,7 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
     }
     check.throwIfAny();
   }
-  if (device && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
+  if (device && deviceStep && (method === 'code' || method === 'password') && creds.hardwareId === undefined) {
     throw new DomainError('device_required');
   }
   const session = method === 'token' ? yield* findSession(s, creds.bearer!, creds.memo) : undefined;
@@ -129,7 +132,9 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   checkUserBans(s, ctx, bans, user, method === 'code' ? creds.licenseCode : undefined);
 
   // 7. Device.
-  if (method === 'token') {
+  if (!deviceStep) {
+    // POST /devices/reset: every device of the user is about to be forgotten.
+  } else if (method === 'token') {
     const recorded = sessionOfApp?.hardwareId ?? null;
     if (creds.hardwareId !== undefined && recorded !== null && creds.hardwareId !== recorded) {
       throw new DomainError('device_mismatch', 'This session belongs to another device').forUser(user.id);

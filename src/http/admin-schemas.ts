@@ -38,6 +38,11 @@ export const appSettings = {
   signatures: { type: 'string', enum: ['optional', 'required'], description: 'required: a client request without Tollgate-Nonce is 422 nonce_required (docs/signing.md)' },
   offline_grace_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'How long a lease keeps a client working offline (and its runtime budget); 0: no leases' },
   lease_renew_seconds: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'A client renews its lease online after this many seconds; at most offline_grace_seconds while leases are on (422 naming both otherwise)' },
+  max_seats: { type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Floating seats: devices of one user running at once (POST /seats); null: no seats (a license template may still set them)' },
+  heartbeat_seconds: { type: 'integer', minimum: 10, maximum: 86_400, description: 'A seat must be renewed (POST /seats/heartbeat) within this many seconds, plus seat_grace_seconds; a template may set its own' },
+  seat_grace_seconds: { type: 'integer', minimum: 0, maximum: 86_400, description: 'How late a heartbeat may be before its seat is dead and its place free' },
+  device_reset_cooldown_seconds: { type: 'integer', minimum: 0, maximum: 31_536_000, description: 'Users reset their own devices (POST /devices/reset) at most once per this many seconds; 0: self-reset off' },
+  device_resets_per_year: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many self-resets by one user in any 365 days; null: no yearly cap' },
   trial_minutes: { type: 'integer', minimum: 0, maximum: 5_256_000, description: 'How long a trial (POST /trial) runs; 0: no trials' },
   trial_entitlements: documented({ type: 'array', items: { type: 'string' }, maxItems: 100, description: 'Entitlement codes a trial grants (^[a-z0-9][a-z0-9._-]{0,63}$); answered sorted, once each' }, { items: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' } }),
   trial_blocked_domains: documented({ type: 'array', items: { type: 'string' }, maxItems: 10_000, description: 'Email domains refused for trials (disposable addresses); lower-cased, answered sorted' }, { items: { type: 'string', maxLength: 253 } }),
@@ -106,7 +111,7 @@ const nullableString = { type: ['string', 'null'] } as const;
 const userDetail = {
   $id: 'UserDetail',
   type: 'object',
-  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id', 'entitlement_grants'],
+  required: [...userSummaryRequired, 'devices', 'ips', 'activations', 'sessions', 'signup_license_id', 'entitlement_grants', 'seats', 'self_resets'],
   properties: {
     ...userSummaryProperties,
     signup_license_id: nullableString,
@@ -134,7 +139,20 @@ const userDetail = {
         },
       },
     },
+    seats: { type: 'array', description: 'Live floating seats (issue 25)', items: ref('Seat') },
+    self_resets: {
+      type: 'object', required: ['count', 'last_at'], description: 'The user’s own device resets (POST /devices/reset); the operator’s are not counted',
+      properties: { count: { type: 'integer', minimum: 0 }, last_at: nullableTimestamp },
+    },
   },
+} as const;
+const seat = {
+  $id: 'Seat', type: 'object', required: ['id', 'user_id', 'hardware_id', 'checked_out_at', 'last_heartbeat_at', 'expires_at'],
+  properties: { id: uuid, user_id: uuid, hardware_id: { type: 'string' }, checked_out_at: timestamp, last_heartbeat_at: timestamp, expires_at: timestamp },
+} as const;
+const seatList = {
+  $id: 'SeatList', type: 'object', required: ['items', 'total'],
+  properties: { items: { type: 'array', items: ref('Seat') }, total: { type: 'integer', minimum: 0, description: 'Every live seat, beyond the page too' } },
 } as const;
 const count = { type: 'integer', minimum: 0 } as const;
 const activityStats = {
@@ -257,7 +275,7 @@ function listOf(item: string) {
 }
 
 export const ADMIN_SCHEMAS: readonly object[] = [
-  app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, revokedSessions,
+  app, appWithSecret, appSecret, license, licenseBatch, deletedLicenses, activityStats, variable, storedFile, ban, userSummary, userDetail, seat, seatList, revokedSessions,
   adminToken, adminTokenWithSecret, auditEvent, template, templateApplied, entitlementGrant, entitlementRevoked, trial,
   pageOf('Template', false), pageOf('Trial'), pageOf('App', false), pageOf('License'), pageOf('Ban'), pageOf('UserSummary'), pageOf('AdminToken'), pageOf('AuditEvent'),
   listOf('Variable'), listOf('StoredFile'), ...WEBHOOK_SCHEMAS,

@@ -41,6 +41,12 @@ export const ERRORS: Record<ErrorCode | TransportCode | 'internal_error', { stat
   csrf_failed: { status: 403, detail: 'Missing or wrong X-CSRF-Token header' },
   forbidden: { status: 403, detail: 'Your role does not allow this' },
   dashboard_not_built: { status: 503, detail: 'run npm run build' },
+  hardware_id_required: { status: 422, detail: 'A seat is held by a device: send the x-hardware-id header' },
+  seats_exhausted: { status: 409, detail: 'Every seat of this account is in use' },
+  seats_not_enabled: { status: 409, detail: 'Floating seats are not enabled for this account' },
+  seat_not_found: { status: 404, detail: 'This device holds no seat' },
+  reset_cooldown: { status: 429, detail: 'Devices were reset recently; try again later' },
+  reset_disabled: { status: 403, detail: 'Resetting devices yourself is not enabled for this application' },
   invalid_client_address: { status: 400, detail: 'X-Forwarded-For from a trusted proxy does not name a client IP address' },
   bad_request: { status: 400, detail: 'The request is not valid HTTP' },
   request_timeout: { status: 408, detail: 'The request did not arrive in time' },
@@ -61,6 +67,13 @@ export interface ErrorBody {
   ban_reason?: string;
   /** Only in a signed refusal about an identified user (membership, device, user or license ban): that user's id. */
   user_id?: string;
+  /** 409 seats_exhausted: the seats in use, the pool's size, and when the soonest live seat ends. */
+  in_use?: number;
+  max?: number;
+  next_free_at?: string;
+  /** 429 reset_cooldown: seconds until a self-reset is allowed again, and the last one. */
+  retry_after?: number;
+  last_reset_at?: string;
 }
 
 /** Per-route exceptions to the table, declared where the route is (e.g. license sign-up answers invalid_license with 422). */
@@ -139,6 +152,10 @@ export function handleError(err: FastifyError | DomainError, request: FastifyReq
     if (status === 503) reply.header('retry-after', String(RETRY_AFTER_OPERATOR_S));
     // Only a 422 lists fields (DECISIONS); the same error answered as 401 elsewhere carries none.
     const body = errorBody(err.code, err.hasDetail ? err.message : undefined, status === 422 ? err.fieldErrors : undefined);
+    if (err.extra !== undefined) {
+      Object.assign(body, err.extra);
+      if (typeof err.extra.retry_after === 'number') reply.header('retry-after', String(err.extra.retry_after));
+    }
     // The operator's reason goes only to a request that asked for a signed answer: a verified refusal can show it
     // to the user, and the unsigned answers of the seed's clients keep their bytes (SPEC).
     // Whom the refusal is about, so an SDK drops only that user's lease (issue 21.2); signed answers only, as above.

@@ -65,6 +65,11 @@ export const ROUTE_PERMISSIONS: Readonly<Record<string, Permission | 'public'>> 
   'POST /admin/v1/apps/:app_id/users/:user_id/revoke-sessions': 'users',
   'DELETE /admin/v1/apps/:app_id/users/:user_id': 'delete_users',
 
+  // Floating seats (releasing one frees a place, as resetting devices does)
+  'GET /admin/v1/apps/:app_id/seats': 'read',
+  'GET /admin/v1/apps/:app_id/users/:user_id/seats': 'read',
+  'DELETE /admin/v1/apps/:app_id/seats/:seat_id': 'users',
+
   // Bans
   'GET /admin/v1/apps/:app_id/bans': 'read',
   'POST /admin/v1/apps/:app_id/bans': 'bans',

@@ -61,6 +61,11 @@ const errorBody = {
     code: { type: 'string', enum: Object.keys(ERRORS), description: 'A stable machine-readable code' },
     errors: { type: 'array', items: ref('FieldError'), description: 'Only on 422: every field at fault' },
     ban_reason: { type: 'string', description: "Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason" },
+    in_use: { type: 'integer', minimum: 0, description: 'Only on 409 seats_exhausted: seats in use' },
+    max: { type: 'integer', minimum: 0, description: 'Only on 409 seats_exhausted: the seats this user may hold at once' },
+    next_free_at: { type: 'string', format: 'date-time', description: 'Only on 409 seats_exhausted: when the soonest-ending live seat dies if not renewed (a release may free one sooner)' },
+    retry_after: { type: 'integer', minimum: 0, description: 'Only on 429 reset_cooldown: seconds until a self-reset is allowed (also the Retry-After header)' },
+    last_reset_at: { type: 'string', format: 'date-time', description: 'Only on 429 reset_cooldown: the last self-reset' },
     user_id: { type: 'string', format: 'uuid', description: 'Only on a signed refusal about a user the credentials identified (membership_inactive, device_mismatch, device_limit, a user or license ban): that user, so a client drops only that user\'s offline lease' },
   },
 } as const;
@@ -187,10 +192,44 @@ const codeCredentials = {
   properties: { code: licenseCode },
 } as const;
 
+/** POST /seats and POST /seats/heartbeat (issue 25). */
+const seatCheckout = {
+  $id: 'SeatCheckout',
+  type: 'object',
+  required: ['seat', 'seats', 'server_time'],
+  properties: {
+    seat: {
+      type: 'object',
+      required: ['id', 'checked_out_at', 'expires_at', 'heartbeat_seconds'],
+      properties: {
+        id: { type: 'string', format: 'uuid', description: 'The same while this device holds the seat; a new one after it died or was released' },
+        checked_out_at: timestamp,
+        expires_at: { ...timestamp, description: 'The seat is dead from then on unless a heartbeat (or a lease) extends it: the last heartbeat plus heartbeat_seconds plus the operator\'s grace, or a lease\'s exp' },
+        heartbeat_seconds: { type: 'integer', minimum: 1, description: 'Send POST /seats/heartbeat well within this interval' },
+      },
+    },
+    seats: { type: 'object', required: ['max', 'in_use'], properties: { max: { type: 'integer', minimum: 1 }, in_use: { type: 'integer', minimum: 0 } } },
+    server_time: timestamp,
+  },
+} as const;
+const seatRelease = {
+  $id: 'SeatRelease', type: 'object', required: ['released', 'server_time'],
+  properties: { released: { type: 'boolean', description: 'false when this device held no live seat' }, server_time: timestamp },
+} as const;
+const deviceReset = {
+  $id: 'DeviceReset', type: 'object', required: ['reset_at', 'next_reset_at', 'devices_removed', 'server_time'],
+  properties: {
+    reset_at: timestamp,
+    next_reset_at: { ...nullableTimestamp, description: 'The earliest time of the next self-reset (cooldown and yearly cap)' },
+    devices_removed: { type: 'integer', minimum: 0 },
+    server_time: timestamp,
+  },
+} as const;
+
 /** Every named schema of the client API, registered by registerSchemas. */
 const CLIENT_SCHEMAS = [
   fieldError, errorBody, membership, user, applicationVariable, applicationFile, application, appContext, activation, session, trialSession,
-  passwordCredentials, codeCredentials,
+  passwordCredentials, codeCredentials, seatCheckout, seatRelease, deviceReset,
 ];
 
 /** Registers the named schemas (before any route refers to them) so responses serialize through them and the document names them. */

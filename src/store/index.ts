@@ -9,6 +9,7 @@ import { filesRepository } from './repositories/files.js';
 import { leasesRepository } from './repositories/leases.js';
 import { licensesRepository } from './repositories/licenses.js';
 import { operatorsRepository } from './repositories/operators.js';
+import { seatsRepository } from './repositories/seats.js';
 import { sessionsRepository } from './repositories/sessions.js';
 import { signingKeysRepository } from './repositories/signing-keys.js';
 import { statsRepository } from './repositories/stats.js';
@@ -39,6 +40,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     trials: trialsRepository(q),
     events: eventsRepository(q),
     webhooks: webhooksRepository(q, dialect),
+    seats: seatsRepository(q, dialect),
   };
 }
 
@@ -76,6 +78,7 @@ const READS = {
   entitlements: ['grantsOf', 'listFor'],
   trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count', 'startedPerBucket'],
   webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
+  seats: ['findLive', 'countLive', 'liveOfUser', 'liveOfApp', 'lastSelfReset', 'selfResetsSince', 'selfResetStats'],
 } as const satisfies { [R in keyof Repositories]: readonly (keyof Repositories[R])[] };
 
 /** What the domain reads through outside a write: each repository's reading methods, nothing that changes a row. */

@@ -26,6 +26,15 @@ export interface AppSettings {
   /** 0: no offline leases (403 leases_disabled); else a lease's offline grace and runtime budget. */
   readonly offlineGraceSeconds: number;
   readonly leaseRenewSeconds: number;
+  /** Floating seats (issue 25): concurrent devices per user, the app's default; null: no seats (a template may set them). */
+  readonly maxSeats: number | null;
+  /** A seat is dead once its last heartbeat is this many seconds old, plus seatGraceSeconds (the app's default). */
+  readonly heartbeatSeconds: number;
+  readonly seatGraceSeconds: number;
+  /** Self-service device reset (POST /devices/reset): 0 turns it off. */
+  readonly deviceResetCooldownSeconds: number;
+  /** At most this many self-resets in any 365 days; null: no yearly cap. */
+  readonly deviceResetsPerYear: number | null;
   /** 0: no trials (POST /trial is 403 trials_disabled); else how long a trial runs. */
   readonly trialMinutes: number;
 }

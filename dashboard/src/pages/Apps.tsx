@@ -64,7 +64,8 @@ export function AppsPage() {
   );
 }
 
-type FieldKind = 'bool' | 'int' | 'signatures';
+/** `optint`: a number that may be unset (an empty field saves null). */
+type FieldKind = 'bool' | 'int' | 'optint' | 'signatures';
 type Field = [key: keyof AppSettingsRecord, label: string, kind: FieldKind, help?: string];
 const GROUPS: [legend: string, fields: Field[]][] = [
   ['Access', [
@@ -82,6 +83,13 @@ const GROUPS: [legend: string, fields: Field[]][] = [
     ['signatures', 'Signed answers', 'signatures', 'required: clients must ask for signed answers'],
     ['offline_grace_seconds', 'Offline grace (seconds, 0: no leases)', 'int'],
     ['lease_renew_seconds', 'Lease renewal (seconds)', 'int'],
+  ]],
+  ['Floating seats and device resets', [
+    ['max_seats', 'Seats per user (empty: no seats)', 'optint', 'devices running at once; a license template may set its own'],
+    ['heartbeat_seconds', 'Seat heartbeat (seconds)', 'int'],
+    ['seat_grace_seconds', 'Seat grace (seconds)', 'int'],
+    ['device_reset_cooldown_seconds', 'Own device reset: cooldown (seconds, 0: off)', 'int'],
+    ['device_resets_per_year', 'Own device resets per year (empty: no cap)', 'optint'],
   ]],
   ['Rate limits', [
     ['rate_failures_per_identity', 'Failed logins per user or code', 'int'],
@@ -190,6 +198,18 @@ export function AppSettings({ appId }: { appId: string }) {
                       </label>
                     );
                   }
+                  if (kind === 'optint') {
+                    if (!(key in app)) return null; // a server before issue 25
+                    const current = value(key) as number | null;
+                    return (
+                      <label class="field" key={key}>
+                        <span>{label}{help && <small class="muted"> ({help})</small>}</span>
+                        <input id={id} type="number" inputMode="numeric" min={1} step={1} value={current ?? ''}
+                          onInput={(e) => setDraft({ ...draft, [key]: Number.isNaN(e.currentTarget.valueAsNumber) ? null : e.currentTarget.valueAsNumber })} />
+                      </label>
+                    );
+                  }
+                  if (!(key in app)) return null;
                   return (
                     <label class="field" key={key}>
                       <span>{label}</span>

@@ -4,7 +4,7 @@ import { ask } from '../components/dialog';
 import { ErrorBox, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged, when } from '../components/ui';
 import { Link, navigate } from '../router';
 import { useCan } from '../session';
-import type { Ban, Membership, UserDetailRecord, UserSummary } from '../types';
+import type { Ban, Membership, Seat, UserDetailRecord, UserSummary } from '../types';
 import { minutesText } from './Licenses';
 
 export function MembershipBadge({ membership }: { membership: Membership }) {
@@ -106,6 +106,9 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
   const resetDevices = () =>
     act('Reset devices?', <p>{name} forgets all {user.devices.length} devices and is signed out everywhere; the next device to sign in is bound.</p>,
       'Reset devices', () => api('POST', `${base}/reset-devices`), 'Devices reset');
+  const releaseSeat = (seat: Seat) =>
+    act('Release this seat?', <p>The device {seat.hardware_id} loses its seat at its next heartbeat, and another device of {name} may take it.</p>,
+      'Release seat', () => api('DELETE', `/apps/${appId}/seats/${seat.id}`), 'Seat released');
   const revokeSessions = () =>
     act('Sign out everywhere?', <p>End all {user.sessions.length} live sessions of {name}.</p>, 'Revoke sessions',
       () => api('POST', `${base}/revoke-sessions`), 'Sessions revoked');
@@ -135,6 +138,9 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
           <dt>User id</dt><dd class="mono">{user.id}</dd>
           <dt>Signed up</dt><dd><Time at={user.created_at} /></dd>
           <dt>Password</dt><dd>{user.password_set ? 'set' : 'none (license-only user)'}</dd>
+          {user.self_resets && (
+            <><dt>Own device resets</dt><dd data-testid="self-resets">{user.self_resets.count}{user.self_resets.last_at ? <>, last <Time at={user.self_resets.last_at} /></> : null}</dd></>
+          )}
           {bans.map((b) => <><dt>Ban</dt><dd>{b.reason ?? 'no reason given'}{b.expires_at ? <>, until <Time at={b.expires_at} /></> : ', no end'}</dd></>)}
         </dl>
         {canAct && (
@@ -178,6 +184,21 @@ export function UserDetail({ appId, userId }: { appId: string; userId: string })
           <tbody>{user.devices.map((d) => <tr key={d.id}><td class="mono">{d.hardware_id}</td><td><Time at={d.created_at} /></td><td><Time at={d.last_seen_at} /></td></tr>)}</tbody>
         </Table>
       </Section>
+      {user.seats && (
+        <Section title={`Live seats (${user.seats.length})`}>
+          <Table caption="Seats" empty={user.seats.length === 0}>
+            <thead><tr><th scope="col">Hardware id</th><th scope="col">Checked out</th><th scope="col">Last heartbeat</th><th scope="col">Dies at</th>{canAct && <th scope="col"><span class="visually-hidden">Actions</span></th>}</tr></thead>
+            <tbody>
+              {user.seats.map((seat) => (
+                <tr key={seat.id} data-testid="seat">
+                  <td class="mono">{seat.hardware_id}</td><td><Time at={seat.checked_out_at} /></td><td><Time at={seat.last_heartbeat_at} /></td><td><Time at={seat.expires_at} /></td>
+                  {canAct && <td><button type="button" class="secondary" onClick={() => releaseSeat(seat)}>Release</button></td>}
+                </tr>
+              ))}
+            </tbody>
+          </Table>
+        </Section>
+      )}
       <Section title={`Live sessions (${user.sessions.length})`}>
         <Table caption="Sessions" empty={user.sessions.length === 0}>
           <thead><tr><th scope="col">Started</th><th scope="col">Expires</th><th scope="col">IP</th><th scope="col">Hardware id</th></tr></thead>

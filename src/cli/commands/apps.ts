@@ -18,8 +18,20 @@ function settingOptions(cmd: Command): Command {
     .option('--registration <open|closed>', 'whether sign-ups are accepted')
     .option('--signatures <optional|required>', 'signed answers: required refuses requests without Tollgate-Nonce (needs an active signing key: tollgate keys init)')
     .option('--offline-grace-seconds <seconds>', 'how long an offline lease lasts (0: no leases)', int)
-    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it (at most the offline grace)', int);
+    .option('--lease-renew-seconds <seconds>', 'when a lease asks the app to go online and renew it (at most the offline grace)', int)
+    .option('--max-seats <n|off>', 'floating seats: devices of one user running at once (off: no seats)', intOrOff)
+    .option('--heartbeat-seconds <seconds>', 'a seat must be renewed within this many seconds (plus the grace)', int)
+    .option('--seat-grace-seconds <seconds>', 'how late a seat heartbeat may be before the seat is dead', int)
+    .option('--device-reset-cooldown-seconds <seconds>', 'users may reset their own devices once per this many seconds (0: off)', int)
+    .option('--device-resets-per-year <n|off>', 'at most this many self-resets per user in any 365 days (off: no cap)', intOrOff);
 }
+
+/** A number, or `off` for a setting that may be unset (sent as null; commander itself would turn a null into ''). */
+function intOrOff(value: string): number | 'off' {
+  return value === 'off' ? 'off' : int(value);
+}
+
+const nullIfOff = (value: unknown): unknown => (value === 'off' ? null : value);
 
 function signatures(value: unknown): string | undefined {
   if (value === undefined || value === 'optional' || value === 'required') return value;
@@ -44,6 +56,11 @@ function settings(opts: Record<string, unknown>): Record<string, unknown> {
     signatures: signatures(opts.signatures),
     offline_grace_seconds: opts.offlineGraceSeconds,
     lease_renew_seconds: opts.leaseRenewSeconds,
+    max_seats: nullIfOff(opts.maxSeats),
+    heartbeat_seconds: opts.heartbeatSeconds,
+    seat_grace_seconds: opts.seatGraceSeconds,
+    device_reset_cooldown_seconds: opts.deviceResetCooldownSeconds,
+    device_resets_per_year: nullIfOff(opts.deviceResetsPerYear),
   };
   for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
   return out;

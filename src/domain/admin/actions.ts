@@ -25,6 +25,7 @@ export const AUDIT_ACTIONS = [
   'user.reset_devices',
   'user.revoke_sessions',
   'user.delete',
+  'seat.release',
   'template.create',
   'template.update',
   'template.apply',

@@ -36,12 +36,20 @@ export const APP_SETTINGS = [
   ['offline_grace_seconds', 'offlineGraceSeconds', 0],
   ['lease_renew_seconds', 'leaseRenewSeconds', 3600],
   ['trial_minutes', 'trialMinutes', 0],
-] as const satisfies readonly (readonly [string, keyof AppSettings, boolean | number])[];
+  ['max_seats', 'maxSeats', null],
+  ['heartbeat_seconds', 'heartbeatSeconds', 300],
+  ['seat_grace_seconds', 'seatGraceSeconds', 0],
+  ['device_reset_cooldown_seconds', 'deviceResetCooldownSeconds', 604_800],
+  ['device_resets_per_year', 'deviceResetsPerYear', null],
+] as const satisfies readonly (readonly [string, keyof AppSettings, boolean | number | null])[];
 
 type SettingName = (typeof APP_SETTINGS)[number][0];
 
 /** `signatures` is the one setting that is a word: `optional` (default) or `required` (stored as a flag). */
-export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required'; trial_entitlements?: string[]; trial_blocked_domains?: string[] } & { [K in SettingName]?: Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2] extends boolean ? boolean : number };
+export type AppSettingsInput = { name?: string; signatures?: 'optional' | 'required'; trial_entitlements?: string[]; trial_blocked_domains?: string[] } & { [K in SettingName]?: SettingValue<Extract<(typeof APP_SETTINGS)[number], readonly [K, unknown, unknown]>[2]> };
+
+/** A setting's input type from its default: a flag, a number, or a number that may be unset (null). */
+type SettingValue<D> = D extends boolean ? boolean : D extends null ? number | null : number;
 
 export type AppView = { id: string; name: string; api_key: string; created_at: string; updated_at: string } & Required<Omit<AppSettingsInput, 'name'>>;
 

@@ -8,7 +8,9 @@ import { viewUserMembership, type UserMembershipView } from '../users.js';
 import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
+import { resetDevicesIn } from '../device-reset.js';
 import { getApp } from './apps.js';
+import { viewSeat, type SeatView } from '../seats.js';
 import { type AdminServices } from './audit.js';
 
 export interface UserSummaryView {
@@ -28,6 +30,8 @@ export interface UserDetailView extends UserSummaryView {
   signup_license_id: string | null;
   /** Every grant, live or ended, with where it came from. */
   entitlement_grants: { id: string; code: string; source: string; license_id: string | null; until: string | null; live: boolean; created_at: string }[];
+  seats: SeatView[];
+  self_resets: { count: number; last_at: string | null };
 }
 
 /** A user as the admin API lists it: also the `data` of the user events. */
@@ -67,9 +71,9 @@ export const MAX_IPS_SHOWN = 100;
 export async function userDetail(s: Services, appId: string, userId: string): Promise<UserDetailView> {
   const user = await findUser(s, appId, userId);
   const now = s.clock();
-  const [devices, ips, activations, sessions, grants] = await Promise.all([
+  const [devices, ips, activations, sessions, grants, seats, resets] = await Promise.all([
     s.store.devices.listFor(user.id), s.store.users.ips(user.id, MAX_IPS_SHOWN), s.store.licenses.activationsOf(user.id), s.store.sessions.listLive(user.id, now),
-    s.store.entitlements.listFor(user.id),
+    s.store.entitlements.listFor(user.id), s.store.seats.liveOfUser(user.id, now), s.store.seats.selfResetStats(user.id),
   ]);
   return {
     ...summary(user, now),
@@ -84,6 +88,8 @@ export async function userDetail(s: Services, appId: string, userId: string): Pr
     entitlement_grants: grants.map((g) => ({
       id: g.id, code: g.code, source: g.source, license_id: g.licenseId, until: g.until === null ? null : iso(g.until), live: g.until === null || g.until > now, created_at: iso(g.createdAt),
     })),
+    seats: seats.map(viewSeat),
+    self_resets: { count: resets.count, last_at: resets.lastAt === null ? null : iso(resets.lastAt) },
   };
 }
 
@@ -141,19 +147,11 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
   });
 }
 
-/** Frees every device slot and ends every session: the user signs in again from the device of their choice. */
+/** Frees every device slot, ends every session and gives back every seat: the user signs in again from the device of their choice. */
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
-  await write(a, async ({ tx, audit, changed, forgetUser, emit }) => {
-    const devices = await tx.devices.listFor(user.id);
-    await tx.devices.deleteFor(user.id);
-    await tx.users.clearDeviceSlots(user.id);
-    await tx.sessions.deleteForUser(user.id);
-    await audit('user.reset_devices', appId, user.id, { before: { hardware_ids: devices.map((d) => d.hardwareId) } });
-    await emit('devices.reset', appId, { user_id: user.id, devices_removed: devices.length, by: 'operator' });
-    forgetUser(user.id);
-    changed({ user: user.id });
-  });
+  // Unlimited, and it does not start the user's self-reset cooldown (docs/decisions.md, issue 25).
+  await write(a, (w) => resetDevicesIn(w, appId, user.id, a.clock(), 'operator'));
 }
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {

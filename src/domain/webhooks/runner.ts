@@ -1,4 +1,5 @@
 import { sweepExpiries, sweepOldEvents } from '../outbox/sweeper.js';
+import { sweepDeadSeats } from '../seats.js';
 import type { Services } from '../services.js';
 import { DeliveryWorker } from './worker.js';
 
@@ -36,6 +37,7 @@ export class OutboxRunner {
   async sweep(): Promise<void> {
     try {
       await sweepExpiries(this.s);
+      await sweepDeadSeats(this.s);
       await sweepOldEvents(this.s, this.settings.retentionDays * 24 * 3_600_000);
     } catch (err) {
       this.s.log.warn({ event: 'outbox_sweep_failed', cause: err instanceof Error ? err.message : String(err) }, 'the event sweep failed; it runs again later');

@@ -6,7 +6,7 @@
 // succeed or the schedule runs out. `membership_expiries` is the claim that
 // makes the periodic expiry sweep emit once per expiry with many nodes.
 // (Migration 0010 belongs to another branch; the integrator renumbers.)
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 11,

@@ -10,7 +10,7 @@
 // hardware id) ever, and one per normalised email: unique indexes, so racing
 // requests cannot start two; the row outlives its user (ON DELETE SET NULL).
 // max_seats and heartbeat_seconds belong to issue 25 (seats); stored here.
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 export const migration: Migration = {
   version: 13,

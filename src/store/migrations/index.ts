@@ -10,12 +10,13 @@ import { migration as m0008 } from './0008_activity_stats.js';
 import { migration as m0009 } from './0009_token_minters.js';
 import { migration as m0011 } from './0011_outbox.js';
 import { migration as m0013 } from './0013_tiers.js';
+import { migration as m0014 } from './0014_seats.js';
 import type { DialectTypes, Migration } from './migration.js';
 
 export type { DialectTypes, Migration } from './migration.js';
 
 /** Numbered, forward-only, never edited after they land. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0011, m0013];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0011, m0013, m0014];
 
 export function dialectTypes(dialect: Dialect): DialectTypes {
   return dialect === 'sqlite' ? { ts: 'INTEGER', blob: 'BLOB' } : { ts: 'BIGINT', blob: 'BYTEA' };

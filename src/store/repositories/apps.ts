@@ -21,8 +21,15 @@ const SETTING_COLUMNS: Record<keyof AppSettings, string> = {
   signaturesRequired: 'signatures_required',
   offlineGraceSeconds: 'offline_grace_seconds',
   leaseRenewSeconds: 'lease_renew_seconds',
+  maxSeats: 'max_seats',
+  heartbeatSeconds: 'heartbeat_seconds',
+  seatGraceSeconds: 'seat_grace_seconds',
+  deviceResetCooldownSeconds: 'device_reset_cooldown_seconds',
+  deviceResetsPerYear: 'device_resets_per_year',
   trialMinutes: 'trial_minutes',
 };
+/** Settings that may be NULL (not set), read back as null rather than 0. */
+const NULLABLE_SETTINGS = new Set<keyof AppSettings>(['maxSeats', 'deviceResetsPerYear']);
 /** Settings that are lists, stored as JSON arrays of strings. */
 export interface AppLists {
   trialEntitlements: readonly string[];
@@ -40,8 +47,10 @@ const COLUMNS = `id, name, api_key, api_secret_hash, root_public_key, ${SETTINGS
 export const jsonList = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
 
 export function toApp(r: Row): AppRecord {
-  const settings = {} as Record<keyof AppSettings, number | boolean>;
-  for (const [key, column] of SETTINGS) settings[key] = BOOLEAN_SETTINGS.has(key) ? Number(r[column]) === 1 : Number(r[column]);
+  const settings = {} as Record<keyof AppSettings, number | boolean | null>;
+  for (const [key, column] of SETTINGS) {
+    settings[key] = BOOLEAN_SETTINGS.has(key) ? Number(r[column]) === 1 : NULLABLE_SETTINGS.has(key) && r[column] == null ? null : Number(r[column]);
+  }
   return {
     id: r.id as string,
     name: r.name as string,
@@ -84,7 +93,7 @@ export function appsRepository(q: Queryable) {
     /** Updates the name and any given settings; false when the app does not exist. */
     async update(id: string, changes: Partial<AppSettings & AppLists> & { name?: string }, now: number): Promise<boolean> {
       const sets: string[] = ['updated_at = ?'];
-      const params: (string | number | boolean)[] = [now];
+      const params: (string | number | boolean | null)[] = [now];
       if (changes.name !== undefined) {
         sets.push('name = ?');
         params.push(changes.name);

@@ -8,6 +8,7 @@ import { keyRoutes } from './keys.js';
 import { licenseRoutes } from './licenses.js';
 import { operatorAccountRoutes } from './operator-accounts.js';
 import { operatorRoutes } from './operators.js';
+import { seatAdminRoutes } from './seats.js';
 import { statsRoutes } from './stats.js';
 import { entitlementRoutes, templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
@@ -34,6 +35,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { services: Servic
   fileMetaRoutes(app, s);
   operatorRoutes(app, s);
   statsRoutes(app, s);
+  seatAdminRoutes(app, s);
   webhookRoutes(app, s);
   operatorAccountRoutes(app, s, opts.sessionIdleSeconds);
   // Files register a raw-body parser, so they get an encapsulated scope of their own.

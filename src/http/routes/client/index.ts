@@ -8,6 +8,7 @@ import { contextRoutes } from './context.js';
 import { fileRoutes } from './files.js';
 import { leaseRoutes } from './lease.js';
 import { keyListRoutes } from './keys.js';
+import { seatRoutes } from './seats.js';
 import { sessionRoutes } from './sessions.js';
 import { trialRoutes } from './trial.js';
 
@@ -22,4 +23,5 @@ export async function clientRoutes(app: FastifyInstance, s: Services, downloads:
   fileRoutes(app, s, downloads);
   leaseRoutes(app, s);
   keyListRoutes(app, s);
+  seatRoutes(app, s);
 }
