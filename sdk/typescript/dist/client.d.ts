@@ -4,7 +4,7 @@
  * (docs/signing.md). A failed verification is a thrown
  * TollgateVerificationError; a verified error answer a thrown TollgateError.
  */
-import type { Membership, Operations, User } from './api-types.js';
+import type { Operations } from './api-types.js';
 import { type DownloadOptions, type DownloadResult } from './download.js';
 import { type LeaseInfo } from './offline.js';
 import { type Seat, type SeatState, type Timers } from './seats.js';
@@ -45,31 +45,6 @@ export interface TollgateClientOptions {
     timers?: Timers;
     /** Release the seat when the process is about to exit on its own (Node's beforeExit). Default true. */
     releaseSeatOnExit?: boolean;
-}
-/** Issue 24: a user as the answers carry it, with the membership's entitlements (absent from older servers: none). */
-export type EntitledUser = User & {
-    membership: Membership & {
-        entitlements?: string[];
-        is_trial?: boolean;
-    };
-};
-/** POST /trial's answer: the session (kept in `auth`, as login() does) and the trial user. */
-export interface TrialAnswer {
-    session_token: string;
-    user: EntitledUser;
-}
-/** POST /devices/reset's answer. */
-export interface DeviceReset {
-    reset_at: string;
-    /** When the user may reset again; null when nothing limits it. */
-    next_reset_at: string | null;
-    devices_removed: number;
-    server_time: string;
-}
-/** DELETE /seats' answer: false when this device held no seat. */
-export interface SeatRelease {
-    released: boolean;
-    server_time: string;
 }
 /** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
 export declare const SDK_RELEASED_AT: number;
@@ -129,7 +104,7 @@ export declare class TollgateClient {
      * POST /trial (issue 24): starts, or resumes, this device's trial; the session is then the client's `auth`, as
      * after login(). `hardwareId` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned.
      */
-    startTrial(hardwareId?: string, email?: string): Promise<TrialAnswer>;
+    startTrial(hardwareId?: string, email?: string): Promise<Answer<'startTrial'>>;
     /** Logs in; the session is then used by the calls that need a user. */
     login(body: Body<'login'>): Promise<Answer<'login'>>;
     logout(): Promise<void>;
@@ -183,7 +158,7 @@ export declare class TollgateClient {
      * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
      * (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back.
      */
-    releaseSeat(auth?: UserAuth | null): Promise<SeatRelease>;
+    releaseSeat(auth?: UserAuth | null): Promise<Answer<'releaseSeat'>>;
     /**
      * Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats
      * stop). Call it before your app exits; Node's beforeExit does it for you when the process ends on its own, but
@@ -202,7 +177,7 @@ export declare class TollgateClient {
      * user, this client's included: a session `auth` is cleared (log in again). Refusals: 429 reset_cooldown
      * (err.retryAfter seconds, err.lastResetAt), 403 reset_disabled, 403 banned.
      */
-    resetDevices(auth?: UserAuth | null): Promise<DeviceReset>;
+    resetDevices(auth?: UserAuth | null): Promise<Answer<'resetOwnDevices'>>;
     /** GET /signing_keys; also refreshes the retired kids the client refuses. */
     getSigningKeys(): Promise<KeyList>;
     private json;

@@ -4,7 +4,7 @@
  * (docs/signing.md). A failed verification is a thrown
  * TollgateVerificationError; a verified error answer a thrown TollgateError.
  */
-import type { Membership, Operations, User } from './api-types.js';
+import type { Operations, User } from './api-types.js';
 import type { Pinned } from './certificate.js';
 import { download, type DownloadOptions, type DownloadResult } from './download.js';
 import { hardwareId as machineHardwareId } from './hardware-id.js';
@@ -53,30 +53,6 @@ export interface TollgateClientOptions {
   releaseSeatOnExit?: boolean;
 }
 
-/** Issue 24: a user as the answers carry it, with the membership's entitlements (absent from older servers: none). */
-export type EntitledUser = User & { membership: Membership & { entitlements?: string[]; is_trial?: boolean } };
-
-/** POST /trial's answer: the session (kept in `auth`, as login() does) and the trial user. */
-export interface TrialAnswer {
-  session_token: string;
-  user: EntitledUser;
-}
-
-/** POST /devices/reset's answer. */
-export interface DeviceReset {
-  reset_at: string;
-  /** When the user may reset again; null when nothing limits it. */
-  next_reset_at: string | null;
-  devices_removed: number;
-  server_time: string;
-}
-
-/** DELETE /seats' answer: false when this device held no seat. */
-export interface SeatRelease {
-  released: boolean;
-  server_time: string;
-}
-
 /** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
 export const SDK_RELEASED_AT = Date.UTC(2026, 10, 23);
 
@@ -122,7 +98,7 @@ export class TollgateClient {
    * What has() answers from (issue 24): the last verified answer carrying the user (online), or the last lease that
    * checked good (offline); null when neither, or after a verified refusal, a failed lease check or logout().
    */
-  private entitledBy: { source: 'online'; user: EntitledUser } | { source: 'lease'; lease: LeaseInfo } | null = null;
+  private entitledBy: { source: 'online'; user: User } | { source: 'lease'; lease: LeaseInfo } | null = null;
   private heartbeat: Heartbeat | null = null;
   private seatLost: TollgateSeatLostError | null = null;
   private readonly seatListeners = new Set<(err: TollgateSeatLostError) => void>();
@@ -163,7 +139,7 @@ export class TollgateClient {
   }
 
   async activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>> {
-    const answer = await this.json<Answer<'activateLicense'> & { user?: EntitledUser }>({ method: 'POST', path: '/activate_license', json: await this.withHardware(body) });
+    const answer = await this.json<Answer<'activateLicense'> & { user?: User }>({ method: 'POST', path: '/activate_license', json: await this.withHardware(body) });
     if (answer?.user) this.entitledFrom(answer.user);
     return answer;
   }
@@ -172,9 +148,9 @@ export class TollgateClient {
    * POST /trial (issue 24): starts, or resumes, this device's trial; the session is then the client's `auth`, as
    * after login(). `hardwareId` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned.
    */
-  async startTrial(hardwareId?: string, email?: string): Promise<TrialAnswer> {
+  async startTrial(hardwareId?: string, email?: string): Promise<Answer<'startTrial'>> {
     const hardware_id = hardwareId ?? (await this.hwid());
-    const answer = await this.json<TrialAnswer>({ method: 'POST', path: '/trial', json: { hardware_id, ...(email !== undefined && { email }) } });
+    const answer = await this.json<Answer<'startTrial'>>({ method: 'POST', path: '/trial', json: { hardware_id, ...(email !== undefined && { email }) } });
     this.auth = { sessionToken: answer.session_token };
     this.entitledFrom(answer.user);
     return answer;
@@ -207,7 +183,7 @@ export class TollgateClient {
     }
     const context = parse<Answer<'getAppContext'>>(res.body);
     if (context.user) this.transport.noteUser(res.credentialsSha256, context.user.id);
-    this.entitledBy = context.user ? { source: 'online', user: context.user as EntitledUser } : null;
+    this.entitledBy = context.user ? { source: 'online', user: context.user as User } : null;
     return context;
   }
 
@@ -307,7 +283,7 @@ export class TollgateClient {
   }
 
   private entitledFrom<T>(user: T): T {
-    if (user && typeof user === 'object' && 'membership' in user) this.entitledBy = { source: 'online', user: user as unknown as EntitledUser };
+    if (user && typeof user === 'object' && 'membership' in user) this.entitledBy = { source: 'online', user: user as unknown as User };
     return user;
   }
 
@@ -359,7 +335,7 @@ export class TollgateClient {
    * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
    * (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back.
    */
-  async releaseSeat(auth?: UserAuth | null): Promise<SeatRelease> {
+  async releaseSeat(auth?: UserAuth | null): Promise<Answer<'releaseSeat'>> {
     const hb = this.heartbeat;
     hb?.stop();
     this.heartbeat = null;
@@ -367,7 +343,7 @@ export class TollgateClient {
     this.unhookExit();
     if ((await this.offline.stored()) !== null) await this.offline.drop();
     const headers = await this.seatHeaders(auth === undefined ? this.auth : auth);
-    return this.json<SeatRelease>({ method: 'DELETE', path: '/seats', headers });
+    return this.json<Answer<'releaseSeat'>>({ method: 'DELETE', path: '/seats', headers });
   }
 
   /**
@@ -440,8 +416,8 @@ export class TollgateClient {
    * user, this client's included: a session `auth` is cleared (log in again). Refusals: 429 reset_cooldown
    * (err.retryAfter seconds, err.lastResetAt), 403 reset_disabled, 403 banned.
    */
-  async resetDevices(auth: UserAuth | null = this.auth): Promise<DeviceReset> {
-    const answer = await this.json<DeviceReset>({ method: 'POST', path: '/devices/reset', headers: await this.userHeaders(auth) });
+  async resetDevices(auth: UserAuth | null = this.auth): Promise<Answer<'resetOwnDevices'>> {
+    const answer = await this.json<Answer<'resetOwnDevices'>>({ method: 'POST', path: '/devices/reset', headers: await this.userHeaders(auth) });
     if (auth && 'sessionToken' in auth && this.auth && 'sessionToken' in this.auth && this.auth.sessionToken === auth.sessionToken) this.auth = null;
     return answer;
   }

@@ -9,12 +9,10 @@
  */
 import { TollgateError, TollgateSeatLostError, type SeatLostReason, type TollgateException } from './errors.js';
 
+import type { SeatCheckout } from './api-types.js';
+
 /** A seat as POST /seats and POST /seats/heartbeat answer it. */
-export interface SeatAnswer {
-  seat: { id: string; checked_out_at: string; expires_at: string; heartbeat_seconds: number };
-  seats: { max: number; in_use: number };
-  server_time: string;
-}
+export type SeatAnswer = SeatCheckout;
 
 /** The seat this client holds, as last confirmed by the server. */
 export interface Seat {
