@@ -151,6 +151,8 @@ struct Client::Impl {
   mutable std::mutex seat_mutex;
   std::unique_ptr<Heartbeat> heartbeat;
   std::optional<SeatLoss> loss;
+  /** The credentials the seat was checked out with: ~Client() releases it with them. */
+  std::optional<UserAuth> seat_auth;
 
   ~Impl() {
     bool held = false;
@@ -160,7 +162,7 @@ struct Client::Impl {
     }
     if (held && o.release_seat_on_destroy) {
       try {
-        release_seat(std::nullopt, true);
+        release_seat(seat_auth, true);
       } catch (...) {
         // The server frees the seat once its heartbeats stop.
       }
@@ -203,6 +205,7 @@ struct Client::Impl {
     };
     std::lock_guard<std::mutex> lock(seat_mutex);
     loss.reset();
+    seat_auth = auth;
     heartbeat = std::make_unique<Heartbeat>(
         first, sent_at, beat, [this] { return clock.monotonic(); },
         [this](const SeatLoss& l) {

@@ -336,8 +336,10 @@ int main() {
     {
       auto c = client(options("hw-cpp-dtor"));
       c->checkout_seat();
+      CHECK_EQ(stub("GET", "/_stub/state")["seats"].size(), 1u);
     }
     CHECK_EQ(log_of("DELETE /seats", "hw-cpp-dtor").size(), 1u);
+    CHECK_EQ(stub("GET", "/_stub/state")["seats"].size(), 0u);  // released, with the checkout's credentials
   });
 
   check::run("reset_devices(): the session used is ended; reset_cooldown and reset_disabled", [] {
