@@ -37,13 +37,31 @@ function lease({ payload = payloadOf(), key = k1, kid = key.kid, cert = k1CertEn
   return json ?? { v: 1, kid, cert, payload: b64url(bytes), sig };
 }
 
+/** A payload edited after signing: the same fields with some replaced. */
+const ENTITLED_EDIT = (p, over) => ({ ...p, ...over });
+
 const fresh = { highest_trusted_time: 0, highest_seq: 0, runtime_used_ms: 0, dropped: false, max_server_time: 0 };
 const NOW = IAT + DAY / 2;
 
+function entitledAt(file, now) {
+  const body = file.split(/\r?\n/).filter((l) => l && !l.startsWith('-----')).join('');
+  const payload = JSON.parse(Buffer.from(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')).payload, 'base64url').toString('utf8'));
+  const entitlements = (payload.entitlements ?? []).filter((e) => e.until === null || now < e.until).map((e) => e.code).sort();
+  return { entitlements, is_trial: payload.is_trial ?? false };
+}
+
+/** Issue 24's fields: the user's entitlements at iat ({code, until}, sorted by code) and is_trial. */
+const ENTITLED = { entitlements: [{ code: 'export-pdf', until: IAT + DAY }, { code: 'pro', until: null }], is_trial: false };
+
 export function leaseCases() {
   const cases = [];
+  // Every ok case also says what has() must see offline at `now` (issue 24): `entitlements`, the codes present with
+  // `until` null or now < until (sorted), and `is_trial`; a lease without the fields (an older server's) has none.
   const add = (name, why, file, expect, { state = {}, now = NOW, hardware_id = HARDWARE_ID, retired = [], renew_due } = {}) =>
-    cases.push({ name, why, lease: file, hardware_id, state: { ...fresh, ...state }, now, retired, expect, ...(renew_due !== undefined && { renew_due }) });
+    cases.push({
+      name, why, lease: file, hardware_id, state: { ...fresh, ...state }, now, retired, expect, ...(renew_due !== undefined && { renew_due }),
+      ...(expect === 'ok' && entitledAt(file, now)),
+    });
   const good = lease();
   const file = (l) => leaseFile(l);
   const p = payloadOf();
@@ -106,6 +124,25 @@ export function leaseCases() {
   add('expired_at_exp', 'now equal to exp', file(good), 'expired', { now: p.exp });
   add('expired_membership', 'exp is the membership end, before iat + grace', file(lease({ payload: payloadOf({ active_until: IAT + 2 * DAY }) })), 'expired', { now: IAT + 2 * DAY });
   add('runtime_exhausted', 'the offline runtime used reached max_offline_runtime_s', file(good), 'runtime_exhausted', { state: { runtime_used_ms: GRACE_S * 1000 } });
+
+  // Issue 24: entitlements and trials in the lease.
+  const entitled = lease({ payload: payloadOf(ENTITLED) });
+  add('ok_entitlements', 'a lease with entitlements: export-pdf until a day after iat, pro with no end', file(entitled), 'ok', { renew_due: false });
+  add('ok_entitlement_ended', "past export-pdf's until: the lease is good, only pro is held", file(entitled), 'ok', { now: IAT + DAY, renew_due: true });
+  const trialEnd = IAT + 3 * DAY;
+  add('ok_trial', "a trial user's lease: is_trial, exp at the trial's end", file(lease({ payload: payloadOf({ active_until: trialEnd, entitlements: [{ code: 'pro', until: trialEnd }], is_trial: true }) })), 'ok', { renew_due: false });
+  add('ok_entitlements_none', 'the fields present and empty', file(lease({ payload: payloadOf({ entitlements: [], is_trial: false }) })), 'ok', { renew_due: false });
+  const signedPlain = payloadOf({ entitlements: [{ code: 'export-pdf', until: IAT + DAY }], is_trial: false });
+  add('bad_signature_entitlement_added', 'pro added to the entitlements after signing', file(lease({ payload: ENTITLED_EDIT(signedPlain, { entitlements: [...signedPlain.entitlements, { code: 'pro', until: null }] }), signedBytes: utf8(JSON.stringify(signedPlain)) })), 'bad_signature');
+  add('bad_signature_entitlement_until', "export-pdf's until removed (made endless) after signing", file(lease({ payload: ENTITLED_EDIT(signedPlain, { entitlements: [{ code: 'export-pdf', until: null }] }), signedBytes: utf8(JSON.stringify(signedPlain)) })), 'bad_signature');
+  add('bad_signature_trial_hidden', 'is_trial turned false after signing', file(lease({ payload: payloadOf({ entitlements: [], is_trial: false }), signedBytes: utf8(JSON.stringify(payloadOf({ entitlements: [], is_trial: true }))) })), 'bad_signature');
+  badPayload('malformed_entitlements_not_list', 'entitlements must be an array', { entitlements: 'pro', is_trial: false });
+  badPayload('malformed_entitlement_code_type', 'an entitlement code must be a string', { entitlements: [{ code: 1, until: null }], is_trial: false });
+  badPayload('malformed_entitlement_until_type', 'until must be an integer or null', { entitlements: [{ code: 'pro', until: '2026' }], is_trial: false });
+  badPayload('malformed_entitlement_extra_field', 'an entitlement has exactly code and until', { entitlements: [{ code: 'pro', until: null, tier: 2 }], is_trial: false });
+  badPayload('malformed_trial_type', 'is_trial must be a boolean', { entitlements: [], is_trial: 'yes' });
+  badPayload('malformed_entitlements_alone', 'entitlements without is_trial (both or neither)', { entitlements: [] });
+  badPayload('malformed_trial_alone', 'is_trial without entitlements (both or neither)', { is_trial: false });
 
   add('order_hardware_before_expired', 'another machine and expired: hardware_mismatch comes first', file(good), 'hardware_mismatch', { hardware_id: 'hw-x', now: p.exp + 1 });
   add('order_superseded_before_dropped', 'superseded and dropped: superseded comes first', file(good), 'superseded', { state: { highest_seq: 9, dropped: true } });

@@ -124,6 +124,35 @@ export function responseCases() {
   add('bad_signature_flipped', 'one bit of the signature changed', getContext, withHeader(ok, 'tollgate-signature', `v1; kid=${kid}; t=${t}; sig=${flipSig(sig)}`), 'bad_signature');
   add('bad_signature_download_file', 'the assembled file differs from the file signed', download, downloadAnswer(200, undefined, utf8('another file')), 'bad_signature', { download: { file: FILE } });
   add('bad_signature_download_range', 'the Content-Range received differs from the one signed', download, downloadAnswer(206, `bytes 10-${FILE.length - 1}/${FILE.length}`, FILE, `bytes 0-${FILE.length - 1}/${FILE.length}`), 'bad_signature', { download: { file: FILE } });
+
+  // Issue 24 and 25: answers carrying entitlements, trials, seats and device resets are signed like every other.
+  // `entitlements` / `is_trial`: what has() and isTrial() see online once such an answer verified (nothing otherwise).
+  const entitledContext = utf8(JSON.stringify({
+    application: { id: APP_ID, name: 'Game', variables: [], files: [] },
+    user: { id: 'c5e1a7d3-2b4f-4c6e-8a9b-0d1e2f3a4b5c', username: 'alice', membership: { is_active: true, is_lifetime: false, active_until: '2026-02-01T00:00:00.000Z', entitlements: ['export-pdf', 'pro'] } },
+    server_time: '2026-01-01T01:00:00.000Z',
+  }));
+  const entitledOk = answer({ request: getContext, body: entitledContext });
+  add('ok_entitlements', 'GET /app_context whose user carries membership.entitlements', getContext, entitledOk, 'ok', { entitlements: ['export-pdf', 'pro'], is_trial: false });
+  const forgedEntitlements = utf8(entitledContext.toString('utf8').replace('"export-pdf","pro"', '"export-pdf","pro","studio"'));
+  add('bad_signature_entitlement_added', 'an entitlement added to the body after signing: refused, has() grants nothing', getContext, { ...entitledOk, body: forgedEntitlements }, 'bad_signature', { entitlements: [], is_trial: false });
+  add('missing_signature_entitlements', 'the same body unsigned (a proxy page claiming pro): refused, has() grants nothing', getContext, without(without(entitledOk, 'tollgate-key-cert'), 'tollgate-signature'), 'missing_signature', { entitlements: [], is_trial: false });
+  const trialRequest = req('POST', '/trial', utf8(JSON.stringify({ hardware_id: 'hw-1f2e3d', email: 'alice@example.com' })));
+  const trialBody = utf8(JSON.stringify({ session_token: 'tg_sess_trial0123456789', user: { id: 'd1e2f3a4-b5c6-4d7e-8f90-a1b2c3d4e5f6', username: 'trial-1f2e3d', membership: { is_active: true, is_lifetime: false, active_until: '2026-01-15T01:00:00.000Z', entitlements: ['pro'], is_trial: true } } }));
+  add('ok_trial', 'POST /trial: the session and a trial user (is_trial true, the trial\'s entitlements)', trialRequest, answer({ request: trialRequest, body: trialBody }), 'ok', { entitlements: ['pro'], is_trial: true });
+  const seatHeaders = { authorization: SESSION, ...HWID };
+  const seatBody = (expires) => utf8(JSON.stringify({ seat: { id: '5f0c3b2a-9d8e-4f7a-b6c5-d4e3f2a1b0c9', checked_out_at: '2026-01-01T01:00:00.000Z', expires_at: expires, heartbeat_seconds: 300 }, seats: { max: 5, in_use: 2 }, server_time: '2026-01-01T01:00:00.000Z' }));
+  const checkout = req('POST', '/seats', utf8(''), seatHeaders);
+  add('ok_seat_checkout', 'POST /seats: the seat, its expiry and heartbeat interval, the pool', checkout, answer({ request: checkout, body: seatBody('2026-01-01T01:05:00.000Z') }), 'ok');
+  const beat = req('POST', '/seats/heartbeat', utf8(''), seatHeaders);
+  add('ok_seat_heartbeat', 'POST /seats/heartbeat: the same shape, the expiry moved on', beat, answer({ request: beat, body: seatBody('2026-01-01T01:05:00.000Z') }), 'ok');
+  add('ok_seat_not_found', 'POST /seats/heartbeat answered 404 seat_not_found (signed): the SDK reports the seat lost', beat, answer({ request: beat, status: 404, body: utf8(JSON.stringify({ detail: 'This device holds no seat', code: 'seat_not_found' })) }), 'ok');
+  add('bad_signature_seat_extended', "a heartbeat answer whose expires_at was moved later after signing", beat, { ...answer({ request: beat, body: seatBody('2026-01-01T01:05:00.000Z') }), body: seatBody('2026-01-01T09:05:00.000Z') }, 'bad_signature');
+  add('bad_signature_seat_other_device', "a heartbeat answer signed for another device's request", beat, answer({ request: beat, body: seatBody('2026-01-01T01:05:00.000Z'), signed: { requestHeaders: { authorization: SESSION, 'x-hardware-id': 'hw-another-machine' } } }), 'bad_signature');
+  const release = req('DELETE', '/seats', utf8(''), seatHeaders);
+  add('ok_seat_release', 'DELETE /seats: released', release, answer({ request: release, body: utf8(JSON.stringify({ released: true, server_time: '2026-01-01T01:00:00.000Z' })) }), 'ok');
+  const reset = req('POST', '/devices/reset', utf8(''), { authorization: SESSION });
+  add('ok_reset_cooldown', 'POST /devices/reset answered 429 reset_cooldown with retry_after and last_reset_at (signed)', reset, answer({ request: reset, status: 429, body: utf8(JSON.stringify({ detail: 'Devices were reset less than 7 days ago', code: 'reset_cooldown', retry_after: 601200, last_reset_at: '2025-12-27T00:00:00.000Z' })), headers: { 'retry-after': '601200' } }), 'ok');
   return cases;
 }
 
@@ -149,6 +178,7 @@ export function responsesFile() {
       ...(c.download && { download: { file_b64: c.download.file.toString('base64') } }),
       retired: c.retired ?? [],
       expect: c.expect,
+      ...(c.entitlements && { entitlements: c.entitlements, is_trial: c.is_trial }),
     })),
   };
 }

@@ -8,10 +8,15 @@
 // Configuration (environment): TOLLGATE_URL, TOLLGATE_APP_ID, TOLLGATE_APP_KEY, TOLLGATE_APP_SECRET,
 // TOLLGATE_ROOT_KEY (printed by `tollgate keys init`), and TOLLGATE_LICENSE_CODE or TOLLGATE_USERNAME +
 // TOLLGATE_PASSWORD. Optional: TOLLGATE_FILE_ID (default: the app's first file), TOLLGATE_DOWNLOAD_DIR
-// (default: the current folder). In a real app the app id, key, secret and root key are compiled in.
+// (default: the current folder), TOLLGATE_SEATS=1 when the app sells floating seats (one is held while working,
+// kept alive by its heartbeat, then released), TOLLGATE_WORK_SECONDS (how long that work lasts; default 0).
+// In a real app the app id, key, secret and root key are compiled in.
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
 #include <tollgate/tollgate.hpp>
 
 static std::string env(const char* name, const std::string& fallback = "") {
@@ -29,6 +34,45 @@ static std::string iso(std::int64_t ms) {
 static void print_lease(const char* prefix, const tollgate::LeaseInfo& lease) {
   std::cout << prefix << "lease ok until " << iso(lease.expires_at) << " (runtime used " << lease.runtime_used_ms / 1000
             << " s of " << lease.runtime_budget_ms / 1000 << " s)" << (lease.renew_due ? "; renewal due" : "") << "\n";
+}
+
+/** A feature of the Pro tier: has() answers from the last verified answer (online) or the verified lease (offline). */
+static void gated_feature(tollgate::Client& client) {
+  if (client.has("pro"))
+    std::cout << "pro: PDF export enabled\n";
+  else
+    std::cout << "pro: not in this license (PDF export disabled)\n";
+  if (client.is_trial()) std::cout << "trial: this is a time-limited trial\n";
+}
+
+/**
+ * A floating license: a seat is held while the app works, kept alive by the heartbeat thread, and given back at
+ * the end (~Client() would too). A lost seat calls on_seat_lost and seat_state() says lost: stop the work then.
+ */
+static void with_a_seat(tollgate::Client& client, double seconds) {
+  tollgate::Seat seat;
+  try {
+    seat = client.checkout_seat();
+  } catch (const tollgate::RefusedError& e) {
+    if (e.code() != "seats_exhausted" && e.code() != "seats_not_enabled") throw;
+    const auto body = nlohmann::json::parse(e.body(), nullptr, false);
+    std::cout << "no seat: " << e.code();
+    if (e.code() == "seats_exhausted" && body.is_object())
+      std::cout << " (" << body.value("in_use", 0) << "/" << body.value("max", 0) << " in use, next free at "
+                << body.value("next_free_at", std::string("?")) << ")";
+    std::cout << "\n";
+    return;
+  }
+  std::cout << "seat " << seat.id << " checked out (" << seat.in_use << "/" << seat.max << " in use), heartbeat every "
+            << seat.heartbeat_seconds / 3 << " s\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long>(seconds * 1000)));  // the work
+  if (client.seat_state() == tollgate::SeatState::lost) {
+    std::cout << "seat lost (" << client.seat_loss()->reason << "): stopping the work\n";
+    return;
+  }
+  std::cout << "seat still held, expires at " << client.seat()->expires_at << "\n";
+  const tollgate::SeatRelease released = client.release_seat();  // also drops the offline lease: it held the seat too
+  std::cout << "seat released: " << (released.released ? "true" : "false") << "\n";
 }
 
 /** What the online failure behind a lease fallback was, for the log. */
@@ -84,6 +128,7 @@ int main() {
     if (access.source == tollgate::Access::Source::lease) {
       std::cout << "working offline (" << describe(access.cause) << ")\n";
       print_lease("offline: ", *access.lease);
+      gated_feature(client);  // from the verified lease now
       return 0;
     }
 
@@ -97,6 +142,7 @@ int main() {
     std::cout << "membership: active " << (m.is_lifetime ? "for life" : "until " + m.active_until.value_or("?")) << " (user "
               << ctx.user->username << ")\n";
     std::cout << "variable latest_version = " << ctx.application.variable("latest_version").value_or("(not set)") << "\n";
+    gated_feature(client);
 
     // 4. A file, resumed if an earlier download was interrupted, checked against the signed hash.
     std::string file_id = env("TOLLGATE_FILE_ID"), name = "download.bin";
@@ -118,6 +164,9 @@ int main() {
               << iso(lease.renew_after) << "\n";
     // Later, without network: check_access() again (or check_lease() periodically) while offline.
     print_lease("offline: ", client.check_lease());
+
+    // 6. A floating seat while working (apps that sell "N machines at once").
+    if (env("TOLLGATE_SEATS") == "1") with_a_seat(client, std::atof(env("TOLLGATE_WORK_SECONDS", "0").c_str()));
     return 0;
   } catch (const tollgate::RefusedError& e) {
     // A verified refusal: it drops this user's lease; show the server's words and the operator's reason.

@@ -1,11 +1,13 @@
 // Client: a typed call per client endpoint, each sent with a fresh nonce and verified against the
 // pinned root before its body is parsed; the offline side (leases); resumable verified downloads.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "heartbeat.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -35,7 +37,24 @@ User user_of(const json& j) {
   u.membership.is_active = m.at("is_active").get<bool>();
   u.membership.is_lifetime = m.at("is_lifetime").get<bool>();
   u.membership.active_until = opt_string(m, "active_until");
+  if (m.contains("entitlements") && m["entitlements"].is_array())
+    for (const auto& e : m["entitlements"]) u.membership.entitlements.push_back(e.get<std::string>());
+  std::sort(u.membership.entitlements.begin(), u.membership.entitlements.end());
+  u.membership.is_trial = m.contains("is_trial") && m["is_trial"].is_boolean() && m["is_trial"].get<bool>();
   return u;
+}
+
+Seat seat_of(const json& j) {
+  Seat s;
+  const json& seat = j.at("seat");
+  s.id = seat.at("id").get<std::string>();
+  s.checked_out_at = seat.at("checked_out_at").get<std::string>();
+  s.expires_at = seat.at("expires_at").get<std::string>();
+  s.heartbeat_seconds = seat.at("heartbeat_seconds").get<double>();
+  s.max = j.at("seats").at("max").get<std::int64_t>();
+  s.in_use = j.at("seats").at("in_use").get<std::int64_t>();
+  s.server_time = j.at("server_time").get<std::string>();
+  return s;
 }
 
 AppContext app_context_of(const json& j) {
@@ -78,6 +97,8 @@ LeaseInfo info_of(const LeasePayload& p, bool renew_due, std::int64_t used) {
   i.renew_due = renew_due;
   i.runtime_used_ms = used;
   i.runtime_budget_ms = p.max_offline_runtime_s * 1000;
+  i.entitlements = p.entitlements;
+  i.is_trial = p.is_trial;
   return i;
 }
 
@@ -101,6 +122,113 @@ struct Client::Impl {
   std::optional<std::string> lease_credentials;
   /** A verified leases_disabled: check_access() stops trying to renew. */
   bool leases_disabled = false;
+
+  /**
+   * Issue 24: what has() answers from: the user of the last verified answer carrying one (online), or the lease the
+   * last check found good (offline); neither after a verified refusal, a failed lease check or logout().
+   */
+  std::optional<User> entitled_user;
+  std::optional<LeaseInfo> entitled_lease;
+  void entitled_by(const User& u) {
+    entitled_user = u;
+    entitled_lease.reset();
+  }
+  void entitled_by(const LeaseInfo& l) {
+    entitled_lease = l;
+    entitled_user.reset();
+  }
+  void entitled_by_nothing() {
+    entitled_user.reset();
+    entitled_lease.reset();
+  }
+
+  /**
+   * Issue 25: the seat's heartbeat runs on its own thread with its own Memory and Transport over the same store (as a
+   * second instance of the app would), so it never shares unlocked state with the app's calls.
+   */
+  std::unique_ptr<Memory> hb_memory;
+  std::unique_ptr<Transport> hb_transport;
+  mutable std::mutex seat_mutex;
+  std::unique_ptr<Heartbeat> heartbeat;
+  std::optional<SeatLoss> loss;
+  /** The credentials the seat was checked out with: ~Client() releases it with them. */
+  std::optional<UserAuth> seat_auth;
+
+  ~Impl() {
+    bool held = false;
+    {
+      std::lock_guard<std::mutex> lock(seat_mutex);
+      held = heartbeat && heartbeat->running();
+    }
+    if (held && o.release_seat_on_destroy) {
+      try {
+        release_seat(seat_auth, true);
+      } catch (...) {
+        // The server frees the seat once its heartbeats stop.
+      }
+    }
+    stop_heartbeat();
+  }
+
+  void stop_heartbeat() {
+    std::unique_ptr<Heartbeat> hb;
+    {
+      std::lock_guard<std::mutex> lock(seat_mutex);
+      hb = std::move(heartbeat);
+    }
+    if (hb) hb->stop();
+    hb.reset();  // joins after an in-flight beat
+  }
+
+  std::vector<std::pair<std::string, std::string>> seat_headers(const std::optional<UserAuth>& auth) {
+    auto headers = user_headers(auth);
+    if (!device_id()) headers.emplace_back("x-hardware-id", hwid());  // throws: a seat is this device's
+    return headers;
+  }
+
+  Seat checkout(const std::optional<UserAuth>& auth) {
+    const auto headers = seat_headers(auth);
+    const std::int64_t sent_at = clock.monotonic();
+    Seat first = typed([&] { return seat_of(call({"POST", "/seats", std::nullopt, headers, false})); });
+    stop_heartbeat();
+    if (!hb_transport) {
+      hb_memory = std::make_unique<Memory>([this] {
+        auto s = store();
+        return std::make_pair(s, std::make_shared<StateKeeper>(s, o.app_id, hwid()));
+      });
+      hb_transport = std::make_unique<Transport>(transport.options(), *hb_memory);
+    }
+    auto beat = [this, headers]() {
+      const std::int64_t at = clock.monotonic();
+      const Verified res = hb_transport->send({"POST", "/seats/heartbeat", std::nullopt, headers, false});
+      return std::make_pair(typed([&] { return seat_of(json::parse(res.body.begin(), res.body.end())); }), at);
+    };
+    std::lock_guard<std::mutex> lock(seat_mutex);
+    loss.reset();
+    seat_auth = auth;
+    heartbeat = std::make_unique<Heartbeat>(
+        first, sent_at, beat, [this] { return clock.monotonic(); },
+        [this](const SeatLoss& l) {
+          {
+            std::lock_guard<std::mutex> guard(seat_mutex);
+            loss = l;
+          }
+          if (o.on_seat_lost) o.on_seat_lost(l);
+        });
+    return first;
+  }
+
+  SeatRelease release_seat(const std::optional<UserAuth>& auth, bool) {
+    stop_heartbeat();
+    {
+      std::lock_guard<std::mutex> lock(seat_mutex);
+      loss.reset();
+    }
+    // A stored lease holds a seat too: dropped first, or it would run offline on a seat given back.
+    if (store()->read_lease()) memory.update([](ClientState& s) { s.dropped = true; });
+    const json j = call({"DELETE", "/seats", std::nullopt, seat_headers(auth), false});
+    return typed([&] { return SeatRelease{j.at("released").get<bool>(), j.at("server_time").get<std::string>()}; });
+  }
 
   explicit Impl(ClientOptions options)
       : o(std::move(options)),
@@ -405,6 +533,7 @@ User Client::sign_up(const SignUpRequest& body) {
   impl_->with_hardware(j, body.hardware_id);
   User user = Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up", j.dump(), {}, false})); });
   impl_->remember(impl_->user_headers(PasswordAuth{body.username, body.password}), user.id);
+  impl_->entitled_by(user);
   return user;
 }
 
@@ -414,13 +543,18 @@ User Client::sign_up_with_license_code(const SignUpWithLicenseCodeRequest& body)
   User user =
       Impl::typed([&] { return user_of(impl_->call({"POST", "/sign_up_with_license_code", j.dump(), {}, false})); });
   impl_->remember(impl_->user_headers(LicenseCodeAuth{body.code}), user.id);
+  impl_->entitled_by(user);
   return user;
 }
 
 Activation Client::activate_license(const ActivateLicenseRequest& body) {
   ordered_json j{{"code", body.code}, {"username", body.username}, {"password", body.password}};
   impl_->with_hardware(j, body.hardware_id);
-  return Impl::typed([&] { return activation_of(impl_->call({"POST", "/activate_license", j.dump(), {}, false})); });
+  const json answer = impl_->call({"POST", "/activate_license", j.dump(), {}, false});
+  return Impl::typed([&] {
+    if (answer.contains("user") && answer["user"].is_object()) impl_->entitled_by(user_of(answer["user"]));
+    return activation_of(answer);
+  });
 }
 
 Session Client::login(const LoginRequest& body) {
@@ -443,15 +577,27 @@ void Client::logout() {
     throw Error("tollgate: logout() needs a session (log in first)");
   impl_->transport.send({"POST", "/auth/logout", std::nullopt, impl_->user_headers(auth), false});
   auth.reset();
+  impl_->entitled_by_nothing();
 }
 
 AppContext Client::get_app_context() { return get_app_context(auth); }
 
 AppContext Client::get_app_context(const std::optional<UserAuth>& user) {
   const auto headers = impl_->user_headers(user);
-  AppContext ctx =
-      Impl::typed([&] { return app_context_of(impl_->call({"GET", "/app_context", std::nullopt, headers, true})); });
-  if (ctx.user) impl_->remember(headers, ctx.user->id);
+  AppContext ctx;
+  try {
+    ctx = Impl::typed([&] { return app_context_of(impl_->call({"GET", "/app_context", std::nullopt, headers, true})); });
+  } catch (const ApiError&) {
+    // A verified refusal says this user gets nothing now: has() stops answering from an older answer.
+    impl_->entitled_by_nothing();
+    throw;
+  }
+  if (ctx.user) {
+    impl_->remember(headers, ctx.user->id);
+    impl_->entitled_by(*ctx.user);
+  } else {
+    impl_->entitled_by_nothing();
+  }
   return ctx;
 }
 
@@ -478,7 +624,16 @@ LeaseInfo Client::create_lease(const std::optional<UserAuth>& user) {
   return info;
 }
 
-LeaseInfo Client::check_lease() { return impl_->check(); }
+LeaseInfo Client::check_lease() {
+  try {
+    LeaseInfo info = impl_->check();
+    impl_->entitled_by(info);
+    return info;
+  } catch (const LeaseError&) {
+    if (impl_->entitled_lease) impl_->entitled_by_nothing();
+    throw;
+  }
+}
 
 Access Client::check_access() { return check_access(auth); }
 
@@ -526,5 +681,76 @@ Access Client::check_access(const std::optional<UserAuth>& user) {
 KeyList Client::get_signing_keys() { return impl_->transport.fetch_key_list(); }
 
 std::string Client::device_id() { return impl_->hwid(); }
+
+std::vector<std::string> Client::entitlements() {
+  if (impl_->entitled_user) return impl_->entitled_user->membership.entitlements;
+  if (!impl_->entitled_lease) return {};
+  const std::int64_t now = impl_->clock.now() + impl_->memory.state().clock_offset_ms;
+  const LeaseInfo& lease = *impl_->entitled_lease;
+  if (now >= lease.expires_at) return {};
+  LeasePayload p;
+  p.entitlements = lease.entitlements;
+  return live_entitlements(p, now);
+}
+
+bool Client::has(const std::string& code) {
+  const auto codes = entitlements();
+  return std::find(codes.begin(), codes.end(), code) != codes.end();
+}
+
+bool Client::is_trial() {
+  if (impl_->entitled_user) return impl_->entitled_user->membership.is_trial;
+  if (!impl_->entitled_lease) return false;
+  return impl_->entitled_lease->is_trial &&
+         impl_->clock.now() + impl_->memory.state().clock_offset_ms < impl_->entitled_lease->expires_at;
+}
+
+Trial Client::start_trial(const std::optional<std::string>& hardware_id, const std::optional<std::string>& email) {
+  ordered_json j{{"hardware_id", hardware_id ? *hardware_id : impl_->hwid()}};
+  if (email) j["email"] = *email;
+  const json answer = impl_->call({"POST", "/trial", j.dump(), {}, false});
+  Trial trial = Impl::typed([&] { return Trial{answer.at("session_token").get<std::string>(), user_of(answer.at("user"))}; });
+  auth = SessionAuth{trial.session_token};
+  impl_->entitled_by(trial.user);
+  return trial;
+}
+
+Seat Client::checkout_seat() { return checkout_seat(auth); }
+Seat Client::checkout_seat(const std::optional<UserAuth>& user) { return impl_->checkout(user); }
+
+SeatState Client::seat_state() const {
+  std::lock_guard<std::mutex> lock(impl_->seat_mutex);
+  if (impl_->loss) return SeatState::lost;
+  return impl_->heartbeat && impl_->heartbeat->running() ? SeatState::held : SeatState::none;
+}
+
+std::optional<Seat> Client::seat() const {
+  std::lock_guard<std::mutex> lock(impl_->seat_mutex);
+  if (!impl_->heartbeat || !impl_->heartbeat->running()) return std::nullopt;
+  return impl_->heartbeat->seat();
+}
+
+std::optional<SeatLoss> Client::seat_loss() const {
+  std::lock_guard<std::mutex> lock(impl_->seat_mutex);
+  return impl_->loss;
+}
+
+SeatRelease Client::release_seat() { return release_seat(auth); }
+SeatRelease Client::release_seat(const std::optional<UserAuth>& user) { return impl_->release_seat(user, false); }
+
+DeviceReset Client::reset_devices() { return reset_devices(auth); }
+
+DeviceReset Client::reset_devices(const std::optional<UserAuth>& user) {
+  const json j = impl_->call({"POST", "/devices/reset", std::nullopt, impl_->user_headers(user), false});
+  DeviceReset reset = Impl::typed([&] {
+    return DeviceReset{j.at("reset_at").get<std::string>(), opt_string(j, "next_reset_at"),
+                       j.at("devices_removed").get<std::int64_t>(), j.at("server_time").get<std::string>()};
+  });
+  // The reset ended every session of the user, the one it used included.
+  if (user && auth && std::holds_alternative<SessionAuth>(*user) && std::holds_alternative<SessionAuth>(*auth) &&
+      std::get<SessionAuth>(*user).session_token == std::get<SessionAuth>(*auth).session_token)
+    auth.reset();
+  return reset;
+}
 
 }  // namespace tollgate

@@ -55,14 +55,20 @@ VerificationError::VerificationError(AnswerVerdict verdict, std::optional<int> u
     : Error(std::string("Tollgate answer refused: ") + to_string(verdict)), verdict_(verdict), status_(unverified_status) {}
 
 ApiError::ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
-                   std::optional<std::string> ban_reason, std::optional<std::string> user_id)
+                   std::optional<std::string> ban_reason, std::optional<std::string> user_id, std::string body)
     : Error(std::to_string(status) + " " + code + ": " + detail + (ban_reason ? " (" + *ban_reason + ")" : "")),
       status_(status),
       code_(std::move(code)),
       detail_(std::move(detail)),
       field_errors_(std::move(field_errors)),
       ban_reason_(std::move(ban_reason)),
-      user_id_(std::move(user_id)) {}
+      user_id_(std::move(user_id)),
+      body_(std::move(body)) {
+  const auto parsed = nlohmann::json::parse(body_, nullptr, false);
+  if (!parsed.is_object()) return;
+  if (parsed.contains("retry_after") && parsed["retry_after"].is_number_integer()) retry_after_ = parsed["retry_after"].get<std::int64_t>();
+  if (parsed.contains("last_reset_at") && parsed["last_reset_at"].is_string()) last_reset_at_ = parsed["last_reset_at"].get<std::string>();
+}
 
 LeaseError::LeaseError(LeaseVerdict verdict, LeaseTimes times, std::exception_ptr cause)
     : Error(std::string("Offline lease refused: ") + to_string(verdict)),

@@ -383,7 +383,7 @@ void Transport::refuse(const Outgoing& req, const Verified& answer) {
   // Only a refusal about the lease's own user, or about this machine, drops it (issue 21.2): not another user's.
   if (req.drops_lease && drops_lease(code) && (!about_lease_user || about_lease_user(req, code, user_id)))
     memory_.update([](ClientState& s) { s.dropped = true; });
-  throw ApiError(answer.status, code, detail, field_errors, ban_reason, user_id);
+  throw ApiError(answer.status, code, detail, field_errors, ban_reason, user_id, std::string(answer.body.begin(), answer.body.end()));
 }
 
 }  // namespace tollgate::detail

@@ -1,5 +1,6 @@
 // Certificates, signed answers and offline leases (docs/signing.md): the ordered checks, the first
 // failure being the verdict. Pure functions: the rollback state and the clock are inputs.
+#include <algorithm>
 #include <cctype>
 #include <regex>
 
@@ -94,9 +95,27 @@ std::string trim(const std::string& s) {
 
 std::optional<LeasePayload> payload_of(const Bytes& bytes) {
   json p = json::parse(bytes.begin(), bytes.end(), nullptr, false);
-  if (p.is_discarded() || !has_exact_keys(p, {"lease_id", "seq", "app_id", "user_id", "hwid_hash", "is_lifetime",
-                                               "active_until", "iat", "renew_after", "exp", "max_offline_runtime_s"}))
+  if (p.is_discarded()) return std::nullopt;
+  // Issue 24's entitlements and is_trial: both (a server with entitlements) or neither (an older lease).
+  const bool v24 = has_exact_keys(p, {"lease_id", "seq", "app_id", "user_id", "hwid_hash", "is_lifetime", "active_until",
+                                      "iat", "renew_after", "exp", "max_offline_runtime_s", "entitlements", "is_trial"});
+  if (!v24 && !has_exact_keys(p, {"lease_id", "seq", "app_id", "user_id", "hwid_hash", "is_lifetime",
+                                  "active_until", "iat", "renew_after", "exp", "max_offline_runtime_s"}))
     return std::nullopt;
+  std::vector<LeaseEntitlement> entitlements;
+  if (v24) {
+    if (!p["entitlements"].is_array() || !p["is_trial"].is_boolean()) return std::nullopt;
+    for (const auto& e : p["entitlements"]) {
+      if (!e.is_object() || !has_exact_keys(e, {"code", "until"}) || !e["code"].is_string()) return std::nullopt;
+      LeaseEntitlement le{e["code"].get<std::string>(), std::nullopt};
+      if (!e["until"].is_null()) {
+        auto until = safe_integer(e["until"]);
+        if (!until) return std::nullopt;
+        le.until = *until;
+      }
+      entitlements.push_back(std::move(le));
+    }
+  }
   for (const char* k : {"lease_id", "app_id", "user_id", "hwid_hash"})
     if (!p[k].is_string()) return std::nullopt;
   LeasePayload out;
@@ -122,6 +141,8 @@ std::optional<LeasePayload> payload_of(const Bytes& bytes) {
   out.renew_after = *renew;
   out.exp = *exp;
   out.max_offline_runtime_s = *budget;
+  out.entitlements = std::move(entitlements);
+  out.is_trial = v24 && p["is_trial"].get<bool>();
   return out;
 }
 
@@ -240,6 +261,14 @@ AnswerCheck verify_answer(const Pinned& pinned, const std::set<std::string>& ret
   check.verdict = ed25519_verify(cert.public_key_bytes, header->sig, to_bytes(input)) ? AnswerVerdict::ok
                                                                                       : AnswerVerdict::bad_signature;
   return check;
+}
+
+std::vector<std::string> live_entitlements(const LeasePayload& payload, std::int64_t now) {
+  std::vector<std::string> codes;
+  for (const auto& e : payload.entitlements)
+    if (!e.until || now < *e.until) codes.push_back(e.code);
+  std::sort(codes.begin(), codes.end());
+  return codes;
 }
 
 std::optional<LeasePayload> parse_lease_payload(const std::string& file) {

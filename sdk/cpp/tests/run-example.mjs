@@ -33,7 +33,9 @@ await admin('PUT', `/apps/${app.id}/variables/latest_version`, { value: '2.4.1' 
 const FILE = Buffer.from(Array.from({ length: 4000 }, (_, i) => `level ${i} of the game\n`).join(''));
 const sha = createHash('sha256').update(FILE).digest('hex');
 await admin('POST', `/apps/${app.id}/files?name=game.pak&mime_type=application/octet-stream`, FILE, 'application/octet-stream');
-const { licenses } = await admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 60 * 24 * 30 });
+// A Pro license (issue 24): a template whose licenses grant the `pro` entitlement.
+const template = await admin('POST', `/apps/${app.id}/templates`, { name: 'Pro', minutes: 60 * 24 * 30, entitlements: ['pro'] });
+const { licenses } = await admin('POST', `/apps/${app.id}/licenses`, { count: 1, template_id: template.id });
 
 const home = join(dir, 'example-home');
 const downloads = join(dir, 'example-downloads');
@@ -70,6 +72,7 @@ expect(online, 0, [
   /^logged in$/m,
   /^membership: active until \S+/m,
   /^variable latest_version = 2\.4\.1$/m,
+  /^pro: PDF export enabled$/m,
   new RegExp(`^downloaded game\\.pak: ${FILE.length} bytes, sha256 ${sha}, resumed$`, 'm'),
   /^lease 1: works offline until \S+, renew after \S+$/m,
   /^offline: lease ok until \S+/m,
@@ -84,6 +87,13 @@ await fetch(`${process.env.TOLLGATE_TEST_MITM}/__mitm`, { method: 'POST', body: 
 const unavailable = run({ TOLLGATE_URL: process.env.TOLLGATE_TEST_MITM });
 expect(unavailable, 0, [/^server unavailable \(503\)$/m, /^working offline \(Tollgate unavailable: 503 \(unverified\)\)$/m, /^offline: lease ok until \S+/m]);
 await fetch(`${process.env.TOLLGATE_TEST_MITM}/__mitm`, { method: 'POST', body: JSON.stringify({ mode: 'pass' }) });
+
+// Floating seats (issue 25): the example holds a seat while it works (its heartbeat moves the expiry on), then gives
+// it back with the lease that held it.
+await admin('PATCH', `/apps/${app.id}`, { max_seats: 2, heartbeat_seconds: 10 });
+const seated = run({ TOLLGATE_SEATS: '1', TOLLGATE_WORK_SECONDS: '4' });
+expect(seated, 0, [/^seat \S+ checked out \(1\/2 in use\), heartbeat every 3\.33+ s$/m, /^seat still held, expires at \S+$/m, /^seat released: true$/m]);
+if ((await admin('GET', `/apps/${app.id}/seats`)).items.length !== 0) failures.push('the seat was not released');
 
 if (failures.length) {
   console.error(`example: FAILED\n  ${failures.join('\n  ')}`);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -81,6 +82,17 @@ int main(int argc, char** argv) {
                                                   header(h, "tollgate-key-cert"), line});
       answer_verdicts.insert(tollgate::to_string(check.verdict));
       CHECK_EQ(std::string(tollgate::to_string(check.verdict)), c["expect"].get<std::string>());
+      // Issue 24: what has() sees once the answer is in: the user's entitlements when it verified, nothing otherwise.
+      if (c.contains("entitlements")) {
+        json user;
+        if (check.verdict == tollgate::AnswerVerdict::ok) user = json::parse(body.begin(), body.end())["user"];
+        std::vector<std::string> codes;
+        if (user.is_object())
+          for (const auto& e : user["membership"].value("entitlements", json::array())) codes.push_back(e.get<std::string>());
+        std::sort(codes.begin(), codes.end());
+        CHECK_EQ(json(codes).dump(), c["entitlements"].dump());
+        CHECK_EQ(user.is_object() && user["membership"].value("is_trial", false), c["is_trial"].get<bool>());
+      }
     });
   }
 
@@ -99,6 +111,11 @@ int main(int argc, char** argv) {
       lease_verdicts.insert(tollgate::to_string(check.verdict));
       CHECK_EQ(std::string(tollgate::to_string(check.verdict)), c["expect"].get<std::string>());
       if (c.contains("renew_due")) CHECK_EQ(check.renew_due, c["renew_due"].get<bool>());
+      // Issue 24: the entitlements has() sees offline at `now`, and is_trial (an older lease: none, false).
+      if (check.verdict == tollgate::LeaseVerdict::ok) {
+        CHECK_EQ(json(tollgate::live_entitlements(*check.payload, in.now)).dump(), c["entitlements"].dump());
+        CHECK_EQ(check.payload->is_trial, c["is_trial"].get<bool>());
+      }
     });
   }
 

@@ -12,8 +12,11 @@ METHOD_OF = {
     "signUp": "sign_up", "signUpWithLicenseCode": "sign_up_with_license_code", "activateLicense": "activate_license",
     "login": "login", "logout": "logout", "getAppContext": "get_app_context", "downloadFile": "download_file",
     "createLease": "create_lease", "listSigningKeys": "get_signing_keys",
+    # issues 24 and 25; heartbeatSeat is sent by the heartbeat checkout_seat() starts
+    "startTrial": "start_trial", "checkoutSeat": "checkout_seat", "heartbeatSeat": "checkout_seat", "releaseSeat": "release_seat",
+    "resetOwnDevices": "reset_devices",
 }
-SCHEMAS = ["Activation", "AppContext", "Application", "ApplicationFile", "ApplicationVariable", "Membership", "Session", "User"]
+SCHEMAS = ["Activation", "AppContext", "Application", "ApplicationFile", "ApplicationVariable", "Membership", "Session", "User", "SeatRelease", "DeviceReset"]
 
 
 def document(server):

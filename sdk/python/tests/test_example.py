@@ -6,6 +6,7 @@ dropped)."""
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,9 @@ def test_the_quickstart_against_the_real_server(server, tmp_path):
     app = server.app(offline_grace_seconds=3600)
     server.must(200, "PUT", f"/apps/{app.id}/variables/latest_version", {"value": "3.1.4"})
     server.upload(app, "installer.bin", FILE)
-    code = server.license_code(app)
+    # A Pro license (issue 24): a template whose licenses grant the `pro` entitlement.
+    tpl = server.must(201, "POST", f"/apps/{app.id}/templates", {"name": "Pro", "minutes": 60, "entitlements": ["pro"]})
+    code = server.must(201, "POST", f"/apps/{app.id}/licenses", {"count": 1, "template_id": tpl["id"]})["licenses"][0]["code"]
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     # An interrupted earlier run left the first bytes of the file.
@@ -55,6 +58,7 @@ def test_the_quickstart_against_the_real_server(server, tmp_path):
     assert "redeemed license code" in out
     assert "membership active (until " in out
     assert "variable latest_version = 3.1.4" in out
+    assert "pro: PDF export enabled" in out
     assert f"downloaded installer.bin (resumed): {len(FILE)} bytes, sha256 {sha}" in out
     assert "offline lease #1 valid until" in out
     assert (downloads / "installer.bin").read_bytes() == FILE
@@ -77,6 +81,16 @@ def test_the_quickstart_against_the_real_server(server, tmp_path):
         rc, out = run({**env, "TOLLGATE_URL": down.url})
     print(out)
     assert rc == 0 and "offline: lease #1 ok until" in out and "503" in out, out
+
+    # Floating seats (issue 25): the example holds a seat while it works (the heartbeat moves its expiry on), then
+    # gives it back with the lease that held it.
+    server.must(200, "PATCH", f"/apps/{app.id}", {"max_seats": 2, "heartbeat_seconds": 10})
+    rc, out = run({**env, "TOLLGATE_SEATS": "1", "TOLLGATE_WORK_SECONDS": "4"})
+    print(out)
+    assert rc == 0, out
+    assert re.search(r"^seat \S+ checked out \(1/2 in use\), heartbeat every 3\.33+ s$", out, re.M), out
+    assert "seat still held, expires at " in out and "seat released: True" in out, out
+    assert server.must(200, "GET", f"/apps/{app.id}/seats")["items"] == []
 
     user = server.client(app).get_app_context(__import__("tollgate").LicenseCodeAuth(code)).user
     server.must(201, "POST", f"/apps/{app.id}/bans", {"type": "user", "value": user.id})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tollgate import Pinned, RollbackState, SignedRequest, check_certificate, check_lease, credentials_sha256, download_line, verify_answer
+from tollgate import Membership, Pinned, RollbackState, SignedRequest, check_certificate, check_lease, credentials_sha256, download_line, live_entitlements, verify_answer
 from tollgate._encoding import sha256_hex
 
 VECTORS = Path(__file__).resolve().parents[2] / "test-vectors"
@@ -48,6 +48,12 @@ def test_answer(case):
     pinned = Pinned(req["app_id"], RESPONSES["root_public_key"])
     check = verify_answer(pinned, set(case["retired"]), request, case["answer"]["status"], h.get("tollgate-signature"), h.get("tollgate-key-cert"), line)
     assert check.verdict == case["expect"], case["why"]
+    # Issue 24: what has() sees once the answer is in: the user's entitlements when it verified, nothing otherwise.
+    if "entitlements" in case:
+        user = json.loads(body.decode("utf-8"))["user"] if check.verdict == "ok" else None
+        membership = Membership.from_json(user["membership"]) if user else None
+        assert sorted(membership.entitlements if membership else []) == case["entitlements"]
+        assert (membership.is_trial if membership else False) == case["is_trial"]
 
 
 @pytest.mark.parametrize("case", LEASES["cases"], ids=lambda c: c["name"])
@@ -59,6 +65,10 @@ def test_lease(case):
     assert check.verdict == case["expect"], case["why"]
     if "renew_due" in case:
         assert check.renew_due == case["renew_due"]
+    # Issue 24: the entitlements has() sees offline at `now`, and is_trial (an older lease: none, False).
+    if case["expect"] == "ok":
+        assert live_entitlements(check.payload, case["now"]) == case["entitlements"]
+        assert check.payload.is_trial == case["is_trial"]
 
 
 def test_vectors_cover_every_verdict():

@@ -37,15 +37,32 @@ export type CodeCredentials = {
     /** A license code */
     code: string;
 };
+export type DeviceReset = {
+    reset_at: string;
+    /** The earliest time of the next self-reset (cooldown and yearly cap) */
+    next_reset_at: string | null;
+    devices_removed: number;
+    server_time: string;
+};
 export type ErrorBody = {
     /** A sentence for people; may change between releases */
     detail: string;
     /** A stable machine-readable code */
-    code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+    code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
     /** Only on 422: every field at fault */
     errors?: FieldError[];
     /** Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason */
     ban_reason?: string;
+    /** Only on 409 seats_exhausted: seats in use */
+    in_use?: number;
+    /** Only on 409 seats_exhausted: the seats this user may hold at once */
+    max?: number;
+    /** Only on 409 seats_exhausted: when the soonest-ending live seat dies if not renewed (a release may free one sooner) */
+    next_free_at?: string;
+    /** Only on 429 reset_cooldown: seconds until a self-reset is allowed (also the Retry-After header) */
+    retry_after?: number;
+    /** Only on 429 reset_cooldown: the last self-reset */
+    last_reset_at?: string;
     /** Only on a signed refusal about a user the credentials identified (membership_inactive, device_mismatch, device_limit, a user or license ban): that user, so a client drops only that user's offline lease */
     user_id?: string;
 };
@@ -58,6 +75,10 @@ export type Membership = {
     is_active: boolean;
     is_lifetime: boolean;
     active_until: string | null;
+    /** Present (true) only while the user is on a running trial (POST /trial) */
+    is_trial?: true;
+    /** The entitlement codes the user holds now, sorted by code point, without duplicates */
+    entitlements: string[];
 };
 export type PasswordCredentials = {
     /** 3 to 64 characters after NFKC normalisation, printable, no whitespace; unique per application regardless of case */
@@ -65,9 +86,35 @@ export type PasswordCredentials = {
     /** The user’s password. At most 1024 UTF-8 bytes. */
     password: string;
 };
+export type SeatCheckout = {
+    seat: {
+        /** The same while this device holds the seat; a new one after it died or was released */
+        id: string;
+        checked_out_at: string;
+        /** The seat is dead from then on unless a heartbeat (or a lease) extends it: the last heartbeat plus heartbeat_seconds plus the operator's grace, or a lease's exp */
+        expires_at: string;
+        /** Send POST /seats/heartbeat well within this interval */
+        heartbeat_seconds: number;
+    };
+    seats: {
+        max: number;
+        in_use: number;
+    };
+    server_time: string;
+};
+export type SeatRelease = {
+    /** false when this device held no live seat */
+    released: boolean;
+    server_time: string;
+};
 export type Session = {
     /** Send as Authorization: Bearer <session_token> (the sessionToken scheme) */
     session_token: string;
+};
+export type TrialSession = {
+    /** Send as Authorization: Bearer <session_token> */
+    session_token: string;
+    user: User;
 };
 export type User = {
     id: string;
@@ -75,7 +122,7 @@ export type User = {
     membership: Membership;
 };
 /** Every stable error `code` the server may send. */
-export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
 /** The client operations: JSON request body and success answer. */
 export interface Operations {
     /** POST /activate_license: Activate a license code on an existing user's membership */
@@ -93,6 +140,13 @@ export interface Operations {
             hardware_id?: string;
         };
         answer: Activation;
+    };
+    /** POST /seats: Check a floating seat out for this device (idempotent: a device holding one keeps it, extended) */
+    checkoutSeat: {
+        method: "POST";
+        path: "/seats";
+        body: never;
+        answer: SeatCheckout;
     };
     /** POST /lease: An offline lease for the current user on this device */
     createLease: {
@@ -114,6 +168,13 @@ export interface Operations {
         path: "/app_context";
         body: never;
         answer: AppContext;
+    };
+    /** POST /seats/heartbeat: Keep this device’s seat alive */
+    heartbeatSeat: {
+        method: "POST";
+        path: "/seats/heartbeat";
+        body: never;
+        answer: SeatCheckout;
     };
     /** GET /signing_keys: The application’s certified signing keys not yet expired, and every retired kid */
     listSigningKeys: {
@@ -150,6 +211,20 @@ export interface Operations {
         body: never;
         answer: void;
     };
+    /** DELETE /seats: Give this device’s seat back */
+    releaseSeat: {
+        method: "DELETE";
+        path: "/seats";
+        body: never;
+        answer: SeatRelease;
+    };
+    /** POST /devices/reset: Forget every device of the current user (and end all their sessions, this one included) */
+    resetOwnDevices: {
+        method: "POST";
+        path: "/devices/reset";
+        body: never;
+        answer: DeviceReset;
+    };
     /** POST /sign_up: Create a user with a username and password */
     signUp: {
         method: "POST";
@@ -175,5 +250,17 @@ export interface Operations {
             hardware_id?: string;
         };
         answer: User;
+    };
+    /** POST /trial: Start (or resume) the trial of this device; one per device and per email, ever */
+    startTrial: {
+        method: "POST";
+        path: "/trial";
+        body: {
+            /** Hardware ID of this device (required): the server keeps only its hash for the one-trial rule */
+            hardware_id: string;
+            /** Optional: one trial per normalised address */
+            email?: string;
+        };
+        answer: TrialSession;
     };
 }

@@ -7,9 +7,10 @@
 import type { Operations } from './api-types.js';
 import { type DownloadOptions, type DownloadResult } from './download.js';
 import { type LeaseInfo } from './offline.js';
+import { type Seat, type SeatState, type Timers } from './seats.js';
 import { type LeaseStore } from './store.js';
 import { type Clock, type KeyList } from './transport.js';
-import { type TollgateException } from './errors.js';
+import { TollgateSeatLostError, type TollgateException } from './errors.js';
 export interface TollgateClientOptions {
     /** The server, e.g. https://licensing.example.com (a path prefix must reach the server unchanged: it is signed). */
     baseUrl: string;
@@ -38,6 +39,12 @@ export interface TollgateClientOptions {
      * private key of an ended key cannot sign a back-dated answer or lease for a fresh install (amendment F).
      */
     notBefore?: number;
+    /** Called when a checked-out floating seat is lost (also: onSeatLost()); the client's next call then throws the error. */
+    onSeatLost?: (err: TollgateSeatLostError) => void;
+    /** Timers of the seat heartbeat (tests). Default: setTimeout, unref'd. */
+    timers?: Timers;
+    /** Release the seat when the process is about to exit on its own (Node's beforeExit). Default true. */
+    releaseSeatOnExit?: boolean;
 }
 /** When this SDK version was released (unix ms): the default `notBefore`. Raise it with each release. */
 export declare const SDK_RELEASED_AT: number;
@@ -79,10 +86,25 @@ export declare class TollgateClient {
     private readonly hwid;
     /** The app answered leases_disabled: checkAccess() stops asking for leases in this process. */
     private leasesDisabled;
+    /**
+     * What has() answers from (issue 24): the last verified answer carrying the user (online), or the last lease that
+     * checked good (offline); null when neither, or after a verified refusal, a failed lease check or logout().
+     */
+    private entitledBy;
+    private heartbeat;
+    private seatLost;
+    private readonly seatListeners;
+    private readonly clock;
+    private exitHook;
     constructor(options: TollgateClientOptions);
     signUp(body: Body<'signUp'>): Promise<Answer<'signUp'>>;
     signUpWithLicenseCode(body: Body<'signUpWithLicenseCode'>): Promise<Answer<'signUpWithLicenseCode'>>;
     activateLicense(body: Body<'activateLicense'>): Promise<Answer<'activateLicense'>>;
+    /**
+     * POST /trial (issue 24): starts, or resumes, this device's trial; the session is then the client's `auth`, as
+     * after login(). `hardwareId` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned.
+     */
+    startTrial(hardwareId?: string, email?: string): Promise<Answer<'startTrial'>>;
     /** Logs in; the session is then used by the calls that need a user. */
     login(body: Body<'login'>): Promise<Answer<'login'>>;
     logout(): Promise<void>;
@@ -106,6 +128,56 @@ export declare class TollgateClient {
     private renewLease;
     /** Checks the stored lease without network; throws TollgateLeaseError with the verdict unless it is good. Call it periodically while offline. */
     checkLease(): Promise<LeaseInfo>;
+    /**
+     * Whether the user holds entitlement `code` now: online from the last verified answer carrying the user
+     * (getAppContext(), checkAccess(), sign-up, startTrial()), offline from the lease the last checkLease() (or
+     * checkAccess() falling back) found good: the code present and its `until` not reached on the trusted clock.
+     * False when neither is known: an unsigned or unverified answer never grants anything.
+     */
+    has(code: string): boolean;
+    /** The entitlement codes the user holds now (sorted), by the rule of has(). */
+    entitlements(): string[];
+    /** Whether the user is a trial user: `membership.is_trial` online, the lease's `is_trial` offline; false when unknown. */
+    isTrial(): boolean;
+    private entitledFrom;
+    /**
+     * POST /seats: checks a floating seat out for this device (the same seat again if it holds one) and starts the
+     * heartbeat (POST /seats/heartbeat at a third of heartbeat_seconds, a failed beat retried before the seat
+     * expires). A lost seat (404 seat_not_found, a 409, or the expiry passed with no beat through) is reported to the
+     * onSeatLost listeners and thrown as TollgateSeatLostError by the next call. 409 seats_exhausted (err.extra:
+     * in_use, max, next_free_at) and seats_not_enabled are thrown as TollgateError.
+     */
+    checkoutSeat(auth?: UserAuth | null): Promise<Seat>;
+    /** The seat held now (as last confirmed by a heartbeat), or null. */
+    get seat(): Seat | null;
+    /** 'held' while the heartbeat runs, 'lost' from a loss until the next call has thrown it, else 'none'. */
+    get seatState(): SeatState;
+    /** Listens for a lost seat; returns the function that stops listening. */
+    onSeatLost(listener: (err: TollgateSeatLostError) => void): () => void;
+    /**
+     * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
+     * (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back.
+     */
+    releaseSeat(auth?: UserAuth | null): Promise<Answer<'releaseSeat'>>;
+    /**
+     * Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats
+     * stop). Call it before your app exits; Node's beforeExit does it for you when the process ends on its own, but
+     * not on process.exit() or a signal.
+     */
+    close(): Promise<void>;
+    private seatHeaders;
+    private seatCall;
+    private loseSeat;
+    /** The lost seat, thrown once by the next call. */
+    private throwIfSeatLost;
+    private hookExit;
+    private unhookExit;
+    /**
+     * POST /devices/reset: frees the user's devices (as the operator's reset does). It ends every session of the
+     * user, this client's included: a session `auth` is cleared (log in again). Refusals: 429 reset_cooldown
+     * (err.retryAfter seconds, err.lastResetAt), 403 reset_disabled, 403 banned.
+     */
+    resetDevices(auth?: UserAuth | null): Promise<Answer<'resetOwnDevices'>>;
     /** GET /signing_keys; also refreshes the retired kids the client refuses. */
     getSigningKeys(): Promise<KeyList>;
     private json;

@@ -1,7 +1,9 @@
 import { download } from './download.js';
 import { hardwareId as machineHardwareId } from './hardware-id.js';
 import { Memory } from './memory.js';
+import { liveEntitlements } from './lease.js';
 import { Offline } from './offline.js';
+import { Heartbeat, realTimers } from './seats.js';
 import { StateKeeper } from './state.js';
 import { FileLeaseStore } from './store.js';
 import { Transport } from './transport.js';
@@ -29,9 +31,22 @@ export class TollgateClient {
     hwid;
     /** The app answered leases_disabled: checkAccess() stops asking for leases in this process. */
     leasesDisabled = false;
+    /**
+     * What has() answers from (issue 24): the last verified answer carrying the user (online), or the last lease that
+     * checked good (offline); null when neither, or after a verified refusal, a failed lease check or logout().
+     */
+    entitledBy = null;
+    heartbeat = null;
+    seatLost = null;
+    seatListeners = new Set();
+    clock;
+    exitHook = null;
     constructor(options) {
         this.options = options;
         const clock = { now: options.clock?.now ?? Date.now, monotonic: options.clock?.monotonic ?? (() => performance.now()) };
+        this.clock = clock;
+        if (options.onSeatLost)
+            this.seatListeners.add(options.onSeatLost);
         const pinned = { appId: options.appId, rootPublicKey: options.rootPublicKey };
         let id;
         this.hwid = () => (id ??= options.hardwareId !== undefined ? Promise.resolve(options.hardwareId) : machineHardwareId(options.appId));
@@ -50,13 +65,27 @@ export class TollgateClient {
         this.offline = new Offline(pinned, clock, memory, leaseStore, this.hwid, (state) => this.transport.maxServerTime(state));
     }
     async signUp(body) {
-        return this.json({ method: 'POST', path: '/sign_up', json: await this.withHardware(body) });
+        return this.entitledFrom(await this.json({ method: 'POST', path: '/sign_up', json: await this.withHardware(body) }));
     }
     async signUpWithLicenseCode(body) {
-        return this.json({ method: 'POST', path: '/sign_up_with_license_code', json: await this.withHardware(body) });
+        return this.entitledFrom(await this.json({ method: 'POST', path: '/sign_up_with_license_code', json: await this.withHardware(body) }));
     }
     async activateLicense(body) {
-        return this.json({ method: 'POST', path: '/activate_license', json: await this.withHardware(body) });
+        const answer = await this.json({ method: 'POST', path: '/activate_license', json: await this.withHardware(body) });
+        if (answer?.user)
+            this.entitledFrom(answer.user);
+        return answer;
+    }
+    /**
+     * POST /trial (issue 24): starts, or resumes, this device's trial; the session is then the client's `auth`, as
+     * after login(). `hardwareId` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned.
+     */
+    async startTrial(hardwareId, email) {
+        const hardware_id = hardwareId ?? (await this.hwid());
+        const answer = await this.json({ method: 'POST', path: '/trial', json: { hardware_id, ...(email !== undefined && { email }) } });
+        this.auth = { sessionToken: answer.session_token };
+        this.entitledFrom(answer.user);
+        return answer;
     }
     /** Logs in; the session is then used by the calls that need a user. */
     async login(body) {
@@ -69,22 +98,36 @@ export class TollgateClient {
             throw new Error('tollgate-client: logout() needs a session (log in first)');
         await this.transport.send({ method: 'POST', path: '/auth/logout', headers: await this.userHeaders(this.auth) });
         this.auth = null;
+        this.entitledBy = null;
     }
     /** The application (variables, files) and the user; `auth` defaults to the client's. */
     async getAppContext(auth = this.auth) {
-        const res = await this.transport.send({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+        this.throwIfSeatLost();
+        let res;
+        try {
+            res = await this.transport.send({ method: 'GET', path: '/app_context', headers: await this.userHeaders(auth), dropsLease: true });
+        }
+        catch (err) {
+            // A verified refusal says this user gets nothing now: has() stops answering from an older answer.
+            if (err instanceof TollgateError)
+                this.entitledBy = null;
+            throw err;
+        }
         const context = parse(res.body);
         if (context.user)
             this.transport.noteUser(res.credentialsSha256, context.user.id);
+        this.entitledBy = context.user ? { source: 'online', user: context.user } : null;
         return context;
     }
     /** Downloads a file to `destination`, resuming an interrupted download, verified against the signed file hash. */
     async downloadFile(fileId, destination, opts = {}) {
+        this.throwIfSeatLost();
         const path = `/files/${encodeURIComponent(fileId)}/download`;
         return download(this.transport, { method: 'GET', path, headers: await this.userHeaders(opts.auth === undefined ? this.auth : opts.auth), dropsLease: true }, destination, opts);
     }
     /** Fetches an offline lease for this user and device and keeps it in the lease store. */
     async createLease(auth = this.auth) {
+        this.throwIfSeatLost();
         const headers = { ...(await this.userHeaders(auth)), 'x-hardware-id': headerText(await this.hwid()) };
         const res = await this.transport.send({ method: 'POST', path: '/lease', headers, dropsLease: true });
         const lease = await this.offline.keep(new TextDecoder().decode(res.body), res.t);
@@ -99,6 +142,7 @@ export class TollgateClient {
      * is not good. A verified refusal (TollgateError) and a forged answer (TollgateVerificationError) are thrown.
      */
     async checkAccess(auth = this.auth) {
+        this.throwIfSeatLost();
         let context;
         try {
             context = await this.getAppContext(auth);
@@ -131,8 +175,176 @@ export class TollgateClient {
         }
     }
     /** Checks the stored lease without network; throws TollgateLeaseError with the verdict unless it is good. Call it periodically while offline. */
-    checkLease() {
-        return this.offline.check();
+    async checkLease() {
+        try {
+            const lease = await this.offline.check();
+            this.entitledBy = { source: 'lease', lease };
+            return lease;
+        }
+        catch (err) {
+            if (this.entitledBy?.source === 'lease')
+                this.entitledBy = null;
+            throw err;
+        }
+    }
+    // ---------------------------------------------------------------- entitlements (issue 24)
+    /**
+     * Whether the user holds entitlement `code` now: online from the last verified answer carrying the user
+     * (getAppContext(), checkAccess(), sign-up, startTrial()), offline from the lease the last checkLease() (or
+     * checkAccess() falling back) found good: the code present and its `until` not reached on the trusted clock.
+     * False when neither is known: an unsigned or unverified answer never grants anything.
+     */
+    has(code) {
+        return this.entitlements().includes(code);
+    }
+    /** The entitlement codes the user holds now (sorted), by the rule of has(). */
+    entitlements() {
+        this.throwIfSeatLost();
+        const by = this.entitledBy;
+        if (by === null)
+            return [];
+        if (by.source === 'online')
+            return [...(by.user.membership.entitlements ?? [])].sort();
+        const now = this.transport.serverNow();
+        if (now >= by.lease.expiresAt)
+            return [];
+        return liveEntitlements({ entitlements: by.lease.entitlements }, now).sort();
+    }
+    /** Whether the user is a trial user: `membership.is_trial` online, the lease's `is_trial` offline; false when unknown. */
+    isTrial() {
+        this.throwIfSeatLost();
+        const by = this.entitledBy;
+        if (by === null)
+            return false;
+        return by.source === 'online' ? by.user.membership.is_trial === true : by.lease.isTrial && this.transport.serverNow() < by.lease.expiresAt;
+    }
+    entitledFrom(user) {
+        if (user && typeof user === 'object' && 'membership' in user)
+            this.entitledBy = { source: 'online', user: user };
+        return user;
+    }
+    // ---------------------------------------------------------------- floating seats (issue 25)
+    /**
+     * POST /seats: checks a floating seat out for this device (the same seat again if it holds one) and starts the
+     * heartbeat (POST /seats/heartbeat at a third of heartbeat_seconds, a failed beat retried before the seat
+     * expires). A lost seat (404 seat_not_found, a 409, or the expiry passed with no beat through) is reported to the
+     * onSeatLost listeners and thrown as TollgateSeatLostError by the next call. 409 seats_exhausted (err.extra:
+     * in_use, max, next_free_at) and seats_not_enabled are thrown as TollgateError.
+     */
+    async checkoutSeat(auth = this.auth) {
+        this.seatLost = null;
+        const headers = await this.seatHeaders(auth);
+        const { answer, sentAt } = await this.seatCall('POST', '/seats', headers);
+        this.heartbeat?.stop();
+        const hb = new Heartbeat(answer, sentAt, () => this.seatCall('POST', '/seats/heartbeat', headers), () => this.clock.monotonic(), (err) => this.loseSeat(hb, err), () => { }, this.options.timers ?? realTimers);
+        this.heartbeat = hb;
+        this.hookExit();
+        return hb.seat;
+    }
+    /** The seat held now (as last confirmed by a heartbeat), or null. */
+    get seat() {
+        return this.heartbeat?.seat ?? null;
+    }
+    /** 'held' while the heartbeat runs, 'lost' from a loss until the next call has thrown it, else 'none'. */
+    get seatState() {
+        return this.seatLost ? 'lost' : this.heartbeat ? 'held' : 'none';
+    }
+    /** Listens for a lost seat; returns the function that stops listening. */
+    onSeatLost(listener) {
+        this.seatListeners.add(listener);
+        return () => void this.seatListeners.delete(listener);
+    }
+    /**
+     * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
+     * (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back.
+     */
+    async releaseSeat(auth) {
+        const hb = this.heartbeat;
+        hb?.stop();
+        this.heartbeat = null;
+        this.seatLost = null;
+        this.unhookExit();
+        if ((await this.offline.stored()) !== null)
+            await this.offline.drop();
+        const headers = await this.seatHeaders(auth === undefined ? this.auth : auth);
+        return this.json({ method: 'DELETE', path: '/seats', headers });
+    }
+    /**
+     * Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats
+     * stop). Call it before your app exits; Node's beforeExit does it for you when the process ends on its own, but
+     * not on process.exit() or a signal.
+     */
+    async close() {
+        this.unhookExit();
+        if (this.heartbeat === null)
+            return;
+        await this.releaseSeat().catch(() => undefined);
+    }
+    async seatHeaders(auth) {
+        const headers = await this.userHeaders(auth);
+        if (headers['x-hardware-id'] === undefined)
+            headers['x-hardware-id'] = headerText(await this.hwid());
+        return headers;
+    }
+    async seatCall(method, path, headers) {
+        const sentAt = this.clock.monotonic();
+        const res = await this.transport.send({ method, path, headers });
+        return { answer: parse(res.body), sentAt };
+    }
+    loseSeat(hb, err) {
+        if (this.heartbeat !== hb)
+            return;
+        this.heartbeat = null;
+        this.seatLost = err;
+        this.unhookExit();
+        let first;
+        let failed = false;
+        for (const listener of [...this.seatListeners]) {
+            try {
+                listener(err);
+            }
+            catch (e) {
+                if (!failed)
+                    [first, failed] = [e, true];
+            }
+        }
+        if (failed)
+            throw first; // as an EventEmitter would: a listener's bug is not swallowed
+    }
+    /** The lost seat, thrown once by the next call. */
+    throwIfSeatLost() {
+        const lost = this.seatLost;
+        if (lost === null)
+            return;
+        this.seatLost = null;
+        throw lost;
+    }
+    hookExit() {
+        if (this.exitHook !== null || this.options.releaseSeatOnExit === false || typeof process === 'undefined' || typeof process.once !== 'function')
+            return;
+        this.exitHook = () => {
+            this.exitHook = null;
+            void this.close();
+        };
+        process.once('beforeExit', this.exitHook);
+    }
+    unhookExit() {
+        if (this.exitHook === null)
+            return;
+        process.removeListener('beforeExit', this.exitHook);
+        this.exitHook = null;
+    }
+    // ---------------------------------------------------------------- device self-reset (issue 25)
+    /**
+     * POST /devices/reset: frees the user's devices (as the operator's reset does). It ends every session of the
+     * user, this client's included: a session `auth` is cleared (log in again). Refusals: 429 reset_cooldown
+     * (err.retryAfter seconds, err.lastResetAt), 403 reset_disabled, 403 banned.
+     */
+    async resetDevices(auth = this.auth) {
+        const answer = await this.json({ method: 'POST', path: '/devices/reset', headers: await this.userHeaders(auth) });
+        if (auth && 'sessionToken' in auth && this.auth && 'sessionToken' in this.auth && this.auth.sessionToken === auth.sessionToken)
+            this.auth = null;
+        return answer;
     }
     /** GET /signing_keys; also refreshes the retired kids the client refuses. */
     getSigningKeys() {

@@ -66,6 +66,11 @@ export declare class TollgateError extends TollgateException {
     readonly banReason: string | null;
     /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
     readonly userId: string | null;
+    /**
+     * The refusal's other fields, verified like the rest (issue 25: `retry_after` and `last_reset_at` of
+     * reset_cooldown, `in_use`, `max` and `next_free_at` of seats_exhausted).
+     */
+    readonly extra: Readonly<Record<string, unknown>>;
     readonly name = "TollgateError";
     constructor(status: number, code: string, detail: string, fieldErrors?: {
         field: string;
@@ -74,7 +79,34 @@ export declare class TollgateError extends TollgateException {
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
     banReason?: string | null, 
     /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
-    userId?: string | null);
+    userId?: string | null, 
+    /**
+     * The refusal's other fields, verified like the rest (issue 25: `retry_after` and `last_reset_at` of
+     * reset_cooldown, `in_use`, `max` and `next_free_at` of seats_exhausted).
+     */
+    extra?: Readonly<Record<string, unknown>>);
+    /** reset_cooldown (and any refusal that says so): seconds until the call may be retried; null otherwise. */
+    get retryAfter(): number | null;
+    /** reset_cooldown: when the user's last device reset was (ISO-8601); null otherwise. */
+    get lastResetAt(): string | null;
+}
+/** Why a floating seat was lost: the server no longer has it (404), refused it (409), or no heartbeat got through before it expired. */
+export type SeatLostReason = 'seat_not_found' | 'conflict' | 'expired';
+/**
+ * The floating seat this client held is gone (issue 25): reported to the seat-lost listeners when it happens, then
+ * thrown by the client's next call, so an app cannot miss it. Check a seat out again to go on.
+ */
+export declare class TollgateSeatLostError extends TollgateException {
+    readonly reason: SeatLostReason;
+    /** The seat's id. */
+    readonly seatId: string;
+    readonly name = "TollgateSeatLostError";
+    readonly cause: TollgateException | null;
+    constructor(reason: SeatLostReason, 
+    /** The seat's id. */
+    seatId: string, 
+    /** The failure that ended it: the verified refusal (404, 409), or the last failed heartbeat before the expiry (null when none failed). */
+    cause?: TollgateException | null);
 }
 /** The model's name for a verified refusal. */
 export { TollgateError as TollgateRefusedError };

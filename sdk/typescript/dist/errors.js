@@ -60,12 +60,18 @@ export class TollgateError extends TollgateException {
     fieldErrors;
     banReason;
     userId;
+    extra;
     name = 'TollgateError';
     constructor(status, code, detail, fieldErrors, 
     /** The operator's reason of the ban (a verified `banned` answer whose ban has one); null otherwise. */
     banReason = null, 
     /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
-    userId = null) {
+    userId = null, 
+    /**
+     * The refusal's other fields, verified like the rest (issue 25: `retry_after` and `last_reset_at` of
+     * reset_cooldown, `in_use`, `max` and `next_free_at` of seats_exhausted).
+     */
+    extra = {}) {
         super(`${status} ${code}: ${detail}`);
         this.status = status;
         this.code = code;
@@ -73,6 +79,35 @@ export class TollgateError extends TollgateException {
         this.fieldErrors = fieldErrors;
         this.banReason = banReason;
         this.userId = userId;
+        this.extra = extra;
+    }
+    /** reset_cooldown (and any refusal that says so): seconds until the call may be retried; null otherwise. */
+    get retryAfter() {
+        return typeof this.extra.retry_after === 'number' ? this.extra.retry_after : null;
+    }
+    /** reset_cooldown: when the user's last device reset was (ISO-8601); null otherwise. */
+    get lastResetAt() {
+        return typeof this.extra.last_reset_at === 'string' ? this.extra.last_reset_at : null;
+    }
+}
+/**
+ * The floating seat this client held is gone (issue 25): reported to the seat-lost listeners when it happens, then
+ * thrown by the client's next call, so an app cannot miss it. Check a seat out again to go on.
+ */
+export class TollgateSeatLostError extends TollgateException {
+    reason;
+    seatId;
+    name = 'TollgateSeatLostError';
+    cause;
+    constructor(reason, 
+    /** The seat's id. */
+    seatId, 
+    /** The failure that ended it: the verified refusal (404, 409), or the last failed heartbeat before the expiry (null when none failed). */
+    cause = null) {
+        super(`Tollgate seat lost: ${reason}`);
+        this.reason = reason;
+        this.seatId = seatId;
+        this.cause = cause;
     }
 }
 /** The model's name for a verified refusal. */

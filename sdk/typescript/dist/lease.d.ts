@@ -17,6 +17,17 @@ export interface LeasePayload {
     renew_after: number;
     exp: number;
     max_offline_runtime_s: number;
+    /**
+     * Issue 24: the user's entitlements at `iat`, one per code, sorted by code; `until` (unix ms) the latest end of
+     * that code's live grants, null when one never ends. Absent in a lease of an older server: none.
+     */
+    entitlements?: LeaseEntitlement[];
+    /** Issue 24: a trial user's lease (its exp is at most the trial's end). Absent in an older lease: false. */
+    is_trial?: boolean;
+}
+export interface LeaseEntitlement {
+    code: string;
+    until: number | null;
 }
 /** The client's rollback state as the check sees it (state.ts stores it). */
 export interface RollbackState {
@@ -46,6 +57,8 @@ interface ParsedLease {
     sig: Uint8Array;
 }
 export declare function parseLease(file: string): ParsedLease | null;
+/** The codes of a verified lease that are live at trusted time `now`: present and (`until` null or now < until). */
+export declare function liveEntitlements(p: Pick<LeasePayload, 'entitlements'>, now: number): string[];
 export interface LeaseCheckInput {
     pinned: Pinned;
     retired: ReadonlySet<string>;

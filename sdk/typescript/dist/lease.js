@@ -12,6 +12,8 @@ const BEGIN = '-----BEGIN TOLLGATE LEASE-----';
 const END = '-----END TOLLGATE LEASE-----';
 const LEASE_FIELDS = ['v', 'kid', 'cert', 'payload', 'sig'];
 const PAYLOAD_FIELDS = ['lease_id', 'seq', 'app_id', 'user_id', 'hwid_hash', 'is_lifetime', 'active_until', 'iat', 'renew_after', 'exp', 'max_offline_runtime_s'];
+/** Issue 24's fields: both present (a lease of a server with entitlements) or both absent (an older lease). */
+const PAYLOAD_FIELDS_24 = [...PAYLOAD_FIELDS, 'entitlements', 'is_trial'];
 export const hwidHash = (appId, hardwareId) => sha256Hex(`${appId}\n${hardwareId}`);
 export function parseLease(file) {
     const lines = file.trim().split(/\r?\n/);
@@ -40,7 +42,7 @@ function isPayload(p) {
         return false;
     const o = p;
     const int = (x) => Number.isSafeInteger(x);
-    return (hasExactKeys(o, PAYLOAD_FIELDS) &&
+    return ((hasExactKeys(o, PAYLOAD_FIELDS) || (hasExactKeys(o, PAYLOAD_FIELDS_24) && typeof o.is_trial === 'boolean' && isEntitlementList(o.entitlements))) &&
         [o.lease_id, o.app_id, o.user_id, o.hwid_hash].every((x) => typeof x === 'string') &&
         int(o.seq) && o.seq >= 1 &&
         typeof o.is_lifetime === 'boolean' &&
@@ -49,6 +51,19 @@ function isPayload(p) {
         // Amendment B: a lease ends after it starts and within its own runtime budget.
         o.exp >= o.iat &&
         o.exp - o.iat <= o.max_offline_runtime_s * 1000);
+}
+function isEntitlementList(x) {
+    return (Array.isArray(x) &&
+        x.every((e) => {
+            if (!e || typeof e !== 'object' || Array.isArray(e))
+                return false;
+            const o = e;
+            return hasExactKeys(o, ['code', 'until']) && typeof o.code === 'string' && (o.until === null || Number.isSafeInteger(o.until));
+        }));
+}
+/** The codes of a verified lease that are live at trusted time `now`: present and (`until` null or now < until). */
+export function liveEntitlements(p, now) {
+    return (p.entitlements ?? []).filter((e) => e.until === null || now < e.until).map((e) => e.code);
 }
 /** The offline check, in the order of docs/signing.md (the first failure is the verdict). */
 export async function checkLease(file, input) {

@@ -6,7 +6,7 @@
  * rollback while a clock set back is.
  */
 import type { Pinned } from './certificate.js';
-import { type LeasePayload } from './lease.js';
+import { type LeaseEntitlement, type LeasePayload } from './lease.js';
 import type { Memory } from './memory.js';
 import type { LeaseStore } from './store.js';
 import type { Clock } from './transport.js';
@@ -26,6 +26,10 @@ export interface LeaseInfo {
     /** Offline runtime used and allowed, in ms. */
     runtimeUsedMs: number;
     runtimeBudgetMs: number;
+    /** Issue 24: the lease's entitlements ({code, until}: until unix ms, null for no end); [] in an older lease. */
+    entitlements: LeaseEntitlement[];
+    /** Issue 24: a trial user's lease (false in an older lease). */
+    isTrial: boolean;
 }
 export declare class Offline {
     private readonly pinned;
@@ -49,6 +53,8 @@ export declare class Offline {
     check(): Promise<LeaseInfo>;
     /** The lease as stored, decoded but not checked (for display); null if none. */
     stored(): Promise<LeasePayload | null>;
+    /** Drops the stored lease (as a verified refusal does): offline checks answer `dropped` until a new lease is stored. */
+    drop(): Promise<void>;
     /** Whether `userId` wants a new lease at server time `now`: none stored, another user's, dropped, or its renewal due. */
     needsLease(userId: string, now: number): Promise<boolean>;
 }

@@ -12,6 +12,8 @@ const info = (p, renewDue, used) => ({
     renewDue,
     runtimeUsedMs: used,
     runtimeBudgetMs: p.max_offline_runtime_s * 1000,
+    entitlements: (p.entitlements ?? []).map((e) => ({ code: e.code, until: e.until })),
+    isTrial: p.is_trial ?? false,
 });
 export class Offline {
     pinned;
@@ -95,6 +97,10 @@ export class Offline {
     async stored() {
         const file = await (await this.store()).readLease();
         return file === null ? null : (parseLease(file)?.payload ?? null);
+    }
+    /** Drops the stored lease (as a verified refusal does): offline checks answer `dropped` until a new lease is stored. */
+    async drop() {
+        await this.memory.update((s) => void (s.dropped = true));
     }
     /** Whether `userId` wants a new lease at server time `now`: none stored, another user's, dropped, or its renewal due. */
     async needsLease(userId, now) {

@@ -29,7 +29,7 @@ export interface TransportOptions {
     timeoutMs: number;
 }
 export interface Outgoing {
-    method: 'GET' | 'POST';
+    method: 'GET' | 'POST' | 'DELETE';
     /** Path and query, e.g. `/app_context`. */
     path: string;
     json?: unknown;

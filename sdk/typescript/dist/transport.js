@@ -222,7 +222,7 @@ export class Transport {
                 await this.memory.update((s) => void (s.dropped = true));
             }
         }
-        throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason, parsed.userId);
+        throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason, parsed.userId, parsed.extra);
     }
     /** Issue 21.2 (docs/signing.md): whether a verified refusal with a drop code is about the stored lease's user. */
     refusalDrops(code, userId, credentialsSha256, leaseUser) {
@@ -243,7 +243,11 @@ function parseError(body) {
         parsed = JSON.parse(new TextDecoder().decode(body));
     }
     catch { }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        parsed = {};
+    const { code: _c, detail: _d, errors: _e, ban_reason: _b, user_id: _u, ...extra } = parsed;
     return {
+        extra,
         ...(typeof parsed.code === 'string' && { code: parsed.code }),
         detail: typeof parsed.detail === 'string' ? parsed.detail : '',
         ...(Array.isArray(parsed.errors) && { errors: parsed.errors }),

@@ -71,8 +71,45 @@ export class TollgateError extends TollgateException {
     readonly banReason: string | null = null,
     /** The user the refusal is about, when the request's credentials identified one (membership, device, user or license ban); null otherwise. */
     readonly userId: string | null = null,
+    /**
+     * The refusal's other fields, verified like the rest (issue 25: `retry_after` and `last_reset_at` of
+     * reset_cooldown, `in_use`, `max` and `next_free_at` of seats_exhausted).
+     */
+    readonly extra: Readonly<Record<string, unknown>> = {},
   ) {
     super(`${status} ${code}: ${detail}`);
+  }
+
+  /** reset_cooldown (and any refusal that says so): seconds until the call may be retried; null otherwise. */
+  get retryAfter(): number | null {
+    return typeof this.extra.retry_after === 'number' ? this.extra.retry_after : null;
+  }
+
+  /** reset_cooldown: when the user's last device reset was (ISO-8601); null otherwise. */
+  get lastResetAt(): string | null {
+    return typeof this.extra.last_reset_at === 'string' ? this.extra.last_reset_at : null;
+  }
+}
+
+/** Why a floating seat was lost: the server no longer has it (404), refused it (409), or no heartbeat got through before it expired. */
+export type SeatLostReason = 'seat_not_found' | 'conflict' | 'expired';
+
+/**
+ * The floating seat this client held is gone (issue 25): reported to the seat-lost listeners when it happens, then
+ * thrown by the client's next call, so an app cannot miss it. Check a seat out again to go on.
+ */
+export class TollgateSeatLostError extends TollgateException {
+  override readonly name = 'TollgateSeatLostError';
+  override readonly cause: TollgateException | null;
+  constructor(
+    readonly reason: SeatLostReason,
+    /** The seat's id. */
+    readonly seatId: string,
+    /** The failure that ended it: the verified refusal (404, 409), or the last failed heartbeat before the expiry (null when none failed). */
+    cause: TollgateException | null = null,
+  ) {
+    super(`Tollgate seat lost: ${reason}`);
+    this.cause = cause;
   }
 }
 

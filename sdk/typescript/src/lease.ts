@@ -34,6 +34,18 @@ export interface LeasePayload {
   renew_after: number;
   exp: number;
   max_offline_runtime_s: number;
+  /**
+   * Issue 24: the user's entitlements at `iat`, one per code, sorted by code; `until` (unix ms) the latest end of
+   * that code's live grants, null when one never ends. Absent in a lease of an older server: none.
+   */
+  entitlements?: LeaseEntitlement[];
+  /** Issue 24: a trial user's lease (its exp is at most the trial's end). Absent in an older lease: false. */
+  is_trial?: boolean;
+}
+
+export interface LeaseEntitlement {
+  code: string;
+  until: number | null;
 }
 
 /** The client's rollback state as the check sees it (state.ts stores it). */
@@ -62,6 +74,8 @@ const BEGIN = '-----BEGIN TOLLGATE LEASE-----';
 const END = '-----END TOLLGATE LEASE-----';
 const LEASE_FIELDS = ['v', 'kid', 'cert', 'payload', 'sig'] as const;
 const PAYLOAD_FIELDS = ['lease_id', 'seq', 'app_id', 'user_id', 'hwid_hash', 'is_lifetime', 'active_until', 'iat', 'renew_after', 'exp', 'max_offline_runtime_s'] as const;
+/** Issue 24's fields: both present (a lease of a server with entitlements) or both absent (an older lease). */
+const PAYLOAD_FIELDS_24 = [...PAYLOAD_FIELDS, 'entitlements', 'is_trial'] as const;
 
 export const hwidHash = (appId: string, hardwareId: string): Promise<string> => sha256Hex(`${appId}\n${hardwareId}`);
 
@@ -96,7 +110,7 @@ function isPayload(p: unknown): p is LeasePayload {
   const o = p as Record<string, unknown>;
   const int = (x: unknown): boolean => Number.isSafeInteger(x);
   return (
-    hasExactKeys(o, PAYLOAD_FIELDS) &&
+    (hasExactKeys(o, PAYLOAD_FIELDS) || (hasExactKeys(o, PAYLOAD_FIELDS_24) && typeof o.is_trial === 'boolean' && isEntitlementList(o.entitlements))) &&
     [o.lease_id, o.app_id, o.user_id, o.hwid_hash].every((x) => typeof x === 'string') &&
     int(o.seq) && (o.seq as number) >= 1 &&
     typeof o.is_lifetime === 'boolean' &&
@@ -106,6 +120,22 @@ function isPayload(p: unknown): p is LeasePayload {
     (o.exp as number) >= (o.iat as number) &&
     (o.exp as number) - (o.iat as number) <= (o.max_offline_runtime_s as number) * 1000
   );
+}
+
+function isEntitlementList(x: unknown): boolean {
+  return (
+    Array.isArray(x) &&
+    x.every((e: unknown) => {
+      if (!e || typeof e !== 'object' || Array.isArray(e)) return false;
+      const o = e as Record<string, unknown>;
+      return hasExactKeys(o, ['code', 'until']) && typeof o.code === 'string' && (o.until === null || Number.isSafeInteger(o.until));
+    })
+  );
+}
+
+/** The codes of a verified lease that are live at trusted time `now`: present and (`until` null or now < until). */
+export function liveEntitlements(p: Pick<LeasePayload, 'entitlements'>, now: number): string[] {
+  return (p.entitlements ?? []).filter((e) => e.until === null || now < e.until).map((e) => e.code);
 }
 
 export interface LeaseCheckInput {

@@ -7,7 +7,7 @@
  */
 import type { Pinned } from './certificate.js';
 import { TollgateLeaseError, type LeaseTimes } from './errors.js';
-import { checkLease, parseLease, type LeasePayload, type LeaseVerdict } from './lease.js';
+import { checkLease, parseLease, type LeaseEntitlement, type LeasePayload, type LeaseVerdict } from './lease.js';
 
 type LeaseVerdictOrNone = LeaseVerdict | 'no_lease';
 import type { Memory } from './memory.js';
@@ -30,6 +30,10 @@ export interface LeaseInfo {
   /** Offline runtime used and allowed, in ms. */
   runtimeUsedMs: number;
   runtimeBudgetMs: number;
+  /** Issue 24: the lease's entitlements ({code, until}: until unix ms, null for no end); [] in an older lease. */
+  entitlements: LeaseEntitlement[];
+  /** Issue 24: a trial user's lease (false in an older lease). */
+  isTrial: boolean;
 }
 
 const info = (p: LeasePayload, renewDue: boolean, used: number): LeaseInfo => ({
@@ -44,6 +48,8 @@ const info = (p: LeasePayload, renewDue: boolean, used: number): LeaseInfo => ({
   renewDue,
   runtimeUsedMs: used,
   runtimeBudgetMs: p.max_offline_runtime_s * 1000,
+  entitlements: (p.entitlements ?? []).map((e) => ({ code: e.code, until: e.until })),
+  isTrial: p.is_trial ?? false,
 });
 
 export class Offline {
@@ -122,6 +128,11 @@ export class Offline {
   async stored(): Promise<LeasePayload | null> {
     const file = await (await this.store()).readLease();
     return file === null ? null : (parseLease(file)?.payload ?? null);
+  }
+
+  /** Drops the stored lease (as a verified refusal does): offline checks answer `dropped` until a new lease is stored. */
+  async drop(): Promise<void> {
+    await this.memory.update((s) => void (s.dropped = true));
   }
 
   /** Whether `userId` wants a new lease at server time `now`: none stored, another user's, dropped, or its renewal due. */

@@ -40,7 +40,7 @@ export interface TransportOptions {
 }
 
 export interface Outgoing {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path and query, e.g. `/app_context`. */
   path: string;
   json?: unknown;
@@ -268,7 +268,7 @@ export class Transport {
         await this.memory.update((s) => void (s.dropped = true));
       }
     }
-    throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason, parsed.userId);
+    throw new TollgateError(answer.status, code, parsed.detail, parsed.errors, parsed.banReason, parsed.userId, parsed.extra);
   }
 
   /** Issue 21.2 (docs/signing.md): whether a verified refusal with a drop code is about the stored lease's user. */
@@ -283,12 +283,15 @@ export class Transport {
 }
 
 /** The error body's fields, each only when of the right type. */
-function parseError(body: Uint8Array): { code?: string; detail: string; errors?: { field: string; message: string }[]; banReason: string | null; userId: string | null } {
+function parseError(body: Uint8Array): { code?: string; detail: string; errors?: { field: string; message: string }[]; banReason: string | null; userId: string | null; extra: Record<string, unknown> } {
   let parsed: { code?: unknown; detail?: unknown; errors?: unknown; ban_reason?: unknown; user_id?: unknown } = {};
   try {
     parsed = JSON.parse(new TextDecoder().decode(body));
   } catch {}
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) parsed = {};
+  const { code: _c, detail: _d, errors: _e, ban_reason: _b, user_id: _u, ...extra } = parsed as Record<string, unknown>;
   return {
+    extra,
     ...(typeof parsed.code === 'string' && { code: parsed.code }),
     detail: typeof parsed.detail === 'string' ? parsed.detail : '',
     ...(Array.isArray(parsed.errors) && { errors: parsed.errors }),

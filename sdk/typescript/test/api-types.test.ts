@@ -32,6 +32,12 @@ const CALLS: Record<string, keyof TollgateClient> = {
   downloadFile: 'downloadFile',
   createLease: 'createLease',
   listSigningKeys: 'getSigningKeys',
+  startTrial: 'startTrial',
+  checkoutSeat: 'checkoutSeat',
+  // Sent by the heartbeat checkoutSeat() starts: the app never calls it itself.
+  heartbeatSeat: 'checkoutSeat',
+  releaseSeat: 'releaseSeat',
+  resetOwnDevices: 'resetDevices',
 };
 
 it('src/api-types.ts is what the generator writes from the running server (run npm run generate-types if not)', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkCertificate } from '../src/certificate.js';
 import { sha256Hex } from '../src/crypto.js';
-import { checkLease } from '../src/lease.js';
+import { checkLease, liveEntitlements } from '../src/lease.js';
 import { credentialHeadersSha256, downloadLine, verifyAnswer } from '../src/verify.js';
 
 const dir = join(import.meta.dirname, '../../test-vectors');
@@ -39,6 +39,12 @@ describe('shared test vectors', () => {
     const pinned = { appId: c.request.app_id, rootPublicKey: responses.root_public_key };
     const check = await verifyAnswer(pinned, new Set(c.retired), request, { status: c.answer.status, signature: h['tollgate-signature'], certificate: h['tollgate-key-cert'], responseLine });
     expect(check.verdict).toBe(c.expect);
+    // Issue 24: what has() sees once the answer is in: the user's entitlements when it verified, nothing otherwise.
+    if (c.entitlements !== undefined) {
+      const user = check.verdict === 'ok' ? JSON.parse(Buffer.from(body).toString('utf8')).user : null;
+      expect([...(user?.membership.entitlements ?? [])].sort()).toEqual(c.entitlements);
+      expect(user?.membership.is_trial === true).toBe(c.is_trial);
+    }
   });
 
   const leases = load('leases.json');
@@ -52,6 +58,11 @@ describe('shared test vectors', () => {
     });
     expect(check.verdict).toBe(c.expect);
     if (c.renew_due !== undefined) expect(check.renewDue).toBe(c.renew_due);
+    // Issue 24: the entitlements has() sees offline at `now`, and is_trial (an older lease: none, false).
+    if (c.expect === 'ok') {
+      expect(liveEntitlements(check.payload!, c.now).sort()).toEqual(c.entitlements);
+      expect(check.payload!.is_trial ?? false).toBe(c.is_trial);
+    }
   });
 
   it('cover every verdict of docs/signing.md', () => {

@@ -101,7 +101,8 @@ struct FieldError {
 class ApiError : public Error {
  public:
   ApiError(int status, std::string code, std::string detail, std::vector<FieldError> field_errors,
-           std::optional<std::string> ban_reason = std::nullopt, std::optional<std::string> user_id = std::nullopt);
+           std::optional<std::string> ban_reason = std::nullopt, std::optional<std::string> user_id = std::nullopt,
+           std::string body = {});
   int status() const noexcept { return status_; }
   const std::string& code() const noexcept { return code_; }
   const std::string& detail() const noexcept { return detail_; }
@@ -114,6 +115,15 @@ class ApiError : public Error {
    * hardware-id ban, invalid_credentials and invalid_license.
    */
   const std::optional<std::string>& user_id() const noexcept { return user_id_; }
+  /** reset_cooldown: the signed body's `retry_after` (seconds until the call may be retried); nullopt otherwise. */
+  const std::optional<std::int64_t>& retry_after() const noexcept { return retry_after_; }
+  /** reset_cooldown: the signed body's `last_reset_at` (ISO-8601); nullopt otherwise. */
+  const std::optional<std::string>& last_reset_at() const noexcept { return last_reset_at_; }
+  /**
+   * The whole verified body (JSON text), for the fields a refusal adds: `in_use`, `max`, `next_free_at` of
+   * seats_exhausted (issue 25), and any later one.
+   */
+  const std::string& body() const noexcept { return body_; }
 
  private:
   int status_;
@@ -121,6 +131,9 @@ class ApiError : public Error {
   std::vector<FieldError> field_errors_;
   std::optional<std::string> ban_reason_;
   std::optional<std::string> user_id_;
+  std::optional<std::int64_t> retry_after_;
+  std::optional<std::string> last_reset_at_;
+  std::string body_;
 };
 
 /** The error model's name for a verified refusal. */
@@ -237,6 +250,12 @@ AnswerCheck verify_answer(const Pinned& pinned, const std::set<std::string>& ret
 /** The last signed line of a download: `file-sha256=<hex>; content-range=<header or empty>`. */
 std::string download_line(const std::string& file_sha256_hex, const std::optional<std::string>& content_range);
 
+/** Issue 24: an entitlement in a lease: its code and the latest end of its live grants at iat (nullopt: no end). */
+struct LeaseEntitlement {
+  std::string code;
+  std::optional<std::int64_t> until;
+};
+
 struct LeasePayload {
   std::string lease_id;
   std::int64_t seq = 0;
@@ -249,7 +268,14 @@ struct LeasePayload {
   std::int64_t renew_after = 0;
   std::int64_t exp = 0;
   std::int64_t max_offline_runtime_s = 0;
+  /** Issue 24: sorted by code; empty in a lease of an older server (the field absent). */
+  std::vector<LeaseEntitlement> entitlements;
+  /** Issue 24: a trial user's lease (false when absent). */
+  bool is_trial = false;
 };
+
+/** The codes of a (verified) lease live at trusted time `now`: present and (until none or now < until), sorted. */
+std::vector<std::string> live_entitlements(const LeasePayload& payload, std::int64_t now);
 
 /** The client's rollback state as the check sees it. */
 struct RollbackState {
@@ -403,6 +429,10 @@ struct Membership {
   bool is_active = false;
   bool is_lifetime = false;
   std::optional<std::string> active_until;
+  /** Issue 24: the entitlement codes the user holds (sorted); empty from an older server. */
+  std::vector<std::string> entitlements;
+  /** Issue 24: true for a trial user. */
+  bool is_trial = false;
 };
 struct User {
   std::string id;
@@ -426,6 +456,43 @@ struct Activation {
 };
 struct Session {
   std::string session_token;
+};
+/** POST /trial's answer (issue 24): the session (kept in the client's auth, as login() does) and the trial user. */
+struct Trial {
+  std::string session_token;
+  User user;
+};
+/** A floating seat (issue 25) as POST /seats or its heartbeat last answered it (times ISO-8601, server time). */
+struct Seat {
+  std::string id;
+  std::string checked_out_at;
+  std::string expires_at;
+  double heartbeat_seconds = 0;
+  /** The user's pool when last answered. */
+  std::int64_t max = 0;
+  std::int64_t in_use = 0;
+  std::string server_time;
+};
+/** DELETE /seats' answer: released false when this device held no seat. */
+struct SeatRelease {
+  bool released = false;
+  std::string server_time;
+};
+/** POST /devices/reset's answer (issue 25). */
+struct DeviceReset {
+  std::string reset_at;
+  /** When the user may reset again; nullopt when nothing limits it. */
+  std::optional<std::string> next_reset_at;
+  std::int64_t devices_removed = 0;
+  std::string server_time;
+};
+enum class SeatState { none, held, lost };
+/** How a seat was lost: "seat_not_found" (a verified 404), "conflict" (a verified 409), "expired" (no beat got through in time). */
+struct SeatLoss {
+  std::string reason;
+  std::string seat_id;
+  /** The refusal, or the last failed heartbeat's error (null when none failed): rethrow it to inspect it. */
+  std::exception_ptr cause;
 };
 struct SigningKey {
   std::string kid;
@@ -521,6 +588,13 @@ struct ClientOptions {
    * answer on, so a leaked private key of an ended key cannot sign a back-dated answer or lease for a fresh install.
    */
   std::optional<std::int64_t> not_before;
+  /**
+   * Issue 25: called (on the heartbeat's thread) when a checked-out floating seat is lost; seat_state() then says
+   * lost and seat_loss() why, until the next checkout_seat() or release_seat().
+   */
+  std::function<void(const SeatLoss&)> on_seat_lost;
+  /** Release a held seat in ~Client() (errors ignored). */
+  bool release_seat_on_destroy = true;
 };
 
 struct LeaseInfo {
@@ -537,6 +611,9 @@ struct LeaseInfo {
   bool renew_due = false;
   std::int64_t runtime_used_ms = 0;
   std::int64_t runtime_budget_ms = 0;
+  /** Issue 24: the lease's entitlements; empty in an older lease. */
+  std::vector<LeaseEntitlement> entitlements;
+  bool is_trial = false;
 };
 
 /** What check_access() found: online (a verified 2xx) or the stored lease (no answer from Tollgate arrived). */
@@ -607,6 +684,51 @@ class Client {
   KeyList get_signing_keys();
   /** This device's hardware id (the option, or the OS machine id hashed with the app id). */
   std::string device_id();
+
+  // ---- entitlements and trials (issue 24)
+  /**
+   * Whether the user holds entitlement `code` now: online from the last verified answer carrying the user
+   * (get_app_context(), check_access(), sign-up, start_trial()), offline from the lease the last check_lease() (or
+   * check_access() falling back) found good: the code present and its `until` not reached on the trusted clock.
+   * False when neither is known: an unsigned or unverified answer never grants anything.
+   */
+  bool has(const std::string& code);
+  /** The entitlement codes the user holds now (sorted), by the rule of has(). */
+  std::vector<std::string> entitlements();
+  /** Whether the user is a trial user: membership.is_trial online, the lease's is_trial offline. */
+  bool is_trial();
+  /** POST /trial: starts, or resumes, this device's trial; the session becomes `auth`, as after login(). */
+  Trial start_trial(const std::optional<std::string>& hardware_id = std::nullopt,
+                    const std::optional<std::string>& email = std::nullopt);
+
+  // ---- floating seats (issue 25)
+  /**
+   * POST /seats: checks a seat out for this device (the same seat again if it holds one) and starts the heartbeat on
+   * a thread (POST /seats/heartbeat at a third of heartbeat_seconds; a failed beat retried before the seat expires).
+   * A lost seat (404 seat_not_found, a 409, or the expiry passed with no beat through) calls on_seat_lost and
+   * seat_state() says lost. 409 seats_exhausted (body(): in_use, max, next_free_at) and seats_not_enabled throw.
+   */
+  Seat checkout_seat();
+  Seat checkout_seat(const std::optional<UserAuth>& auth);
+  SeatState seat_state() const;
+  /** The seat held now, as its last heartbeat confirmed it. */
+  std::optional<Seat> seat() const;
+  /** Why the seat was lost, while seat_state() is lost. */
+  std::optional<SeatLoss> seat_loss() const;
+  /**
+   * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too, so
+   * it is dropped first (it would otherwise keep running offline on a seat given back).
+   */
+  SeatRelease release_seat();
+  SeatRelease release_seat(const std::optional<UserAuth>& auth);
+
+  // ---- device self-reset (issue 25)
+  /**
+   * POST /devices/reset: frees the user's devices. It ends every session of the user: a session `auth` used for it is
+   * cleared. Refusals (ApiError): 429 reset_cooldown (retry_after(), last_reset_at()), 403 reset_disabled, banned.
+   */
+  DeviceReset reset_devices();
+  DeviceReset reset_devices(const std::optional<UserAuth>& auth);
 
   struct Impl;
 

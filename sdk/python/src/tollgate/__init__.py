@@ -10,11 +10,13 @@ from .errors import (
     TollgateLeaseError,
     TollgateNetworkError,
     TollgateRefusedError,
+    TollgateSeatLostError,
     TollgateUnavailableError,
     TollgateVerificationError,
 )
 from .hardware_id import hardware_id, os_machine_id
-from .lease import LEASE_VERDICTS, LeaseCheck, LeasePayload, RollbackState, check_lease, hwid_hash, parse_lease
+from .lease import LEASE_VERDICTS, LeaseCheck, LeaseEntitlement, LeasePayload, RollbackState, check_lease, hwid_hash, live_entitlements, parse_lease
+from .seats import HEARTBEAT_FRACTION
 from .store import FileLeaseStore, Folders, LeaseStore, MemoryLeaseStore, app_data_folders
 from .transport import CONNECT_TIMEOUT_S, DROP_CODES, TOTAL_TIMEOUT_S, Clock
 from .types import (
@@ -25,6 +27,7 @@ from .types import (
     Application,
     ApplicationFile,
     ApplicationVariable,
+    DeviceReset,
     DownloadResult,
     ErrorCode,
     KeyList,
@@ -32,9 +35,12 @@ from .types import (
     LicenseCodeAuth,
     Membership,
     PasswordAuth,
+    Seat,
+    SeatRelease,
     Session,
     SessionAuth,
     SigningKey,
+    Trial,
     User,
     UserAuth,
 )

@@ -5,9 +5,10 @@ verified error answer raises TollgateError; no network raises
 TollgateNetworkError."""
 from __future__ import annotations
 
+import atexit
 import os
 import threading
-from typing import Any, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import quote
 
 from ._encoding import json_loads
@@ -16,19 +17,24 @@ from .hardware_id import hardware_id as machine_hardware_id
 from .offline import Offline
 from .state import Memory, StateKeeper
 from .store import FileLeaseStore, LeaseStore
-from .errors import TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError
+from .errors import TollgateError, TollgateLeaseError, TollgateNetworkError, TollgateSeatLostError, TollgateUnavailableError, TollgateVerificationError
+from .seats import Heartbeat
 from .transport import CONNECT_TIMEOUT_S, TOTAL_TIMEOUT_S, Clock, Outgoing, Transport, credential_digest, header_text
 from .types import (
     Access,
     Activation,
     AppContext,
+    DeviceReset,
     DownloadResult,
     KeyList,
     LeaseInfo,
     LicenseCodeAuth,
     PasswordAuth,
+    Seat,
+    SeatRelease,
     Session,
     SessionAuth,
+    Trial,
     User,
     UserAuth,
 )
@@ -83,6 +89,8 @@ class TollgateClient:
         proxies: Optional[Dict[str, str]] = None,
         not_before: Optional[float] = None,
         connect_timeout: float = CONNECT_TIMEOUT_S,
+        on_seat_lost: Optional[Callable[[TollgateSeatLostError], None]] = None,
+        release_seat_at_exit: bool = True,
     ) -> None:
         #: The user of the calls that need one; set by login() (or by you), cleared by logout().
         self.auth: Optional[UserAuth] = None
@@ -106,6 +114,18 @@ class TollgateClient:
         self._users: Dict[str, str] = {}
         self._lease_digest: Optional[str] = None
         self._transport.may_drop = self._about_lease_user
+        self._clock = clock
+        # Issue 24: what has() answers from: ("online", User) from the last verified answer carrying the user, or
+        # ("lease", LeaseInfo) from the last lease check that was good; None when neither (or after a refusal,
+        # a failed lease check, logout()).
+        self._entitled_by: Optional[tuple] = None
+        # Issue 25: the seat's heartbeat, and a lost seat not yet raised by a call.
+        #: Called (on the heartbeat's thread) with a TollgateSeatLostError when a checked-out seat is lost.
+        self.on_seat_lost = on_seat_lost
+        self._heartbeat: Optional[Heartbeat] = None
+        self._seat_lost: Optional[TollgateSeatLostError] = None
+        self._release_at_exit = release_seat_at_exit
+        self._exit_hooked = False
 
     def _device_id(self) -> str:
         with self._lock:
@@ -125,18 +145,34 @@ class TollgateClient:
         """POST /sign_up: a user with a username and password (no membership until a license is activated)."""
         user = User.from_json(self._json(Outgoing("POST", "/sign_up", self._with_hardware({"username": username, "password": password}, hardware_id))))
         self._remember(credential_digest(self._user_headers(PasswordAuth(username, password))), user.id)
+        self._entitled_by = ("online", user)
         return user
 
     def sign_up_with_license_code(self, code: str, hardware_id: Optional[str] = None) -> User:
         """POST /sign_up_with_license_code: a user from a license code alone (activated at once); the code is then the credential."""
         user = User.from_json(self._json(Outgoing("POST", "/sign_up_with_license_code", self._with_hardware({"code": code}, hardware_id))))
         self._remember(credential_digest(self._user_headers(LicenseCodeAuth(code))), user.id)
+        self._entitled_by = ("online", user)
         return user
 
     def activate_license(self, code: str, username: str, password: str, hardware_id: Optional[str] = None) -> Activation:
         """POST /activate_license: a license code on an existing user's membership."""
         body = self._with_hardware({"code": code, "username": username, "password": password}, hardware_id)
-        return Activation.from_json(self._json(Outgoing("POST", "/activate_license", body)))
+        answer = self._json(Outgoing("POST", "/activate_license", body))
+        if isinstance(answer, dict) and isinstance(answer.get("user"), dict):
+            self._entitled_by = ("online", User.from_json(answer["user"]))
+        return Activation.from_json(answer)
+
+    def start_trial(self, hardware_id: Optional[str] = None, email: Optional[str] = None) -> Trial:
+        """POST /trial (issue 24): starts, or resumes, this device's trial; the session is then the client's `auth`, as
+        after login(). `hardware_id` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned."""
+        body: Dict[str, Any] = {"hardware_id": hardware_id if hardware_id is not None else self._device_id()}
+        if email is not None:
+            body["email"] = email
+        trial = Trial.from_json(self._json(Outgoing("POST", "/trial", body)))
+        self.auth = SessionAuth(trial.session_token)
+        self._entitled_by = ("online", trial.user)
+        return trial
 
     def login(self, username: Optional[str] = None, password: Optional[str] = None, *, code: Optional[str] = None, hardware_id: Optional[str] = None) -> Session:
         """POST /auth/login with a username and password, or a license code (`code=`); the session is then the client's `auth`."""
@@ -153,20 +189,29 @@ class TollgateClient:
             raise ValueError("tollgate: logout() needs a session (log in first)")
         self._transport.send(Outgoing("POST", "/auth/logout", headers=self._user_headers(self.auth)))
         self.auth = None
+        self._entitled_by = None
 
     # -- the app ----------------------------------------------------------
 
     def get_app_context(self, auth: AuthArg = DEFAULT) -> AppContext:
         """GET /app_context: the application (variables, files) and the user; `auth` defaults to the client's (None: anonymous)."""
-        res = self._transport.send(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True))
+        self._raise_if_seat_lost()
+        try:
+            res = self._transport.send(Outgoing("GET", "/app_context", headers=self._user_headers(auth), drops_lease=True))
+        except TollgateError:
+            # A verified refusal says this user gets nothing now: has() stops answering from an older answer.
+            self._entitled_by = None
+            raise
         context = AppContext.from_json(json_loads(res.body.decode("utf-8")))
         if context.user is not None:
             self._remember(res.credentials, context.user.id)
+        self._entitled_by = None if context.user is None else ("online", context.user)
         return context
 
     def download_file(self, file_id: str, destination: Union[str, "os.PathLike[str]"], on_progress: Optional[ProgressCallback] = None, auth: AuthArg = DEFAULT) -> DownloadResult:
         """GET /files/{id}/download into `destination`, resuming an interrupted download (destination.part), renamed only once
         the whole file matches the SHA-256 the server signed. `on_progress(received, total)`."""
+        self._raise_if_seat_lost()
         path = f"/files/{quote(file_id, safe='')}/download"
         return download(self._transport, Outgoing("GET", path, headers=self._user_headers(auth), drops_lease=True), os.fspath(destination), on_progress)
 
@@ -174,6 +219,7 @@ class TollgateClient:
 
     def create_lease(self, auth: AuthArg = DEFAULT) -> LeaseInfo:
         """POST /lease: an offline lease for this user and device, kept in the lease store."""
+        self._raise_if_seat_lost()
         headers = self._user_headers(auth)
         headers["x-hardware-id"] = header_text(self._device_id())  # a lease is bound to a device: none, no lease
         res = self._transport.send(Outgoing("POST", "/lease", headers=headers, drops_lease=True))
@@ -185,7 +231,14 @@ class TollgateClient:
     def check_lease(self) -> LeaseInfo:
         """The stored lease, checked without network; raises TollgateLeaseError with the verdict unless it is good.
         Call it at start and periodically (every minute or so) while offline: it counts the offline runtime."""
-        return self._offline.check()
+        try:
+            lease = self._offline.check()
+        except TollgateLeaseError:
+            if self._entitled_by is not None and self._entitled_by[0] == "lease":
+                self._entitled_by = None
+            raise
+        self._entitled_by = ("lease", lease)
+        return lease
 
     def stored_lease(self):
         """The stored lease's payload, decoded but NOT checked (for display), or None."""
@@ -198,6 +251,7 @@ class TollgateClient:
         answer: verdict missing_signature) the stored lease is checked: `Access("lease", lease=…, cause=…)`, or
         TollgateLeaseError with `cause`. A verified refusal (TollgateError) and a forged answer (any other verdict)
         are raised: never a reason to run on the lease."""
+        self._raise_if_seat_lost()
         try:
             context = self.get_app_context(auth)
         except (TollgateNetworkError, TollgateUnavailableError) as err:
@@ -230,6 +284,143 @@ class TollgateClient:
             self._leases_disabled = err.code == "leases_disabled"
         except Exception:  # noqa: BLE001 - a failed renewal never turns granted access into an error
             pass
+
+    # -- entitlements (issue 24) --------------------------------------------
+
+    def has(self, code: str) -> bool:
+        """Whether the user holds entitlement `code` now: online from the last verified answer carrying the user
+        (get_app_context(), check_access(), sign-up, start_trial()), offline from the lease the last check_lease() (or
+        check_access() falling back) found good: the code present and its `until` not reached on the trusted clock.
+        False when neither is known: an unsigned or unverified answer never grants anything."""
+        return code in self.entitlements()
+
+    def entitlements(self) -> List[str]:
+        """The entitlement codes the user holds now (sorted), by the rule of has()."""
+        self._raise_if_seat_lost()
+        by = self._entitled_by
+        if by is None:
+            return []
+        if by[0] == "online":
+            return sorted(by[1].membership.entitlements)
+        now = self._offline.server_now()
+        lease = by[1]
+        if now >= lease.expires_at:
+            return []
+        return sorted(e.code for e in lease.entitlements if e.until is None or now < e.until)
+
+    def is_trial(self) -> bool:
+        """Whether the user is a trial user: membership.is_trial online, the lease's is_trial offline; False when unknown."""
+        self._raise_if_seat_lost()
+        by = self._entitled_by
+        if by is None:
+            return False
+        if by[0] == "online":
+            return by[1].membership.is_trial
+        return by[1].is_trial and self._offline.server_now() < by[1].expires_at
+
+    # -- floating seats (issue 25) -----------------------------------------
+
+    def checkout_seat(self, auth: AuthArg = DEFAULT) -> Seat:
+        """POST /seats: checks a floating seat out for this device (the same seat again if it holds one) and starts the
+        heartbeat (POST /seats/heartbeat at a third of heartbeat_seconds, on a daemon thread; a failed beat is retried
+        before the seat expires). A lost seat (404 seat_not_found, a 409, or the expiry passed with no beat through)
+        is given to `on_seat_lost` and raised as TollgateSeatLostError by the next call. 409 seats_exhausted
+        (err.extra: in_use, max, next_free_at) and seats_not_enabled are raised as TollgateError."""
+        self._seat_lost = None
+        headers = self._seat_headers(auth)
+        seat, sent_at = self._seat_call("POST", "/seats", headers)
+        if self._heartbeat is not None:
+            self._heartbeat.stop(join=False)
+        holder: Dict[str, Heartbeat] = {}
+        hb = Heartbeat(
+            seat, sent_at, lambda: self._seat_call("POST", "/seats/heartbeat", headers), self._clock.monotonic,
+            lambda err: self._lose_seat(holder.get("hb"), err),
+        )
+        holder["hb"] = hb
+        self._heartbeat = hb
+        if self._release_at_exit and not self._exit_hooked:
+            atexit.register(self.close)
+            self._exit_hooked = True
+        return seat
+
+    @property
+    def seat(self) -> Optional[Seat]:
+        """The seat held now, as its last heartbeat confirmed it; None when none."""
+        return self._heartbeat.seat if self._heartbeat is not None else None
+
+    @property
+    def seat_state(self) -> str:
+        """"held" while the heartbeat runs, "lost" from a loss until a call has raised it, else "none"."""
+        return "lost" if self._seat_lost is not None else "held" if self._heartbeat is not None else "none"
+
+    def release_seat(self, auth: AuthArg = DEFAULT) -> SeatRelease:
+        """DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
+        (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back."""
+        hb, self._heartbeat = self._heartbeat, None
+        if hb is not None:
+            hb.stop(join=False)
+        self._seat_lost = None
+        self._unhook_exit()
+        if self._offline.stored() is not None:
+            self._offline.drop()
+        return SeatRelease.from_json(self._json(Outgoing("DELETE", "/seats", headers=self._seat_headers(auth))))
+
+    def close(self) -> None:
+        """Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats
+        stop). Called at interpreter exit while a seat is held, and by `with TollgateClient(...) as tg:`."""
+        self._unhook_exit()
+        if self._heartbeat is None:
+            return
+        try:
+            self.release_seat()
+        except Exception:  # noqa: BLE001 - best effort at shutdown
+            pass
+
+    def __enter__(self) -> "TollgateClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _unhook_exit(self) -> None:
+        if self._exit_hooked:
+            atexit.unregister(self.close)
+            self._exit_hooked = False
+
+    def _seat_headers(self, auth: AuthArg) -> Dict[str, str]:
+        headers = self._user_headers(auth)
+        headers["x-hardware-id"] = header_text(self._device_id())  # a seat is this device's: none, no seat
+        return headers
+
+    def _seat_call(self, method: str, path: str, headers: Dict[str, str]):
+        sent_at = self._clock.monotonic()
+        return Seat.from_json(self._json(Outgoing(method, path, headers=dict(headers)))), sent_at
+
+    def _lose_seat(self, hb: Optional[Heartbeat], err: TollgateSeatLostError) -> None:
+        if hb is None or self._heartbeat is not hb:
+            return
+        self._heartbeat = None
+        self._seat_lost = err
+        self._unhook_exit()
+        if self.on_seat_lost is not None:
+            self.on_seat_lost(err)
+
+    def _raise_if_seat_lost(self) -> None:
+        lost, self._seat_lost = self._seat_lost, None
+        if lost is not None:
+            raise lost
+
+    # -- device self-reset (issue 25) --------------------------------------
+
+    def reset_devices(self, auth: AuthArg = DEFAULT) -> DeviceReset:
+        """POST /devices/reset: frees the user's devices (as the operator's reset does). It ends every session of the
+        user, this client's included: a session `auth` is cleared (log in again). Refusals: 429 reset_cooldown
+        (err.retry_after seconds, err.last_reset_at), 403 reset_disabled, 403 banned."""
+        used = self.auth if isinstance(auth, _Default) else auth
+        answer = DeviceReset.from_json(self._json(Outgoing("POST", "/devices/reset", headers=self._user_headers(auth))))
+        if isinstance(used, SessionAuth) and self.auth == used:
+            self.auth = None
+        return answer
 
     # -- keys -------------------------------------------------------------
 

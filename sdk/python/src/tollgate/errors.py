@@ -3,7 +3,7 @@ answer by accident. All derive from TollgateException."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 
 class TollgateException(Exception):
@@ -34,7 +34,7 @@ class TollgateError(TollgateException):
 
     def __init__(
         self, status: int, code: str, detail: str, field_errors: Optional[List[FieldError]] = None, ban_reason: Optional[str] = None,
-        user_id: Optional[str] = None,
+        user_id: Optional[str] = None, extra: Optional[Dict[str, Any]] = None,
     ) -> None:
         super().__init__(f"{status} {code}: {detail}" + (f" ({ban_reason})" if ban_reason else ""))
         self.status = status
@@ -47,6 +47,13 @@ class TollgateError(TollgateException):
         #: The user the refusal is about, when the request's credentials identified one (membership_inactive,
         #: device_mismatch, device_limit, a user or license ban); None otherwise. A signed field.
         self.user_id = user_id
+        #: The refusal's other fields, verified like the rest (issue 25: retry_after and last_reset_at of
+        #: reset_cooldown; in_use, max and next_free_at of seats_exhausted).
+        self.extra: Dict[str, Any] = dict(extra or {})
+        #: reset_cooldown: seconds until the call may be retried; None otherwise.
+        self.retry_after: Optional[int] = self.extra.get("retry_after") if isinstance(self.extra.get("retry_after"), int) else None
+        #: reset_cooldown: when the user's last device reset was (ISO-8601); None otherwise.
+        self.last_reset_at: Optional[str] = self.extra.get("last_reset_at") if isinstance(self.extra.get("last_reset_at"), str) else None
 
 
 #: The error model's name for a verified refusal.
@@ -98,3 +105,16 @@ class TollgateNetworkError(TollgateException, ConnectionError):
     def __init__(self, message: str, reason: str = "connection") -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class TollgateSeatLostError(TollgateException):
+    """The floating seat this client held is gone (issue 25): given to the `on_seat_lost` callback when it happens, then
+    raised by the client's next call, so an app cannot miss it. `reason`: "seat_not_found" (a verified 404: the server
+    no longer has it), "conflict" (a verified 409), or "expired" (no heartbeat got through before it expired). `cause`:
+    the refusal, or the last failed heartbeat (None when none failed). Check a seat out again to go on."""
+
+    def __init__(self, reason: str, seat_id: str, cause: Optional[BaseException] = None) -> None:
+        super().__init__(f"Tollgate seat lost: {reason}")
+        self.reason = reason
+        self.seat_id = seat_id
+        self.cause = cause

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Dict, Optional
+from typing import AbstractSet, Any, Dict, List, Optional, Tuple
 
 from ._encoding import b64url_decode, decode_json_object, ed25519_verify, has_exact_keys, is_safe_integer, json_loads, sha256_hex, utf8
 from .verify import Pinned, certificate_covers, check_certificate_chain
@@ -34,6 +34,15 @@ BEGIN = "-----BEGIN TOLLGATE LEASE-----"
 END = "-----END TOLLGATE LEASE-----"
 _LEASE_FIELDS = ("v", "kid", "cert", "payload", "sig")
 _PAYLOAD_FIELDS = ("lease_id", "seq", "app_id", "user_id", "hwid_hash", "is_lifetime", "active_until", "iat", "renew_after", "exp", "max_offline_runtime_s")
+#: Issue 24's fields: both present (a server with entitlements) or both absent (an older lease: none, not a trial).
+_PAYLOAD_FIELDS_24 = _PAYLOAD_FIELDS + ("entitlements", "is_trial")
+
+
+@dataclass(frozen=True)
+class LeaseEntitlement:
+    code: str
+    #: The latest end of the code's live grants at iat (unix ms); None when one never ends.
+    until: Optional[int]
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,15 @@ class LeasePayload:
     renew_after: int
     exp: int
     max_offline_runtime_s: int
+    #: Issue 24: one per code, sorted by code; () in an older lease.
+    entitlements: Tuple[LeaseEntitlement, ...] = ()
+    #: Issue 24: a trial user's lease (False in an older lease).
+    is_trial: bool = False
+
+
+def live_entitlements(p: LeasePayload, now: float) -> List[str]:
+    """The codes of a verified lease live at trusted time `now`: present and (until None or now < until), sorted."""
+    return sorted(e.code for e in p.entitlements if e.until is None or now < e.until)
 
 
 @dataclass
@@ -113,8 +131,30 @@ def parse_lease(file: str) -> Optional[ParsedLease]:
     return None if payload is None else ParsedLease(o["kid"], o["cert"], payload_bytes, payload, sig)
 
 
+def _entitlements(x: Any) -> Optional[Tuple[LeaseEntitlement, ...]]:
+    if not isinstance(x, list):
+        return None
+    out = []
+    for e in x:
+        if not isinstance(e, dict) or not has_exact_keys(e, ("code", "until")) or not isinstance(e["code"], str):
+            return None
+        if e["until"] is not None and not is_safe_integer(e["until"]):
+            return None
+        out.append(LeaseEntitlement(e["code"], None if e["until"] is None else int(e["until"])))
+    return tuple(out)
+
+
 def _payload(p: Any) -> Optional[LeasePayload]:
-    if not isinstance(p, dict) or not has_exact_keys(p, _PAYLOAD_FIELDS):
+    if not isinstance(p, dict):
+        return None
+    entitlements: Optional[Tuple[LeaseEntitlement, ...]] = ()
+    is_trial = False
+    if has_exact_keys(p, _PAYLOAD_FIELDS_24):
+        entitlements = _entitlements(p["entitlements"])
+        is_trial = p["is_trial"]
+        if entitlements is None or not isinstance(is_trial, bool):
+            return None
+    elif not has_exact_keys(p, _PAYLOAD_FIELDS):
         return None
     if not all(isinstance(p[k], str) for k in ("lease_id", "app_id", "user_id", "hwid_hash")):
         return None
@@ -135,6 +175,8 @@ def _payload(p: Any) -> Optional[LeasePayload]:
         hwid_hash=p["hwid_hash"],
         is_lifetime=p["is_lifetime"],
         active_until=None if p["active_until"] is None else int(p["active_until"]),
+        entitlements=entitlements,
+        is_trial=is_trial,
         **ints,
     )
 

@@ -29,6 +29,8 @@ def _info(p: LeasePayload, renew_due: bool, used: float) -> LeaseInfo:
         renew_due=renew_due,
         runtime_used_ms=used,
         runtime_budget_ms=p.max_offline_runtime_s * 1000,
+        entitlements=p.entitlements,
+        is_trial=p.is_trial,
     )
 
 
@@ -116,6 +118,10 @@ class Offline:
         file = self.store().read_lease()
         parsed = parse_lease(file) if file is not None else None
         return parsed.payload if parsed is not None else None
+
+    def drop(self) -> None:
+        """Drops the stored lease (as a verified refusal does): offline checks answer `dropped` until a new lease is stored."""
+        self.memory.update(lambda s, _t: s.__setitem__("dropped", True))
 
     def server_now(self) -> float:
         """The server-aligned time: the local clock plus the offset measured at the last verified answer."""

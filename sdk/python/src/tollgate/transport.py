@@ -400,7 +400,8 @@ class Transport:
         if isinstance(errors, list):
             field_errors = [FieldError(str(e.get("field", "")), str(e.get("message", ""))) for e in errors if isinstance(e, dict)]
         ban_reason = parsed.get("ban_reason") if isinstance(parsed.get("ban_reason"), str) else None
-        raise TollgateError(answer.status, code, detail, field_errors, ban_reason, user_id)
+        extra = {k: v for k, v in parsed.items() if k not in ("code", "detail", "errors", "ban_reason", "user_id")}
+        raise TollgateError(answer.status, code, detail, field_errors, ban_reason, user_id, extra)
 
 
 def _error_body(body: bytes) -> Dict[str, Any]:

@@ -16,6 +16,9 @@ ERROR_CODES: Tuple[str, ...] = (
     "leases_disabled", "not_authenticated", "totp_required", "invalid_totp", "csrf_failed", "forbidden",
     "dashboard_not_built", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large",
     "internal_error",
+    # issues 24 and 25 (the wire contract of trials, seats and device self-reset)
+    "trials_disabled", "trial_used", "hardware_id_required", "seats_exhausted", "seats_not_enabled", "seat_not_found",
+    "reset_cooldown", "reset_disabled",
 )
 
 ErrorCode = Literal[
@@ -26,6 +29,8 @@ ErrorCode = Literal[
     "leases_disabled", "not_authenticated", "totp_required", "invalid_totp", "csrf_failed", "forbidden",
     "dashboard_not_built", "invalid_client_address", "bad_request", "request_timeout", "headers_too_large",
     "internal_error",
+    "trials_disabled", "trial_used", "hardware_id_required", "seats_exhausted", "seats_not_enabled", "seat_not_found",
+    "reset_cooldown", "reset_disabled",
 ]
 
 
@@ -41,10 +46,17 @@ class Membership:
     is_lifetime: bool
     #: ISO 8601, None for lifetime.
     active_until: Optional[str]
+    #: Issue 24: the entitlement codes the user holds (sorted); () from an older server.
+    entitlements: Tuple[str, ...] = ()
+    #: Issue 24: True for a trial user (absent, so False, otherwise).
+    is_trial: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Membership":
-        return cls(**_pick(cls, d))
+        picked = _pick(cls, d)
+        picked["entitlements"] = tuple(str(e) for e in (d.get("entitlements") or []))
+        picked["is_trial"] = d.get("is_trial") is True
+        return cls(**picked)
 
 
 @dataclass(frozen=True)
@@ -209,6 +221,10 @@ class LeaseInfo:
     #: Offline runtime used and allowed, in ms.
     runtime_used_ms: float
     runtime_budget_ms: int
+    #: Issue 24: the lease's entitlements (LeaseEntitlement: code, until in unix ms or None); () in an older lease.
+    entitlements: Tuple[Any, ...] = ()
+    #: Issue 24: a trial user's lease.
+    is_trial: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,3 +245,58 @@ class Access:
     context: Optional[AppContext] = None
     lease: Optional[LeaseInfo] = None
     cause: Optional[BaseException] = None
+
+
+@dataclass(frozen=True)
+class Trial:
+    """POST /trial's answer: the session (kept in the client's `auth`, as login() does) and the trial user."""
+
+    session_token: str
+    user: User
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Trial":
+        return cls(session_token=d["session_token"], user=User.from_json(d["user"]))
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A floating seat as POST /seats or its heartbeat last answered it (times ISO-8601, server time)."""
+
+    id: str
+    checked_out_at: str
+    expires_at: str
+    heartbeat_seconds: float
+    #: The user's pool when last answered.
+    max: int
+    in_use: int
+    server_time: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Seat":
+        seat, seats = d["seat"], d["seats"]
+        return cls(seat["id"], seat["checked_out_at"], seat["expires_at"], seat["heartbeat_seconds"], seats["max"], seats["in_use"], d["server_time"])
+
+
+@dataclass(frozen=True)
+class SeatRelease:
+    #: False when this device held no seat.
+    released: bool
+    server_time: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SeatRelease":
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class DeviceReset:
+    reset_at: str
+    #: When the user may reset again; None when nothing limits it.
+    next_reset_at: Optional[str]
+    devices_removed: int
+    server_time: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "DeviceReset":
+        return cls(**_pick(cls, d))
