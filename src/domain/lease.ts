@@ -72,6 +72,7 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
   const { app, now: iat } = ctx;
   const activeUntil = user.isLifetime ? null : user.activeUntil;
   const entitlements = leaseEntitlements(user.grants, iat);
+  const trial = isTrialUser(user, iat);
   return {
     lease_id: leaseId,
     seq,
@@ -84,8 +85,9 @@ export function leasePayload(ctx: RequestContext, user: UserRecord, leaseId: str
     renew_after: iat + app.leaseRenewSeconds * 1000,
     exp: leaseExp(ctx, user, keyNotAfter),
     max_offline_runtime_s: app.offlineGraceSeconds,
-    ...(entitlements.length > 0 && { entitlements }),
-    ...(isTrialUser(user, iat) && { is_trial: true as const }),
+    // Both or neither (docs/signing.md): neither for a user without entitlements or a trial, whose payload is then
+    // exactly the one SDKs of before issue 24 verify; both otherwise, as the SDKs of issue 24 require.
+    ...((entitlements.length > 0 || trial) && { entitlements, is_trial: trial }),
   };
 }
 

@@ -152,11 +152,11 @@ export interface LeasePayload {
   max_offline_runtime_s: number;
   /**
    * Issue 24: the live entitlements at iat, by code, `until` the latest end of that code's grants (null: never).
-   * Present only when there is one, and `is_trial` only when true: an SDK of before issue 24 refuses a payload
-   * with fields it does not know, so a user without entitlements or trial keeps the payload those SDKs verify.
+   * Both fields, or neither for a user without entitlements or a trial: an SDK of before issue 24 refuses a
+   * payload with fields it does not know, so such a user keeps the payload those SDKs verify.
    */
   entitlements?: { code: string; until: number | null }[];
-  is_trial?: true;
+  is_trial?: boolean;
 }
 
 export const leaseInput = (payloadBytes: Uint8Array): Buffer => Buffer.concat([Buffer.from('tollgate/lease/v1\n', 'utf8'), payloadBytes]);
