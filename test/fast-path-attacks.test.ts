@@ -473,7 +473,7 @@ describe('E. the app changes while cached', () => {
     const r = await same(p, bytes);
     expect(codeOf(r.fast)).toBe('nonce_required');
     expect(r.outcomes).toEqual(['passed', 'passed']);
-    // With a nonce: signed on both (passed on by the fast path).
+    // With a nonce: signed on both (answered by the fast path since issue 26).
     const signed = await transcript(p.fast, request([...appHeaders(app), ['Tollgate-Nonce', 'nonce-0123456789abcdef']]));
     expect(statusLines(signed.text)).toEqual(['HTTP/1.1 200 OK']);
     expect(signed.text.toLowerCase()).toContain('tollgate-signature: v1; kid=');
@@ -750,5 +750,64 @@ describe('K. a client that closes mid-answer', () => {
     } finally {
       await p.close();
     }
+  });
+});
+
+describe('L. signed requests (Tollgate-Nonce): the fast path signs only what the route signs, byte for byte', () => {
+  let p: Pair;
+  let app: TestApp;
+  let token: string;
+  beforeAll(async () => {
+    p = await pair();
+    app = await p.h.createApp({ name: 'signed attacks', anonymous_access_allowed: true });
+    await setUpKeys(p.h, app);
+    await p.h.activeUser(app, 'sia');
+    token = await p.h.login(app, 'sia');
+  });
+  afterAll(async () => p?.close());
+
+  it('odd nonces, credentials that fail, a wrong secret, repeated and padded credential headers, non-ASCII bytes: the same transcript as Fastify (signatures included)', async () => {
+    const nonce = 'nonce-0123456789abcdef';
+    const cases: [string, HeaderValue][][] = [
+      // Nonces the pattern refuses (422 on both, never answered by the fast path) and ones it takes.
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', 'n'.repeat(15)]],
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', 'n'.repeat(65)]],
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', 'nonce+0123456789abcdef']],
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', Buffer.from('nonce-0123456789abcdé', 'utf8')]],
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', nonce], ['tollgate-nonce', nonce]],
+      [...appHeaders(app), bearer(token), ['Tollgate-Nonce', `  ${nonce}\t`]],
+      [...appHeaders(app), bearer(token), ['TOLLGATE-NONCE', 'n'.repeat(64)]],
+      // Credentials that fail, a wrong secret, an unknown key: refusals (signed by the route when the app is known).
+      [...appHeaders(app), bearer('tg_session_forged'), ['Tollgate-Nonce', nonce]],
+      [['X-Api-Key', app.apiKey], ['X-Api-Secret', 'wrong'], bearer(token), ['Tollgate-Nonce', nonce]],
+      [['X-Api-Key', 'unknown'], ['X-Api-Secret', app.apiSecret], ['Tollgate-Nonce', nonce]],
+      // Repeated and padded credential headers: the first, trimmed, is what is signed over on both.
+      [...appHeaders(app), bearer(token), ['Authorization', 'Bearer other'], ['Tollgate-Nonce', nonce]],
+      [...appHeaders(app), ['Authorization', `\t Bearer ${token}  `], ['Tollgate-Nonce', nonce]],
+      [...appHeaders(app), bearer(token), ['X-Hardware-Id', 'hw-1'], ['X-Hardware-Id', 'hw-2'], ['Tollgate-Nonce', nonce]],
+      // Latin-1 / invalid UTF-8 in credential headers beside a nonce (422 naming the header, unsigned or signed as the route does).
+      [...appHeaders(app), ['X-Api-Username', Buffer.from([0xc3, 0x28])], ['X-Api-Password', Buffer.from([0xff])], ['Tollgate-Nonce', nonce]],
+      [...appHeaders(app), bearer(token), ['X-Hardware-Id', Buffer.from('hw-é', 'latin1')], ['Tollgate-Nonce', nonce]],
+      // Anonymous, and a license code that does not exist.
+      [...appHeaders(app), ['Tollgate-Nonce', nonce]],
+      [...appHeaders(app), ['X-Api-License-Code', 'NOPE-NOPE'], ['Tollgate-Nonce', nonce]],
+    ];
+    for (const headers of cases) {
+      const r = await same(p, request(headers));
+      const label = JSON.stringify(headers.map(([n, v]) => [n, String(v).slice(0, 30)]));
+      expect(statusLines(r.fast).length, label).toBe(1);
+      // What the fast path answered itself is a 200 the route also signs: never a refusal of its own.
+      if (r.outcomes.includes('answered')) expect(statusLines(r.fast)[0], label).toBe('HTTP/1.1 200 OK');
+    }
+  });
+
+  it('a nonce on a pipelined keep-alive connection mixed with unsigned requests: every answer signed or not as on Fastify, in order', async () => {
+    const signed = request([...appHeaders(app), bearer(token), ['Tollgate-Nonce', 'nonce-pipelined-000001']]);
+    const plain = request([...appHeaders(app), bearer(token)]);
+    const refused = request([...appHeaders(app), bearer('tg_session_forged'), ['Tollgate-Nonce', 'nonce-pipelined-000002']]);
+    const r = await same(p, Buffer.concat([signed, plain, refused, signed, plain]));
+    expect(statusLines(r.fast)).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK', 'HTTP/1.1 401 Unauthorized', 'HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+    expect(r.fast.match(/tollgate-signature: v1; kid=/gi)?.length).toBe(3);
+    expect(r.outcomes.filter((o) => o === 'answered').length).toBeGreaterThanOrEqual(6);
   });
 });

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessLine } from './fast-path.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import { stepHook, type FinishedObserver, type FinishedRequest } from './request-steps.js';
 
 /**
  * The access log: one info line per answered request, what an operator needs
@@ -16,39 +16,40 @@ import type { AccessLine } from './fast-path.js';
  *   never by its API key;
  * - for an error answer, its stable `code` (the `{detail, code}` body).
  *
- * Cost on the hot path, measured (docs/performance.md): two callback hooks,
+ * Cost on the hot path, measured (docs/performance.md): two callback hooks (`errorCode` here,
+ * `finished` in server.ts),
  * no child logger and no promise per request; the error code is read only
  * from error answers. Lines from Node's own connection errors (408, 431),
  * answered before Fastify sees a request, are not here (connections.ts).
  */
-export function registerAccessLog(app: FastifyInstance, on: boolean): AccessLine | null {
+export function registerAccessLog(app: FastifyInstance, on: boolean): FinishedObserver | null {
   if (!on || !(app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info')) return null;
-  /** One line; the fast path (fast-path.ts) writes its answers' lines through it too. */
-  const line: AccessLine = (fields) => app.log.info(fields, 'request');
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', stepHook<onSendHookHandler>('errorCode', (_request, reply, payload, done) => {
     if (reply.statusCode >= 400 && typeof payload === 'string') {
       const code = CODE.exec(payload);
       if (code) errorCodes.set(reply, code[1]!);
     }
     done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode;
-    const route = request.routeOptions.url;
-    line({
-      reqId: request.id,
-      method: request.method,
-      route: route ?? 'unmatched',
-      path: route === undefined ? pathOf(request.url) : undefined,
-      status,
-      ms: Math.round(reply.elapsedTime * 10) / 10,
-      ip: request.ctx?.ip ?? app.clientAddress(request),
-      appId: appIdOf(request),
-      code: status >= 400 ? errorCodes.get(reply) : undefined,
-    });
-    done();
-  });
-  return line;
+  }));
+  /** One line, of either path's answers (step `finished`, request-steps.ts). */
+  return (fields) => app.log.info(fields, 'request');
+}
+
+/** What a Fastify answer tells the observers of step `finished` (the fast path builds the same fields itself). */
+export function finishedRequest(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): FinishedRequest {
+  const status = reply.statusCode;
+  const route = request.routeOptions.url;
+  return {
+    reqId: request.id,
+    method: request.method,
+    route: route ?? 'unmatched',
+    path: route === undefined ? pathOf(request.url) : undefined,
+    status,
+    ms: Math.round(reply.elapsedTime * 10) / 10,
+    ip: request.ctx?.ip ?? app.clientAddress(request),
+    appId: appIdOf(request),
+    code: status >= 400 ? errorCodes.get(reply) : undefined,
+  };
 }
 
 /** Longer paths are cut (with a trailing …): a line stays a line, whatever a scanner sends. */

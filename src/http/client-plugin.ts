@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import { authenticateApp, authenticateAppCached, type RequestContext } from '../domain/access.js';
 import type { Identity, LimitedAction } from '../domain/limits.js';
 import type { RouteErrorConfig } from './errors.js';
@@ -11,6 +11,7 @@ import type { UserCredentials } from '../domain/user-auth.js';
 import { handedOver } from './hand-over.js';
 import { noteRequestBody, readNonce } from './signing.js';
 import { checkJsonText, utf8Header } from './text-input.js';
+import { stepHook } from './request-steps.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,13 +29,14 @@ export const CLIENT_BODY_LIMIT = 64 * 1024;
 export function requireApp(app: FastifyInstance, s: Services): void {
   app.decorateRequest('ctx', null as unknown as RequestContext);
   // Callback style with a synchronous fast path: the app is nearly always cached, and an async hook costs a promise per request.
-  app.addHook('onRequest', (request, _reply, done) => {
+  // Step `application` (request-steps.ts), which the fast path takes too.
+  app.addHook('onRequest', stepHook<onRequestHookHandler>('application', (request, _reply, done) => {
     if (request.method === 'OPTIONS') return done(); // a CORS preflight carries no credentials; the CORS plugin answers it
-    // The fast path (fast-path.ts) already did step 1 and handed over what came after it.
+    // The fast path (fast-path.ts) already did step 1 and handed over what came after it; the nonce it let through is read here.
     const handed = handedOver(request.raw);
     if (handed) {
       request.ctx = handed.ctx;
-      return done();
+      return done(readNonce(request, handed.ctx.app) ?? undefined);
     }
     // Before anything is looked up or counted: a request whose address cannot be known is not served under a made-up one.
     const ip = request.server.clientAddress(request);
@@ -57,7 +59,7 @@ export function requireApp(app: FastifyInstance, s: Services): void {
       request.ctx = { app: found, ip, now, reqId: request.id };
       done(readNonce(request, found) ?? undefined);
     }, done);
-  });
+   }));
   // Step 2, before the shape is validated: a key already at its limit is refused here (a read, and for sign-ups
   // a count). The failure itself is counted by the place each credential check takes (Limiter.attempt).
   // Attached per route (only the counted ones, each knowing its action): no lookup of the route's config per request.
@@ -65,11 +67,11 @@ export function requireApp(app: FastifyInstance, s: Services): void {
     const action = (route.config as RouteErrorConfig | undefined)?.limited;
     if (!action || !s.limits.enabled) return;
     const existing = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
-    const limit: preValidationHookHandler = (request, _reply, done) => {
+    const limit = stepHook<preValidationHookHandler>('limit', (request, _reply, done) => {
       const who = identityOf(action, request);
       if (!who) return done(); // a Bearer token: not a guessable credential, not counted
       s.limits.check(request.ctx, action, who).then(() => done(), done);
-    };
+    });
     route.preValidation = [limit, ...existing];
   });
   // Clients send JSON whatever Content-Type they declare (or none): parse it as JSON, or fail with a 422.

@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DomainError } from '../domain/errors.js';
 import type { Services } from '../domain/services.js';
 import { header } from './client-plugin.js';
-import type { Observe } from './fast-path.js';
+import type { FinishedObserver } from './request-steps.js';
 import { digest, digestMatches } from '../domain/tokens.js';
 
 /**
@@ -11,7 +11,7 @@ import { digest, digestMatches } from '../domain/tokens.js';
  * (the route does not exist otherwise): request counts and latency per route
  * and status, database pool usage, and the process metrics of prom-client.
  */
-export function registerMetrics(app: FastifyInstance, s: Services, token: string): Observe {
+export function registerMetrics(app: FastifyInstance, s: Services, token: string): FinishedObserver {
   const db = s.store.db;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
@@ -49,16 +49,12 @@ export function registerMetrics(app: FastifyInstance, s: Services, token: string
     this.set(oldestCreatedAt === null ? 0 : Math.max(0, (s.clock() - oldestCreatedAt) / 1000));
   } });
 
-  /** One answered request; the fast path (fast-path.ts) counts its answers through it too. */
-  const observe: Observe = (method, route, status, seconds) => {
+  /** One answered request, of either path (step `finished`, request-steps.ts): the route pattern, never the raw URL (ids in paths would make unbounded label sets). */
+  const observe: FinishedObserver = ({ method, route, status }, seconds) => {
     const labels = { method, route, status: String(status) };
     requests.inc(labels);
     latency.observe(labels, seconds);
   };
-  app.addHook('onResponse', async (request, reply) => {
-    // The route pattern, never the raw URL: ids in paths would make unbounded label sets.
-    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-  });
 
   const expected = digest(token);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

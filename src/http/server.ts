@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type onRequestHookHandler, type onResponseHookHandler } from 'fastify';
 import { Downloads, type DownloadPace } from './downloads.js';
 import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
@@ -9,8 +9,9 @@ import type { LoggerOptions } from 'pino';
 import type { Services } from '../domain/services.js';
 import { clientAddress, forwardedAddress, proxyTrust } from '../net/proxy.js';
 import { clientErrorHandler, guardConnections, timeoutOptions, trackResponse, type Timeouts } from './connections.js';
-import { registerAccessLog } from './access-log.js';
-import { fastAppContext, firstFast, requestIds, type AccessLine, type Observe } from './fast-path.js';
+import { finishedRequest, registerAccessLog } from './access-log.js';
+import { fastAppContext, firstFast, requestIds } from './fast-path.js';
+import { Finished, SECURITY_HEADER_OBJECT, gateRefusal, stepHook } from './request-steps.js';
 import { clientCors } from './cors.js';
 import { RETRY_AFTER_UNAVAILABLE_S, errorBody, handleError } from './errors.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -86,13 +87,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const trusted = opts.trustProxy ? proxyTrust(opts.trustProxy) : null;
   let closing = false;
   const timeouts = timeoutOptions(opts.timeouts);
-  let accessLine: AccessLine | null = null;
-  let observe: Observe | null = null;
+  // Step `finished` (request-steps.ts): the access log and the metrics, told of every answer of either path.
+  const finished = new Finished();
   const ids = requestIds();
   // None with CORS on: the plugin's headers go on every client answer (fast-path.ts).
   const fast = opts.fastPath === false || opts.corsOrigins ? null : fastAppContext({
-    services: opts.services, requestIds: ids, trusted, closing: () => closing,
-    accessLog: () => accessLine, metrics: () => observe,
+    services: opts.services, requestIds: ids, trusted, closing: () => closing, finished,
   });
   const app: FastifyInstance = Fastify({
     // Fastify's own server, with GET /app_context's common case answered first (fast-path.ts).
@@ -139,21 +139,30 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     void reply.code(404).send(errorBody('not_found'));
   });
   // Callback-style hooks: on the hot paths an async hook costs a promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
+  // Step `gate` (request-steps.ts), which the fast path takes too.
+  app.addHook('onRequest', stepHook<onRequestHookHandler>('gate', (request, reply, done) => {
     trackResponse(request, reply);
-    reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer');
-    if (closing) {
+    reply.headers(SECURITY_HEADER_OBJECT);
+    const refused = gateRefusal(request.raw, closing);
+    if (refused === 'closing') {
       // Shutting down: requests still arriving on open connections are sent elsewhere, and the connection ends.
       void reply.code(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S)).header('connection', 'close').send(errorBody('service_unavailable'));
       return;
     }
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+    if (refused === 'no_host') {
       void reply.code(400).header('connection', 'close').send(errorBody('bad_request', 'An HTTP/1.1 request must carry a Host header'));
       return;
     }
     done();
-  });
-  accessLine = registerAccessLog(app, opts.accessLog ?? false);
+  }));
+  finished.add(registerAccessLog(app, opts.accessLog ?? false));
+  // Step `finished`: one hook for every observer (the metrics' is added below), none when there is none.
+  if (finished.any() || opts.metricsToken) {
+    app.addHook('onResponse', stepHook<onResponseHookHandler>('finished', (request, reply, done) => {
+      finished.tell(finishedRequest(app, request, reply), reply.elapsedTime / 1000);
+      done();
+    }));
+  }
 
   await app.register(swagger, swaggerOptions(CLIENT_API_VERSION));
   // Named schemas before any route refers to them: responses serialize through them, the document names them.
@@ -164,7 +173,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const downloads = new Downloads(opts.downloadPace);
   app.decorate('downloads', downloads);
   metaRoutes(app, opts.services);
-  if (opts.metricsToken) observe = registerMetrics(app, opts.services, opts.metricsToken);
+  if (opts.metricsToken) finished.add(registerMetrics(app, opts.services, opts.metricsToken));
   await app.register(async (scope) => {
     // CORS is off unless origins are configured, and only ever on the client API: admin tokens do not belong in browsers.
     if (opts.corsOrigins) await clientCors(scope, opts.corsOrigins);

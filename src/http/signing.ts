@@ -11,13 +11,14 @@
  * are final. A request without a nonce costs one header lookup and one
  * `=== null` in onSend.
  */
-import { sign } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { DomainError } from '../domain/errors.js';
-import { credentialHeadersSha256, downloadLine, NONCE, responseInput, sha256Hex, signatureHeader } from '../domain/signing/format.js';
+import { downloadLine, NONCE, sha256Hex } from '../domain/signing/format.js';
 import { currentSigningKey, peekSigningKey, sealedCauseOf, type SigningKey } from '../domain/signing/keys.js';
 import type { Services } from '../domain/services.js';
 import type { AppRecord } from '../domain/records.js';
+import { credentialsSha256, signatureOf } from './signed-answer.js';
+import { stepHook } from './request-steps.js';
 
 /** What the answer to a request with a nonce is signed over, besides what the request itself holds. */
 export interface SigningState {
@@ -139,17 +140,17 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
       return false;
     }
     const signing = request.signing!;
-    const input = responseInput({
-      kid: key.kid, t: now, nonce: signing.nonce, appId: request.ctx.app.id, status: reply.statusCode,
+    const signature = signatureOf(key, now, {
+      nonce: signing.nonce, appId: request.ctx.app.id, status: reply.statusCode,
       method: request.method, target: request.raw.url ?? request.url, requestBodySha256: signing.bodySha256,
-      credentialsSha256: credentialsOf(request), responseLine,
+      credentialsSha256: credentialsSha256(request.headers), responseLine,
     });
-    reply.header('tollgate-signature', signatureHeader(key.kid, now, sign(null, input, key.privateKey))).header('tollgate-key-cert', key.certificate);
+    reply.header('tollgate-signature', signature).header('tollgate-key-cert', key.certificate);
     return true;
   }
 
   // Callback style with a synchronous fast path: the unsigned path and a cached key cost no promise.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', stepHook<onSendHookHandler>('sign', (request, reply, payload, done) => {
     if (request.signing === null) return done();
     const now = s.clock();
     const appId = request.ctx.app.id;
@@ -175,20 +176,7 @@ export function signAnswers(app: FastifyInstance, s: Services): void {
       },
       (err) => failed(request, err, done),
     );
-  });
-}
-
-/**
- * The credential-header line (amendment A): the raw bytes of the headers the
- * user check read (Node hands header bytes over as latin1 strings, so latin1
- * gives them back exactly). A repeated header reads as the user check reads it.
- */
-function credentialsOf(request: FastifyRequest): string {
-  return credentialHeadersSha256((name) => {
-    const value = request.headers[name];
-    const first = Array.isArray(value) ? value[0] : value;
-    return first === undefined ? undefined : Buffer.from(first, 'latin1');
-  });
+  }));
 }
 
 /** The last signed line: the hash of the body bytes as sent, or for a download's 200/206 the file line. Null if it cannot be known. */
