@@ -32,6 +32,7 @@ from .types import (
     LicenseCodeAuth,
     Membership,
     PasswordAuth,
+    Redemption,
     Session,
     SessionAuth,
     SigningKey,

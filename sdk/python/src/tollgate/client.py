@@ -27,6 +27,7 @@ from .types import (
     LeaseInfo,
     LicenseCodeAuth,
     PasswordAuth,
+    Redemption,
     Session,
     SessionAuth,
     User,
@@ -137,6 +138,16 @@ class TollgateClient:
         """POST /activate_license: a license code on an existing user's membership."""
         body = self._with_hardware({"code": code, "username": username, "password": password}, hardware_id)
         return Activation.from_json(self._json(Outgoing("POST", "/activate_license", body)))
+
+    def redeem(self, code: str, auth: AuthArg = DEFAULT) -> Redemption:
+        """POST /redeem (issue 24): the user of `auth` (default the client's; a trial's session too, which has no password
+        for activate_license()) redeems a license code, and a trial converts. The answer's user is remembered as
+        get_app_context()'s is. Refusals (TollgateError): 401 invalid_license or license_used, 403 banned, 422. Its
+        refusals never drop the lease: a bad code says nothing about the user."""
+        res = self._transport.send(Outgoing("POST", "/redeem", {"code": code}, headers=self._user_headers(auth)))
+        answer = Redemption.from_json(json_loads(res.body.decode("utf-8")))
+        self._remember(res.credentials, answer.user.id)
+        return answer
 
     def login(self, username: Optional[str] = None, password: Optional[str] = None, *, code: Optional[str] = None, hardware_id: Optional[str] = None) -> Session:
         """POST /auth/login with a username and password, or a license code (`code=`); the session is then the client's `auth`."""
