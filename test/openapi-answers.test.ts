@@ -135,7 +135,10 @@ describe.skipIf(pgMissing)('answers match the OpenAPI document', () => {
     await h.client(app, 'GET', '/app_context', undefined, { 'x-api-username': 'alice', 'x-api-password': PASSWORD, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
     await h.client(app, 'GET', '/signing_keys', undefined, { 'tollgate-nonce': NONCE });
     await h.client(app, 'POST', '/lease', undefined, { authorization: `Bearer ${token}`, 'x-hardware-id': 'hw-1', 'tollgate-nonce': NONCE });
-    await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial', email: 'a@example.com' }, { 'tollgate-nonce': NONCE });
+    const trialToken = (await h.client(app, 'POST', '/trial', { hardware_id: 'hw-trial', email: 'a@example.com' }, { 'tollgate-nonce': NONCE })).json().session_token;
+    const [code3] = await h.licenses(app, { count: 1 });
+    await h.client(app, 'POST', '/redeem', { code: code3 }, { authorization: `Bearer ${trialToken}`, 'tollgate-nonce': NONCE });
+    await h.client(app, 'POST', '/redeem', { code: code3 }, { authorization: `Bearer ${trialToken}`, 'tollgate-nonce': NONCE });
     const up = await h.inject({ method: 'POST', url: `/admin/v1/apps/${app.id}/files?name=a.bin`, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(100, 7) });
     const fileUrl = `/files/${up.json().id}/download`;
     const full = await h.client(app, 'GET', fileUrl, undefined, { 'tollgate-nonce': NONCE });

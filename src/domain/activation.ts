@@ -1,4 +1,6 @@
+import type { LicenseRecord, UserRecord } from '../store/records.js';
 import { checkDevice, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
+import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { findRedeemableLicense, redeem } from './licenses.js';
 import { userByPassword } from './login.js';
@@ -10,6 +12,8 @@ import { write } from './unit-of-work.js';
 import { summary } from './admin/users.js';
 import { licenseData } from './outbox/data.js';
 import { Checker, LICENSE_CODE, USERNAME } from './validation.js';
+import { ANONYMOUS_DETAIL, authenticateUser, type UserCredentials } from './user-auth.js';
+import { viewUser, type UserView } from './users.js';
 
 export interface ActivationInput {
   code: string;
@@ -46,6 +50,15 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   checkUserBans(s, ctx, bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
+  return redeemFor(s, ctx, user, license);
+}
+
+/**
+ * The redemption of /activate_license and /redeem alike, once the user and the code passed their checks:
+ * the claim and its effects in one transaction (licenses.ts: trial conversion, membership, entitlements),
+ * its events, and the activation record of SPEC 2.4.
+ */
+async function redeemFor(s: Services, ctx: RequestContext, user: UserRecord, license: LicenseRecord): Promise<ActivationView> {
   const activation = await write(s, async ({ tx, changed, emit }) => {
     const redeemed = await redeem(tx, ctx, user.id, license);
     changed({ user: user.id }); // the membership changed
@@ -67,4 +80,39 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
     license_id: activation.licenseId,
     type: 'license',
   };
+}
+
+export interface RedeemInput {
+  code: string;
+}
+
+/** POST /redeem's answer: the activation as /activate_license answers it, and the user after it. */
+export interface RedeemAnswer {
+  activation: ActivationView;
+  user: UserView;
+}
+
+/**
+ * POST /redeem (issue 24): the signed-in user redeems a code, a trial user (who has no password) included.
+ * The code's shape first (no credential tried for a request that cannot succeed); then the access check of
+ * GET /app_context without its membership step (redeeming is how an ended membership starts again, as on
+ * /activate_license); then the code, counted as /activate_license counts it, and the license ban of the code
+ * presented; then the redemption /activate_license makes.
+ */
+export async function redeemLicense(s: Services, ctx: RequestContext, creds: UserCredentials, input: RedeemInput | undefined): Promise<RedeemAnswer> {
+  const check = new Checker();
+  check.text('body.code', input?.code, LICENSE_CODE);
+  check.throwIfAny();
+  const code = input!.code;
+
+  const user = await run(authenticateUser(s, ctx, creds, true, false));
+  if (!user) throw new DomainError('anonymous_not_allowed', ANONYMOUS_DETAIL);
+  const license = await s.limits.attempt(ctx, { code }, () => findRedeemableLicense(s, ctx, code));
+  const bans = await run(checkRequestBans(s, ctx, creds.hardwareId));
+  checkUserBans(s, ctx, bans, user, license.code);
+
+  const activation = await redeemFor(s, ctx, user, license);
+  const after = await s.store.users.findById(ctx.app.id, user.id);
+  if (!after) throw new DomainError('invalid_credentials'); // deleted in the meantime
+  return { activation, user: viewUser(after, ctx.now) };
 }

@@ -85,8 +85,10 @@ export const ANONYMOUS_DETAIL = 'Only logged in users are allowed to access';
  *
  * `deviceStep` false skips step 7 (device) alone: POST /devices/reset, which exists for the user the
  * device check locks out (a replaced laptop); bans, credentials and membership are checked as ever.
+ * `membershipStep` false skips step 8 (membership) alone: POST /redeem, where redeeming a license is how an
+ * ended membership (an expired trial's) starts again, as POST /activate_license has no membership check.
  */
-export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials, deviceStep = true): Steps<UserRecord | null> {
+export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserCredentials, deviceStep = true, membershipStep = true): Steps<UserRecord | null> {
   const method = creds.bearer !== undefined ? 'token' : creds.licenseCode !== undefined ? 'code' : creds.username !== undefined || creds.password !== undefined ? 'password' : 'none';
   const device = ctx.app.deviceAuthEnabled;
 
@@ -145,6 +147,6 @@ export function* authenticateUser(s: Services, ctx: RequestContext, creds: UserC
   }
 
   // 8. Membership.
-  checkMembership(user, ctx.now);
+  if (membershipStep) checkMembership(user, ctx.now);
   return user;
 }

@@ -175,6 +175,12 @@ const trialSession = {
   properties: { session_token: { type: 'string', description: 'Send as Authorization: Bearer <session_token>' }, user: ref('User') },
 } as const;
 
+/** POST /redeem (issue 24): the activation as /activate_license answers it, and the user after it. */
+const redemption = {
+  $id: 'Redemption', type: 'object', required: ['activation', 'user'],
+  properties: { activation: ref('Activation'), user: ref('User') },
+} as const;
+
 /**
  * The two forms of login credentials: the document states them as a oneOf (so both complete forms at
  * once match twice and are refused); the domain checks them, and also refuses a code beside a lone username.
@@ -228,7 +234,7 @@ const deviceReset = {
 
 /** Every named schema of the client API, registered by registerSchemas. */
 const CLIENT_SCHEMAS = [
-  fieldError, errorBody, membership, user, applicationVariable, applicationFile, application, appContext, activation, session, trialSession,
+  fieldError, errorBody, membership, user, applicationVariable, applicationFile, application, appContext, activation, session, trialSession, redemption,
   passwordCredentials, codeCredentials, seatCheckout, seatRelease, deviceReset,
 ];
 

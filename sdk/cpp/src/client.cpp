@@ -557,6 +557,20 @@ Activation Client::activate_license(const ActivateLicenseRequest& body) {
   });
 }
 
+Redemption Client::redeem(const std::string& code) { return redeem(code, auth); }
+
+Redemption Client::redeem(const std::string& code, const std::optional<UserAuth>& user) {
+  const auto headers = impl_->user_headers(user);
+  ordered_json j{{"code", code}};
+  Redemption r = Impl::typed([&] {
+    const json answer = impl_->call({"POST", "/redeem", j.dump(), headers, false});
+    return Redemption{activation_of(answer.at("activation")), user_of(answer.at("user"))};
+  });
+  impl_->remember(headers, r.user.id);
+  impl_->entitled_by(r.user);  // a converted trial's entitlements, at once
+  return r;
+}
+
 Session Client::login(const LoginRequest& body) {
   ordered_json credentials;
   if (auto* p = std::get_if<PasswordCredentials>(&body.credentials))

@@ -37,6 +37,24 @@ int main() {
     CHECK_EQ(err->status(), 401);
   });
 
+  check::run("redeem(): the user redeems a code before any membership, then by session; a used code is 401", [&] {
+    tollgate::Client sut(options(app));
+    sut.sign_up({"redeemer", PASSWORD, std::nullopt});
+    sut.auth = tollgate::PasswordAuth{"redeemer", PASSWORD};  // no membership yet, so no login: redeeming needs none
+    const std::string code = license(app);
+    auto answer = sut.redeem(code);
+    CHECK_EQ(answer.activation.minutes.value_or(-1), 60);
+    CHECK_EQ(answer.activation.type, "license");
+    CHECK_EQ(answer.user.username, "redeemer");
+    CHECK(answer.user.membership.is_active);
+    CHECK_EQ(sut.get_app_context().user->id, answer.user.id);
+    sut.login({tollgate::PasswordCredentials{"redeemer", PASSWORD}, std::nullopt});
+    auto err = api_error_of([&] { sut.redeem(code); });
+    CHECK(err.has_value());
+    CHECK_EQ(err->status(), 401);
+    CHECK_EQ(err->code(), "license_used");
+  });
+
   check::run("redeems a license code alone and uses it as the credential", [&] {
     tollgate::Client sut(options(app));
     const std::string code = license(app);

@@ -9,7 +9,7 @@ import tollgate
 from tollgate import TollgateClient
 
 METHOD_OF = {
-    "signUp": "sign_up", "signUpWithLicenseCode": "sign_up_with_license_code", "activateLicense": "activate_license",
+    "signUp": "sign_up", "signUpWithLicenseCode": "sign_up_with_license_code", "activateLicense": "activate_license", "redeemLicense": "redeem",
     "login": "login", "logout": "logout", "getAppContext": "get_app_context", "downloadFile": "download_file",
     "createLease": "create_lease", "listSigningKeys": "get_signing_keys",
     # issues 24 and 25; heartbeatSeat is sent by the heartbeat checkout_seat() starts

@@ -71,6 +71,20 @@ class TestTypedCalls:
             sut.get_app_context(SessionAuth(session.session_token))
         assert err.value.status == 401
 
+    def test_redeem_before_membership_then_by_session(self, server, app):
+        sut = server.client(app)
+        sut.sign_up("redeemer", PASSWORD)
+        sut.auth = PasswordAuth("redeemer", PASSWORD)  # no membership yet, so no login: redeeming needs none
+        code = server.license_code(app, 45)
+        answer = sut.redeem(code)
+        assert answer.activation.minutes == 45 and answer.activation.type == "license"
+        assert answer.user.username == "redeemer" and answer.user.membership.is_active
+        assert sut.get_app_context().user == answer.user
+        sut.login("redeemer", PASSWORD)
+        with pytest.raises(TollgateError) as err:
+            sut.redeem(code)
+        assert (err.value.status, err.value.code) == (401, "license_used")
+
     def test_license_code_alone(self, server, app):
         sut = server.client(app)
         code = server.license_code(app)

@@ -48,7 +48,7 @@ export type ErrorBody = {
     /** A sentence for people; may change between releases */
     detail: string;
     /** A stable machine-readable code */
-    code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+    code: "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_signature" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
     /** Only on 422: every field at fault */
     errors?: FieldError[];
     /** Only on a signed 403 banned (the request sent Tollgate-Nonce), when the operator gave the ban a reason: that reason */
@@ -86,6 +86,10 @@ export type PasswordCredentials = {
     /** The user’s password. At most 1024 UTF-8 bytes. */
     password: string;
 };
+export type Redemption = {
+    activation: Activation;
+    user: User;
+};
 export type SeatCheckout = {
     seat: {
         /** The same while this device holds the seat; a new one after it died or was released */
@@ -122,7 +126,7 @@ export type User = {
     membership: Membership;
 };
 /** Every stable error `code` the server may send. */
-export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
+export type ErrorCode = "invalid_app_credentials" | "invalid_admin_token" | "validation_error" | "username_taken" | "invalid_license" | "license_used" | "invalid_credentials" | "session_expired" | "device_required" | "device_mismatch" | "device_limit" | "membership_inactive" | "banned" | "anonymous_not_allowed" | "registration_closed" | "file_not_found" | "rate_limited" | "payload_too_large" | "not_found" | "conflict" | "range_not_satisfiable" | "service_unavailable" | "nonce_required" | "leases_disabled" | "trials_disabled" | "trial_used" | "not_authenticated" | "totp_required" | "invalid_totp" | "csrf_failed" | "forbidden" | "dashboard_not_built" | "hardware_id_required" | "seats_exhausted" | "seats_not_enabled" | "seat_not_found" | "reset_cooldown" | "reset_disabled" | "invalid_signature" | "invalid_client_address" | "bad_request" | "request_timeout" | "headers_too_large" | "internal_error";
 /** The client operations: JSON request body and success answer. */
 export interface Operations {
     /** POST /activate_license: Activate a license code on an existing user's membership */
@@ -210,6 +214,16 @@ export interface Operations {
         path: "/auth/logout";
         body: never;
         answer: void;
+    };
+    /** POST /redeem: Redeem a license code for the current user (a trial converts) */
+    redeemLicense: {
+        method: "POST";
+        path: "/redeem";
+        body: {
+            /** A license code */
+            code: string;
+        };
+        answer: Redemption;
     };
     /** DELETE /seats: Give this device’s seat back */
     releaseSeat: {

@@ -67,6 +67,11 @@ export type Access = {
  */
 export declare function noAnswerFromTollgate(err: unknown): err is TollgateException;
 /** How a call authenticates its user: a session (after login), a license code, or a username and password. */
+/** POST /redeem's answer: the activation as activateLicense() answers it, and the user after it. */
+export interface Redemption {
+    activation: Answer<'activateLicense'>;
+    user: NonNullable<Answer<'getAppContext'>['user']>;
+}
 export type UserAuth = {
     sessionToken: string;
 } | {
@@ -105,6 +110,13 @@ export declare class TollgateClient {
      * after login(). `hardwareId` defaults to the client's. Refusals: 403 trials_disabled, trial_used, banned.
      */
     startTrial(hardwareId?: string, email?: string): Promise<Answer<'startTrial'>>;
+    /**
+     * POST /redeem (issue 24): the user of `auth` (default the client's; a trial's session too, which has no password
+     * for activateLicense()) redeems a license code, and a trial converts. The answer's user is noted as
+     * getAppContext()'s is. Refusals (TollgateError): 401 invalid_license or license_used, 403 banned, 422. Not a
+     * call whose refusal drops the lease: an invalid code says nothing about the user.
+     */
+    redeem(code: string, auth?: UserAuth | null): Promise<Redemption>;
     /** Logs in; the session is then used by the calls that need a user. */
     login(body: Body<'login'>): Promise<Answer<'login'>>;
     logout(): Promise<void>;

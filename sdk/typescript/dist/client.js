@@ -87,6 +87,19 @@ export class TollgateClient {
         this.entitledFrom(answer.user);
         return answer;
     }
+    /**
+     * POST /redeem (issue 24): the user of `auth` (default the client's; a trial's session too, which has no password
+     * for activateLicense()) redeems a license code, and a trial converts. The answer's user is noted as
+     * getAppContext()'s is. Refusals (TollgateError): 401 invalid_license or license_used, 403 banned, 422. Not a
+     * call whose refusal drops the lease: an invalid code says nothing about the user.
+     */
+    async redeem(code, auth = this.auth) {
+        const res = await this.transport.send({ method: 'POST', path: '/redeem', headers: await this.userHeaders(auth), json: { code } });
+        const answer = parse(res.body);
+        this.transport.noteUser(res.credentialsSha256, answer.user.id);
+        this.entitledFrom(answer.user); // a converted trial's entitlements, at once
+        return answer;
+    }
     /** Logs in; the session is then used by the calls that need a user. */
     async login(body) {
         const session = await this.json({ method: 'POST', path: '/auth/login', json: await this.withHardware(body) });

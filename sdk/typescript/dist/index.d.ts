@@ -1,5 +1,5 @@
 /** tollgate-client: typed, verified calls to a Tollgate server and offline leases (docs/signing.md). */
-export { TollgateClient, SDK_RELEASED_AT, noAnswerFromTollgate, type Access, type TollgateClientOptions, type UserAuth } from './client.js';
+export { TollgateClient, SDK_RELEASED_AT, noAnswerFromTollgate, type Access, type Redemption, type TollgateClientOptions, type UserAuth } from './client.js';
 export { HEARTBEAT_FRACTION, type Seat, type SeatState, type Timers } from './seats.js';
 export { TollgateException, TollgateNetworkError, TollgateUnavailableError, TollgateVerificationError, TollgateError, TollgateRefusedError, TollgateLeaseError, TollgateSeatLostError, type LeaseTimes, type SeatLostReason } from './errors.js';
 export type { LeaseInfo } from './offline.js';

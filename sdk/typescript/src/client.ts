@@ -73,6 +73,12 @@ export function noAnswerFromTollgate(err: unknown): err is TollgateException {
 }
 
 /** How a call authenticates its user: a session (after login), a license code, or a username and password. */
+/** POST /redeem's answer: the activation as activateLicense() answers it, and the user after it. */
+export interface Redemption {
+  activation: Answer<'activateLicense'>;
+  user: NonNullable<Answer<'getAppContext'>['user']>;
+}
+
 export type UserAuth = { sessionToken: string } | { licenseCode: string } | { username: string; password: string };
 
 type Body<K extends keyof Operations> = Operations[K]['body'];
@@ -153,6 +159,20 @@ export class TollgateClient {
     const answer = await this.json<Answer<'startTrial'>>({ method: 'POST', path: '/trial', json: { hardware_id, ...(email !== undefined && { email }) } });
     this.auth = { sessionToken: answer.session_token };
     this.entitledFrom(answer.user);
+    return answer;
+  }
+
+  /**
+   * POST /redeem (issue 24): the user of `auth` (default the client's; a trial's session too, which has no password
+   * for activateLicense()) redeems a license code, and a trial converts. The answer's user is noted as
+   * getAppContext()'s is. Refusals (TollgateError): 401 invalid_license or license_used, 403 banned, 422. Not a
+   * call whose refusal drops the lease: an invalid code says nothing about the user.
+   */
+  async redeem(code: string, auth: UserAuth | null = this.auth): Promise<Redemption> {
+    const res = await this.transport.send({ method: 'POST', path: '/redeem', headers: await this.userHeaders(auth), json: { code } });
+    const answer = parse<Redemption>(res.body);
+    this.transport.noteUser(res.credentialsSha256, answer.user.id);
+    this.entitledFrom(answer.user); // a converted trial's entitlements, at once
     return answer;
   }
 

@@ -26,6 +26,7 @@ const CALLS: Record<string, keyof TollgateClient> = {
   signUp: 'signUp',
   signUpWithLicenseCode: 'signUpWithLicenseCode',
   activateLicense: 'activateLicense',
+  redeemLicense: 'redeem',
   login: 'login',
   logout: 'logout',
   getAppContext: 'getAppContext',

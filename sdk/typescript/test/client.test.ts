@@ -55,6 +55,22 @@ describe('typed calls on the real server', () => {
     expect(err).toMatchObject({ status: 401 });
   });
 
+  it('redeem(): the user redeems a code (POST /redeem) before any membership, then by session; a used code is a verified 401', async () => {
+    const sut = server.client(app);
+    await sut.signUp({ username: 'redeemer', password: PASSWORD });
+    // No membership yet, so no login: the password headers (redeeming needs no live membership, as activating).
+    sut.auth = { username: 'redeemer', password: PASSWORD };
+    const { licenses } = (await server.admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 45 })).body;
+    const answer = await sut.redeem(licenses[0].code);
+    expect(answer.activation).toMatchObject({ minutes: 45, type: 'license', license_id: licenses[0].id });
+    expect(answer.user).toMatchObject({ username: 'redeemer', membership: { is_active: true } });
+    expect((await sut.getAppContext()).user?.membership).toEqual(answer.user.membership);
+    await sut.login({ credentials: { username: 'redeemer', password: PASSWORD } });
+    const err = await rejection(sut.redeem(licenses[0].code));
+    expect(err).toBeInstanceOf(TollgateError);
+    expect(err).toMatchObject({ status: 401, code: 'license_used' });
+  });
+
   it('redeems a license code alone and uses it as the credential', async () => {
     const sut = server.client(app);
     const { licenses } = (await server.admin('POST', `/apps/${app.id}/licenses`, { count: 1, minutes: 60 })).body;

@@ -454,6 +454,11 @@ struct Activation {
   std::string license_id;
   std::string type;
 };
+/** POST /redeem's answer (issue 24): the activation as activate_license() answers it, and the user after it. */
+struct Redemption {
+  Activation activation;
+  User user;
+};
 struct Session {
   std::string session_token;
 };
@@ -654,6 +659,15 @@ class Client {
   User sign_up(const SignUpRequest& body);
   User sign_up_with_license_code(const SignUpWithLicenseCodeRequest& body);
   Activation activate_license(const ActivateLicenseRequest& body);
+  /**
+   * POST /redeem (issue 24): the user of the client's auth (a trial's session too, which has no password for
+   * activate_license()) redeems a license code, and a trial converts; the answer's user is remembered as
+   * get_app_context()'s is. Refusals (ApiError): 401 invalid_license or license_used, 403 banned, 422. They never
+   * drop the lease: a bad code says nothing about the user.
+   */
+  Redemption redeem(const std::string& code);
+  /** With this auth. */
+  Redemption redeem(const std::string& code, const std::optional<UserAuth>& auth);
   /** Logs in; the session is then used by the calls that need a user. */
   Session login(const LoginRequest& body);
   /** Revokes the session (needs one) and clears auth. */

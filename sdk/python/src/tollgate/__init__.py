@@ -35,6 +35,7 @@ from .types import (
     LicenseCodeAuth,
     Membership,
     PasswordAuth,
+    Redemption,
     Seat,
     SeatRelease,
     Session,

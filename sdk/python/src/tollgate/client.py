@@ -30,6 +30,7 @@ from .types import (
     LeaseInfo,
     LicenseCodeAuth,
     PasswordAuth,
+    Redemption,
     Seat,
     SeatRelease,
     Session,
@@ -173,6 +174,17 @@ class TollgateClient:
         self.auth = SessionAuth(trial.session_token)
         self._entitled_by = ("online", trial.user)
         return trial
+
+    def redeem(self, code: str, auth: AuthArg = DEFAULT) -> Redemption:
+        """POST /redeem (issue 24): the user of `auth` (default the client's; a trial's session too, which has no password
+        for activate_license()) redeems a license code, and a trial converts. The answer's user is remembered as
+        get_app_context()'s is. Refusals (TollgateError): 401 invalid_license or license_used, 403 banned, 422. Its
+        refusals never drop the lease: a bad code says nothing about the user."""
+        res = self._transport.send(Outgoing("POST", "/redeem", {"code": code}, headers=self._user_headers(auth)))
+        answer = Redemption.from_json(json_loads(res.body.decode("utf-8")))
+        self._remember(res.credentials, answer.user.id)
+        self._entitled_by = ("online", answer.user)  # a converted trial's entitlements, at once
+        return answer
 
     def login(self, username: Optional[str] = None, password: Optional[str] = None, *, code: Optional[str] = None, hardware_id: Optional[str] = None) -> Session:
         """POST /auth/login with a username and password, or a license code (`code=`); the session is then the client's `auth`."""

@@ -149,6 +149,17 @@ class Activation:
 
 
 @dataclass(frozen=True)
+class Redemption:
+    """POST /redeem's answer (issue 24): the activation as activate_license() answers it, and the user after it."""
+    activation: Activation
+    user: User
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Redemption":
+        return cls(activation=Activation.from_json(d["activation"]), user=User.from_json(d["user"]))
+
+
+@dataclass(frozen=True)
 class Session:
     #: Send as Authorization: Bearer <session_token> (the client does it for you after login()).
     session_token: str

@@ -8,6 +8,7 @@ import { contextRoutes } from './context.js';
 import { fileRoutes } from './files.js';
 import { leaseRoutes } from './lease.js';
 import { keyListRoutes } from './keys.js';
+import { redeemRoutes } from './redeem.js';
 import { seatRoutes } from './seats.js';
 import { sessionRoutes } from './sessions.js';
 import { trialRoutes } from './trial.js';
@@ -24,4 +25,5 @@ export async function clientRoutes(app: FastifyInstance, s: Services, downloads:
   leaseRoutes(app, s);
   keyListRoutes(app, s);
   seatRoutes(app, s);
+  redeemRoutes(app, s);
 }
