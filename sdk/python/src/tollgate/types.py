@@ -19,6 +19,8 @@ ERROR_CODES: Tuple[str, ...] = (
     # issues 24 and 25 (the wire contract of trials, seats and device self-reset)
     "trials_disabled", "trial_used", "hardware_id_required", "seats_exhausted", "seats_not_enabled", "seat_not_found",
     "reset_cooldown", "reset_disabled",
+    # issue 23: a store's webhook whose signature does not verify (server-to-server, never a client's answer)
+    "invalid_signature",
 )
 
 ErrorCode = Literal[
@@ -31,6 +33,7 @@ ErrorCode = Literal[
     "internal_error",
     "trials_disabled", "trial_used", "hardware_id_required", "seats_exhausted", "seats_not_enabled", "seat_not_found",
     "reset_cooldown", "reset_disabled",
+    "invalid_signature",
 ]
 
 
