@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './lib/proc.mjs';
-import { createCodes, PASSWORD, tollgateClient } from './lib/tollgate.mjs';
+import { createCodes, PASSWORD, setUpSigningKey, tollgateClient } from './lib/tollgate.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
@@ -239,6 +239,8 @@ async function layout(dir, { count, proxied, duration, tries }) {
     const app = await client.admin('POST', '/apps', { body: { name: 'Cluster Bench' } });
     const appHeaders = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
     await client.admin('PATCH', `/apps/${app.id}`, { body: { max_sessions_per_user: 0 } }).catch(() => undefined);
+    // A root key and a certified signing key, so the signed row measures real Ed25519 signatures.
+    await setUpSigningKey(join(ROOT, 'dist'), client, app.id);
     // Users for login and activation, signed up through the front like real clients.
     const users = [];
     for (let i = 0; i < 8; i++) {
@@ -255,6 +257,9 @@ async function layout(dir, { count, proxied, duration, tries }) {
     const codes = await createCodes(client, app.id, Math.max(2000, duration * 600));
     const rows = {};
     rows['app_context'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer });
+    const probe = await fetch(`${front}/app_context`, { headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
+    await probe.arrayBuffer();
+    if (!probe.headers.get('tollgate-signature')) throw new Error('the signed row would measure unsigned answers: no Tollgate-Signature');
     rows['app_context signed'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
     const loginScript = luaPost(dir, `login-${count}`, '/auth/login', appHeaders, users.map((u) => JSON.stringify({ credentials: { username: u, password: PASSWORD } })));
     rows['login'] = wrk(`${front}/auth/login`, { duration, connections: 8, script: loginScript });
