@@ -214,6 +214,19 @@ describe('webhooks', () => {
     expect(body.embeds[0].fields).toContainEqual({ name: 'username', value: 'alice', inline: true });
   });
 
+  it('a discord endpoint gets license.created without the codes (credentials), a standard one with them', async () => {
+    await endpoint({ kind: 'discord', event_types: ['license.created'] });
+    const made = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 2, minutes: 60 });
+    expect(made.statusCode, made.body).toBe(201);
+    const codes: string[] = made.json().licenses.map((l: { code: string }) => l.code);
+    const [got] = await receiver.count(1);
+    const body = JSON.parse(got!.body);
+    expect(body.embeds[0]).toMatchObject({ title: 'license.created' });
+    for (const code of codes) expect(got!.body).not.toContain(code);
+    const events = await h.admin('GET', `/events?app_id=${app.id}&type=license.created`);
+    for (const code of codes) expect(events.body).toContain(code); // the event itself keeps them
+  });
+
   it('test event, replay of one delivery and of every failure since a time', async () => {
     receiver.respond = (n) => (n <= 2 ? { status: 500 } : { status: 200 });
     const ep = await endpoint();

@@ -1,5 +1,6 @@
 import { sign } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { keptWith } from '../domain/cache.js';
 import { b64url, sha256Hex } from '../domain/signing/format.js';
 import type { SigningKey } from '../domain/signing/keys.js';
 
@@ -39,16 +40,7 @@ interface KeyPrefixes {
 }
 
 /** Made once per key object (a key ring reload makes new ones; the old ones go with it). */
-const prefixes = new WeakMap<SigningKey, KeyPrefixes>();
-
-function prefixesOf(key: SigningKey): KeyPrefixes {
-  let p = prefixes.get(key);
-  if (p === undefined) {
-    p = { input: `tollgate/response/v1\n${key.kid}\n`, header: `v1; kid=${key.kid}; t=` };
-    prefixes.set(key, p);
-  }
-  return p;
-}
+const prefixesOf = keptWith((key: SigningKey): KeyPrefixes => ({ input: `tollgate/response/v1\n${key.kid}\n`, header: `v1; kid=${key.kid}; t=` }));
 
 /** The Tollgate-Signature value of an answer: one Ed25519 signature over responseInput's bytes. */
 export function signatureOf(key: SigningKey, t: number, a: AnswerToSign): string {

@@ -17,7 +17,7 @@ import { downloadLine, NONCE, sha256Hex } from '../domain/signing/format.js';
 import { currentSigningKey, peekSigningKey, sealedCauseOf, type SigningKey } from '../domain/signing/keys.js';
 import type { Services } from '../domain/services.js';
 import type { AppRecord } from '../domain/records.js';
-import { credentialsSha256, signatureOf } from './signed-answer.js';
+import { credentialsSha256, NO_BODY_SHA256, signatureOf } from './signed-answer.js';
 import { stepHook } from './request-steps.js';
 
 /** What the answer to a request with a nonce is signed over, besides what the request itself holds. */
@@ -42,7 +42,6 @@ declare module 'fastify' {
   }
 }
 
-export const EMPTY_SHA256 = sha256Hex(new Uint8Array(0));
 const NONCE_HEADER = 'tollgate-nonce';
 /** One warning per app per minute when it cannot sign: a misconfigured app must not flood the log at request rate. */
 const WARN_EVERY_MS = 60_000;
@@ -66,7 +65,7 @@ export function readNonce(request: FastifyRequest, app: AppRecord): DomainError 
     const message = 'must be 16 to 64 characters of A-Z, a-z, 0-9, _ and -';
     return new DomainError('validation_error', `Invalid request: header.tollgate-nonce ${message}`, [{ field: 'header.tollgate-nonce', message }]);
   }
-  request.signing = { nonce, bodySha256: EMPTY_SHA256, fileSha256: null };
+  request.signing = { nonce, bodySha256: NO_BODY_SHA256, fileSha256: null };
   return null;
 }
 
@@ -188,7 +187,7 @@ function lastLine(request: FastifyRequest, reply: FastifyReply, payload: unknown
     return downloadLine(signing.fileSha256, range === undefined ? undefined : String(range));
   }
   // A HEAD answer carries no body (Fastify's HEAD route drops the GET handler's payload after this hook).
-  if (request.method === 'HEAD' || payload === undefined || payload === null) return EMPTY_SHA256;
+  if (request.method === 'HEAD' || payload === undefined || payload === null) return NO_BODY_SHA256;
   if (typeof payload === 'string' || payload instanceof Uint8Array) return sha256Hex(payload);
   return null;
 }

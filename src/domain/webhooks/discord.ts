@@ -18,6 +18,22 @@ function fields(data: Record<string, unknown>): { name: string; value: string; i
     });
 }
 
+/**
+ * A license code redeems: it is a credential, and a Discord channel is read by more people than a
+ * mailer. `license.*` events reach Discord without their codes (a standard endpoint gets them all).
+ */
+function withoutCodes(data: Record<string, unknown>): Record<string, unknown> {
+  const { code: _code, codes: _codes, ...rest } = data;
+  if (Array.isArray(rest.licenses)) {
+    rest.licenses = rest.licenses.map((l: unknown) => {
+      if (l === null || typeof l !== 'object') return l;
+      const { code: _c, ...other } = l as Record<string, unknown>;
+      return other;
+    });
+  }
+  return rest;
+}
+
 /** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON). */
 export function discordBody(event: EventRecord): string {
   const summary = isEventType(event.type) ? EVENT_CATALOGUE[event.type].split('. data:')[0] : event.type;
@@ -28,7 +44,7 @@ export function discordBody(event: EventRecord): string {
       description: summary,
       color: colour(event.type),
       timestamp: new Date(event.occurredAt).toISOString(),
-      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...event.data }),
+      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...withoutCodes(event.data) }),
       footer: { text: event.id },
     }],
   });

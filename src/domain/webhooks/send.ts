@@ -44,6 +44,8 @@ export function post(target: Target, headers: Record<string, string>, body: stri
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal is the worker's, alive until the node stops: a listener left on it would keep this attempt.
+      signal?.removeEventListener('abort', stop);
       resolve({ ...a, durationMs: Math.max(0, now() - started) });
     };
     const request = (secure ? https : http).request(target.url, {
