@@ -57,6 +57,21 @@ describe('POST /trial', () => {
     expect((await h.admin('GET', `/apps/${app.id}`)).json()).toMatchObject({ trial_minutes: 0, trial_entitlements: ['basic', 'pro'], trial_blocked_domains: ['mailinator.com'] });
   });
 
+  it('closed registration refuses a new trial (403 registration_closed, no user made) and still resumes a running one', async () => {
+    const running = await trial({ hardware_id: 'hw-running' });
+    expect(running.statusCode, running.body).toBe(200);
+    const users = async () => (await h.admin('GET', `/apps/${app.id}/users?with_total=true`)).json().total;
+    const before = await users();
+    expect(before).toBeGreaterThan(0); // a count, not two undefineds
+    await h.admin('PATCH', `/apps/${app.id}`, { registration_open: false });
+    await noticesHeard(h);
+    expectError(await trial({ hardware_id: 'hw-new' }), 403, 'registration_closed');
+    expect(await users()).toBe(before);
+    const resumed = await trial({ hardware_id: 'hw-running' });
+    expect(resumed.statusCode, resumed.body).toBe(200);
+    expect(resumed.json().user.id).toBe(running.json().user.id);
+  });
+
   it('one trial per normalised email: lower-case, +tag removed, Gmail’s dots removed (googlemail.com is gmail.com)', async () => {
     expect(emailKey('J.Doe+news@GoogleMail.com')).toBe('jdoe@gmail.com');
     expect(emailKey('j.doe+x@example.com')).toBe('j.doe@example.com');

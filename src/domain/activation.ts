@@ -50,16 +50,17 @@ export async function activateLicense(s: Services, ctx: RequestContext, input: A
   checkUserBans(s, ctx, bans, user, license.code);
   if (ctx.app.deviceAuthEnabled) await checkDevice(s, ctx, user, input.hardware_id!);
 
-  return redeemFor(s, ctx, user, license);
+  return (await redeemFor(s, ctx, user, license)).activation;
 }
 
 /**
  * The redemption of /activate_license and /redeem alike, once the user and the code passed their checks:
  * the claim and its effects in one transaction (licenses.ts: trial conversion, membership, entitlements),
- * its events, and the activation record of SPEC 2.4.
+ * its events, and the activation record of SPEC 2.4 with the user as the transaction left them (read before
+ * COMMIT, so a committed redemption is never answered as a failure).
  */
-async function redeemFor(s: Services, ctx: RequestContext, user: UserRecord, license: LicenseRecord): Promise<ActivationView> {
-  const activation = await write(s, async ({ tx, changed, emit }) => {
+async function redeemFor(s: Services, ctx: RequestContext, user: UserRecord, license: LicenseRecord): Promise<{ activation: ActivationView; after: UserRecord | undefined }> {
+  const { redeemed: activation, after } = await write(s, async ({ tx, changed, emit }) => {
     const redeemed = await redeem(tx, ctx, user.id, license);
     changed({ user: user.id }); // the membership changed
     const used = await tx.licenses.findById(ctx.app.id, license.id);
@@ -67,18 +68,21 @@ async function redeemFor(s: Services, ctx: RequestContext, user: UserRecord, lic
     const after = await tx.users.findById(ctx.app.id, user.id);
     if (after) await emit('user.updated', ctx.app.id, { ...summary(after, ctx.now) });
     if (redeemed.convertedTrial) await emit('trial.converted', ctx.app.id, { user_id: user.id, license_id: license.id, converted_at: iso(ctx.now) });
-    return redeemed;
+    return { redeemed, after };
   });
   events.licenseRedeemed(s, ctx, user.id, license.id);
   s.stats.count(ctx.app.id, 'activations', ctx.now);
   return {
-    id: activation.id,
-    occurred_at: iso(activation.occurredAt),
-    minutes: activation.minutes,
-    grants_lifetime_access: activation.grantsLifetime,
-    revokes_lifetime_access: activation.revokesLifetime,
-    license_id: activation.licenseId,
-    type: 'license',
+    after,
+    activation: {
+      id: activation.id,
+      occurred_at: iso(activation.occurredAt),
+      minutes: activation.minutes,
+      grants_lifetime_access: activation.grantsLifetime,
+      revokes_lifetime_access: activation.revokesLifetime,
+      license_id: activation.licenseId,
+      type: 'license',
+    },
   };
 }
 
@@ -111,8 +115,7 @@ export async function redeemLicense(s: Services, ctx: RequestContext, creds: Use
   const bans = await run(checkRequestBans(s, ctx, creds.hardwareId));
   checkUserBans(s, ctx, bans, user, license.code);
 
-  const activation = await redeemFor(s, ctx, user, license);
-  const after = await s.store.users.findById(ctx.app.id, user.id);
-  if (!after) throw new DomainError('invalid_credentials'); // deleted in the meantime
-  return { activation, user: viewUser(after, ctx.now) };
+  const { activation, after } = await redeemFor(s, ctx, user, license);
+  // The claim updated this user's row in the same transaction, so it was there when the redemption committed.
+  return { activation, user: viewUser(after ?? user, ctx.now) };
 }

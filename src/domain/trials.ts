@@ -61,6 +61,8 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
   const hash = hwidHash(app.id, input.hardware_id);
   const existing = await s.store.trials.findByHwid(app.id, hash);
   if (existing) return resume(s, ctx, bans, existing, input.hardware_id);
+  // A new trial is a new account: closed registration refuses it as it refuses both sign-ups (a running one resumes).
+  if (!app.registrationOpen) throw new DomainError('registration_closed');
   if (key !== null) {
     if (blocked(app.trialBlockedDomains, key.slice(key.lastIndexOf('@') + 1))) throw validationError('body.email', 'is from a domain that cannot start a trial');
     if (await s.store.trials.existsByEmail(app.id, key)) throw trialUsed();
