@@ -121,12 +121,15 @@ struct FakeTime {
   std::vector<std::int64_t> waits;
   std::size_t limit;
   std::atomic<bool> held{false};
+  std::atomic<bool> released{false};
   explicit FakeTime(std::size_t l) : limit(l) {}
+  // Past `limit` waits, the wait holds until the test has stopped the heartbeat and set `released` (10 s at most),
+  // so a slow machine cannot fit one more beat between `held` and stop().
   tollgate::detail::Heartbeat::Wait wait() {
     return [this](std::int64_t ms) {
       if (waits.size() >= limit) {
         held = true;
-        std::this_thread::sleep_for(20ms);
+        for (int i = 0; i < 1000 && !released; ++i) std::this_thread::sleep_for(10ms);
         return;
       }
       waits.push_back(ms);
@@ -374,6 +377,7 @@ int main() {
         [&] { return t.mono.load(); }, [&](const tollgate::SeatLoss&) { lost = true; }, t.wait());
     until([&] { return t.held.load(); });
     hb.stop();
+    t.released = true;
     CHECK_EQ(json(at).dump(), "[100000,200000,300000,400000]");
     CHECK_EQ(lost.load(), false);
   });
@@ -391,6 +395,7 @@ int main() {
         [&] { return t.mono.load(); }, [](const tollgate::SeatLoss&) {}, t.wait());
     until([&] { return t.held.load(); });
     hb.stop();
+    t.released = true;
     CHECK_EQ(at[0], 100000);
     CHECK_EQ(at[1] - at[0] < 100000, true);
     CHECK_EQ(at[2] < 300000, true);
@@ -424,6 +429,7 @@ int main() {
         [&] { return t.mono.load(); }, [](const tollgate::SeatLoss&) {}, t.wait());
     until([&] { return t.held.load(); });
     hb.stop();
+    t.released = true;
     CHECK_EQ(json(t.waits).dump(), "[10000,100000]");
   });
 
