@@ -23,7 +23,7 @@ import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
 export const MAX_CODES_PER_ORDER = 1000;
 
 export type SaleOutcome =
-  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded'
+  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded'
   | 'duplicate' | 'unknown_product' | 'unknown_order' | 'unknown_subscription' | 'already_ended' | 'ignored';
 
 export interface SaleAnswer {
@@ -101,7 +101,9 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     case 'refund': {
       const found = (a.orderRef !== null ? await tx.sales.findOrderByRef(appId, provider, a.orderRef) : undefined)
         ?? (a.paymentRef !== null ? await tx.sales.findOrderByPayment(appId, provider, a.paymentRef) : undefined);
-      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef } };
+      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes nothing back.
+      if (a.partial) return { outcome: 'partially_refunded', orderId: found.id, created: 0, details: { refunded_amount: a.amount, status: found.status } };
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }
