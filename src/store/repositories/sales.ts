@@ -203,6 +203,18 @@ export function salesRepository(q: Queryable) {
       };
     },
 
+    /**
+     * Retention: forgets up to `batch` event ids received before `before` (oldest first), across apps. Row values
+     * pick the composite key on both dialects; the received_at index (migration 16) finds them.
+     */
+    async forgetEventsBefore(before: number, batch: number): Promise<number> {
+      return q.run(
+        `DELETE FROM integration_events WHERE (app_id, provider, event_id) IN (
+           SELECT app_id, provider, event_id FROM integration_events WHERE received_at < ? ORDER BY received_at LIMIT ${Math.trunc(batch)})`,
+        [before],
+      );
+    },
+
     // --- Orders and the licenses each created
 
     /** False when this order was already recorded (another event of the same order came first). */
