@@ -178,6 +178,10 @@ describe('sales lifecycle', () => {
     const pending = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_01hvpending00000000000000'; e.event_type = 'adjustment.created'; e.data.status = 'pending_approval'; });
     expect((await post(h, 'paddle', app, pending)).json().outcome).toBe('ignored');
     expect((await membership(userId)).is_lifetime).toBe(true);
+    // A partial refund adjustment is recorded against the order and takes nothing back.
+    const partial = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_01hvpartial00000000000000'; e.data.type = 'partial'; e.data.totals.total = '500'; });
+    expect((await post(h, 'paddle', app, partial)).json()).toMatchObject({ outcome: 'partially_refunded', order_id: orderId });
+    expect((await membership(userId)).is_lifetime).toBe(true);
     expect((await post(h, 'paddle', app, fixture('paddle', 'adjustment.updated'))).json()).toMatchObject({ outcome: 'refunded', order_id: orderId });
     expect(await membership(userId)).toMatchObject({ is_lifetime: false, is_active: false });
   });

@@ -9,8 +9,8 @@ const DAY_MS = 24 * 3_600_000;
 export interface OutboxSettings {
   timeoutMs: number;
   retentionDays: number;
-  /** Default 90: days the ids of received store events are kept (INTEGRATION_EVENT_RETENTION_DAYS). */
-  integrationEventRetentionDays?: number;
+  /** Days the ids of received store events are kept (INTEGRATION_EVENT_RETENTION_DAYS). */
+  integrationEventRetentionDays: number;
   /** Default 1 s: how often an idle worker looks for retries that came due. */
   pollMs?: number;
   /** Default 5 min: the expiry sweep and retention. */
@@ -45,7 +45,7 @@ export class OutboxRunner {
       await sweepExpiries(this.s);
       await sweepDeadSeats(this.s);
       await sweepOldEvents(this.s, this.settings.retentionDays * DAY_MS);
-      await sweepIntegrationEvents(this.s, (this.settings.integrationEventRetentionDays ?? 90) * DAY_MS);
+      await sweepIntegrationEvents(this.s, this.settings.integrationEventRetentionDays * DAY_MS);
     } catch (err) {
       this.s.log.warn({ event: 'outbox_sweep_failed', cause: err instanceof Error ? err.message : String(err) }, 'the event sweep failed; it runs again later');
     }
