@@ -96,7 +96,7 @@ export async function createTollgate(config: Readonly<Config>, overrides: Overri
     observeCaches(services.caches, services.log);
     if (counters instanceof RedisCounters) counters.logTo(server.log);
     services.stats.start();
-    const outbox = new OutboxRunner(services, { timeoutMs: config.webhookTimeoutMs, retentionDays: config.eventRetentionDays });
+    const outbox = new OutboxRunner(services, { timeoutMs: config.webhookTimeoutMs, retentionDays: config.eventRetentionDays, integrationEventRetentionDays: config.integrationEventRetentionDays });
     const blobSweeper = startBlobSweeper(services);
     server.addHook('onClose', async () => {
       await outbox.stop();

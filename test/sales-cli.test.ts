@@ -79,6 +79,24 @@ describe.skipIf(STORE !== 'sqlite')('tollgate integrations and orders (CLI)', { 
     expect(await json(['integrations', 'list', '--app', appId])).toEqual([]);
   });
 
+  it('maps a product to a license template by its name, shows it in the list, and switches back to minutes', async () => {
+    await json(['integrations', 'set', 'paddle', '--app', appId], 'pdl_ntfset_cli_secret_0123\n');
+    const t = await json(['templates', 'create', '--app', appId, '--name', 'Pro yearly', '--minutes', '525600', '--entitlements', 'pro']);
+    const mapping = await json(['integrations', 'products', 'add', 'paddle', 'pri_cli_pro', '--template', 'Pro yearly', '--app', appId]);
+    expect(mapping).toMatchObject({ product_key: 'pri_cli_pro', template_id: t.id, minutes: null, lifetime: false });
+    const table = await cli(['integrations', 'products', 'list', 'paddle', '--app', appId]);
+    expect(table.stdout).toContain('template_id');
+    expect(table.stdout).toContain(t.id);
+    const unknown = await cli(['integrations', 'products', 'add', 'paddle', 'pri_cli_other', '--template', 'No such tier', '--app', appId]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no template named "No such tier"/);
+    const both = await cli(['integrations', 'products', 'add', 'paddle', 'pri_cli_other', '--template', t.id, '--minutes', '5', '--app', appId]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toMatch(/template_id/);
+    expect(await json(['integrations', 'products', 'update', 'paddle', mapping.id, '--minutes', '60', '--app', appId])).toMatchObject({ template_id: null, minutes: 60 });
+    expect((await cli(['integrations', 'delete', 'paddle', '--app', appId])).code).toBe(0);
+  });
+
   it('refuses an empty secret and an unknown store, with a one-line reason', async () => {
     const empty = await cli(['integrations', 'set', 'stripe', '--app', appId], '');
     expect(empty.code).toBe(1);

@@ -153,7 +153,7 @@ describe('sales lifecycle', () => {
     const before = h.clock.ms;
     expect((await membership(userId)).active_until).toBe(new Date(before + 11 * DAY * MINUTE).toISOString());
     const partial = variant('stripe', 'charge.refunded', (e) => { e.id = 'evt_partial'; e.data.object.refunded = false; e.data.object.amount_refunded = 100; });
-    expect((await post(h, 'stripe', app, partial)).json().outcome).toBe('ignored');
+    expect((await post(h, 'stripe', app, partial)).json()).toMatchObject({ outcome: 'partially_refunded', order_id: orderId });
     h.clock.advance(DAY * MINUTE);
     const refund = await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'));
     expect(refund.json()).toMatchObject({ outcome: 'refunded', order_id: orderId });
@@ -177,6 +177,10 @@ describe('sales lifecycle', () => {
     expect((await post(h, 'paddle', app, recurring)).json()).toMatchObject({ outcome: 'renewed', order_id: orderId });
     const pending = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_01hvpending00000000000000'; e.event_type = 'adjustment.created'; e.data.status = 'pending_approval'; });
     expect((await post(h, 'paddle', app, pending)).json().outcome).toBe('ignored');
+    expect((await membership(userId)).is_lifetime).toBe(true);
+    // A partial refund adjustment is recorded against the order and takes nothing back.
+    const partial = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_01hvpartial00000000000000'; e.data.type = 'partial'; e.data.totals.total = '500'; });
+    expect((await post(h, 'paddle', app, partial)).json()).toMatchObject({ outcome: 'partially_refunded', order_id: orderId });
     expect((await membership(userId)).is_lifetime).toBe(true);
     expect((await post(h, 'paddle', app, fixture('paddle', 'adjustment.updated'))).json()).toMatchObject({ outcome: 'refunded', order_id: orderId });
     expect(await membership(userId)).toMatchObject({ is_lifetime: false, is_active: false });
@@ -211,6 +215,34 @@ describe('sales lifecycle', () => {
     expect((await membership(userId)).active_until).toBe(new Date(start + 60 * DAY * MINUTE).toISOString());
     expect((await post(h, 'lemonsqueezy', app, fixture('lemonsqueezy', 'order_refunded'))).json().outcome).toBe('refunded');
     expect((await membership(userId))).toMatchObject({ is_active: false, active_until: new Date(start).toISOString() });
+  });
+
+  it('Lemon Squeezy: a partial refund is recorded and revokes nothing; the later full refund of the same order revokes', async () => {
+    await connect(h, app, 'lemonsqueezy');
+    await map(h, app, 'lemonsqueezy', { product_key: '1', minutes: 30 * DAY, codes_per_unit: 2 });
+    const { orderId, codes } = await sell('lemonsqueezy', fixture('lemonsqueezy', 'order_created'));
+    const userId = await redeem(codes[0]!, 'lemon');
+    const start = h.clock.ms;
+    // Lemon Squeezy's order_refunded for a partial refund: the same order, status partial_refund, refunded false.
+    const partial = variant('lemonsqueezy', 'order_refunded', (e) => {
+      Object.assign(e.data.attributes, { status: 'partial_refund', status_formatted: 'Partial refund', refunded: false, refunded_amount: 500 });
+    });
+    expect((await post(h, 'lemonsqueezy', app, partial)).json()).toMatchObject({ outcome: 'partially_refunded', order_id: orderId });
+    expect((await post(h, 'lemonsqueezy', app, partial)).json()).toMatchObject({ outcome: 'duplicate', order_id: orderId });
+    expect((await membership(userId)).active_until).toBe(new Date(start + 30 * DAY * MINUTE).toISOString());
+    expect((await order(orderId))).toMatchObject({ status: 'active' });
+    expect((await order(orderId)).licenses.every((l: { state: string }) => l.state === 'issued')).toBe(true);
+    expect(await licenseCount(h, app)).toBe(2);
+    const audit = (await h.admin('GET', `/audit?action=sale.apply&limit=50`)).json().items;
+    expect(audit.find((e: any) => e.details.outcome === 'partially_refunded')).toMatchObject({ target_id: orderId, details: { provider: 'lemonsqueezy', refunded_amount: 500 } });
+    // The full refund: the same order and event name, status refunded. Not a duplicate of the partial one.
+    h.clock.advance(DAY * MINUTE);
+    const full = await post(h, 'lemonsqueezy', app, fixture('lemonsqueezy', 'order_refunded'));
+    expect(full.json()).toMatchObject({ outcome: 'refunded', order_id: orderId });
+    expect(await membership(userId)).toMatchObject({ is_active: false, active_until: new Date(start + DAY * MINUTE).toISOString() });
+    expect((await order(orderId)).licenses.every((l: { state: string }) => l.state === 'revoked')).toBe(true);
+    expect(await licenseCount(h, app)).toBe(1); // the unredeemed code is deleted
+    expect((await post(h, 'lemonsqueezy', app, fixture('lemonsqueezy', 'order_refunded'))).json().outcome).toBe('duplicate');
   });
 
   it('unknown orders and subscriptions are acknowledged (200) and change nothing', async () => {

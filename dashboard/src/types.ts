@@ -118,7 +118,7 @@ export interface OutboxEvent { id: string; type: string; occurred_at: string; ap
 
 export type Provider = 'stripe' | 'paddle' | 'lemonsqueezy';
 export interface Integration { provider: Provider; enabled: boolean; secret_hint: string; webhook_path: string; created_at: string; updated_at: string }
-export interface ProductMapping { id: string; product_key: string; minutes: number | null; lifetime: boolean; codes_per_unit: number; note: string | null; created_at: string; updated_at: string }
+export interface ProductMapping { id: string; product_key: string; minutes: number | null; lifetime: boolean; template_id: string | null; codes_per_unit: number; note: string | null; created_at: string; updated_at: string }
 export interface Order {
   id: string; provider: Provider; order_ref: string; payment_ref: string | null; subscription_ref: string | null; event_id: string;
   buyer_email: string | null; customer_ref: string | null; status: 'active' | 'cancelled' | 'refunded'; created_at: string; updated_at: string;

@@ -63,6 +63,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long events (and their deliveries) are kept. */
   eventRetentionDays: number;
+  /** How long the ids of received store events (the sales' idempotency keys) are kept. */
+  integrationEventRetentionDays: number;
 }
 
 /** One setting, its environment variable and `tollgate serve` flag, and how to read it. */
@@ -312,6 +314,12 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     description: 'days events and their webhook deliveries are kept (default 30)',
     parse: (raw) => (/^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 3650 ? Number(raw) : fail('must be a whole number of days from 1 to 3650')),
   },
+  integrationEventRetentionDays: {
+    key: 'integrationEventRetentionDays', env: 'INTEGRATION_EVENT_RETENTION_DAYS', flag: '--integration-event-retention-days',
+    description: 'days the ids of received store events are kept, so a redelivery is answered duplicate (default 90; at least 7: the stores retry for 3 days)',
+    // Shorter than a store's redelivery window would let a late retry of a renewal extend twice (docs/integrations.md).
+    parse: (raw) => (/^\d{1,4}$/.test(raw) && Number(raw) >= 7 && Number(raw) <= 3650 ? Number(raw) : fail('must be a whole number of days from 7 to 3650')),
+  },
 };
 
 export const DEFAULTS: Config = {
@@ -350,6 +358,7 @@ export const DEFAULTS: Config = {
   webhookAllowHosts: null,
   webhookTimeoutMs: 15_000,
   eventRetentionDays: 30,
+  integrationEventRetentionDays: 90,
 };
 
 /**

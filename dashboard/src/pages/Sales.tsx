@@ -8,7 +8,8 @@ import { api, get, query, type Page } from '../api';
 import { ask } from '../components/dialog';
 import { ErrorBox, minutesText, PAGE_SIZE, Pager, Section, Table, Time, useAction, usePaged } from '../components/ui';
 import { useCan } from '../session';
-import type { Integration, Order, OrderLicense, ProductMapping, Provider } from '../types';
+import type { Integration, Order, OrderLicense, ProductMapping, Provider, Template } from '../types';
+import { describeTemplate, templatesOf } from './Templates';
 
 const PROVIDERS: [Provider, string, string][] = [
   ['stripe', 'Stripe', 'whsec_… from the webhook endpoint in Stripe'],
@@ -123,7 +124,10 @@ function Mappings({ appId, provider, label }: { appId: string; provider: Provide
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
   const [key, setKey] = useState('');
-  const [lifetime, setLifetime] = useState(false);
+  // What each code grants: time, lifetime, or a license template of this app (a tier: its duration, entitlements, limits).
+  const [kind, setKind] = useState<'time' | 'lifetime' | 'template'>('time');
+  const [templates, setTemplates] = useState<Template[]>([]);
+  const [templateId, setTemplateId] = useState('');
   const [days, setDays] = useState(30);
   const [perUnit, setPerUnit] = useState(1);
   const [note, setNote] = useState('');
@@ -132,10 +136,17 @@ function Mappings({ appId, provider, label }: { appId: string; provider: Provide
   useEffect(() => {
     get<{ items: ProductMapping[] }>(base).then((a) => { setItems(a.items); setError(null); }, setError);
   }, [base, tick]);
+  useEffect(() => void templatesOf(appId).then(setTemplates, () => setTemplates([])), [appId]);
+  // A template beyond the first 100 shows as its id; a deleted one cannot be (the server refuses while a mapping sells it).
+  const templateText = (id: string) => {
+    const t = templates.find((x) => x.id === id);
+    return t ? `template ${t.name} (${describeTemplate(t)})` : `template ${id}`;
+  };
 
   const add = async (event: Event) => {
     event.preventDefault();
-    const body = { product_key: key.trim(), ...(lifetime ? { lifetime: true } : { minutes: Math.round(days * 1440) }), codes_per_unit: perUnit, ...(note && { note }) };
+    const grant = kind === 'template' ? { template_id: templateId } : kind === 'lifetime' ? { lifetime: true } : { minutes: Math.round(days * 1440) };
+    const body = { product_key: key.trim(), ...grant, codes_per_unit: perUnit, ...(note && { note }) };
     if (await action.run(() => api('POST', base, body), `Product ${key.trim()} mapped`)) {
       setKey('');
       setNote('');
@@ -159,10 +170,20 @@ function Mappings({ appId, provider, label }: { appId: string; provider: Provide
           </label>
           <fieldset class="radios">
             <legend>Each code grants</legend>
-            <label><input type="radio" name={`grant-${provider}`} checked={!lifetime} onChange={() => setLifetime(false)} /> Time</label>
-            <label><input type="radio" name={`grant-${provider}`} checked={lifetime} onChange={() => setLifetime(true)} /> Lifetime</label>
+            <label><input type="radio" name={`grant-${provider}`} checked={kind === 'time'} onChange={() => setKind('time')} /> Time</label>
+            <label><input type="radio" name={`grant-${provider}`} checked={kind === 'lifetime'} onChange={() => setKind('lifetime')} /> Lifetime</label>
+            <label><input type="radio" name={`grant-${provider}`} checked={kind === 'template'} onChange={() => setKind('template')} /> Template</label>
           </fieldset>
-          {!lifetime && (
+          {kind === 'template' && (
+            <label class="field">
+              <span>License template (duration, entitlements, limits; renewals extend by its duration)</span>
+              <select name={`template-${provider}`} required value={templateId} onChange={(e) => setTemplateId(e.currentTarget.value)}>
+                <option value="">Choose a template…</option>
+                {templates.map((t) => <option key={t.id} value={t.id}>{t.name} — {describeTemplate(t)}</option>)}
+              </select>
+            </label>
+          )}
+          {kind === 'time' && (
             <label class="field">
               <span>Days per code (and per renewal)</span>
               <input name={`days-${provider}`} type="number" min={0.0007} step="any" required value={days} onInput={(e) => setDays(e.currentTarget.valueAsNumber)} />
@@ -186,7 +207,7 @@ function Mappings({ appId, provider, label }: { appId: string; provider: Provide
             {items.map((m) => (
               <tr key={m.id}>
                 <td class="mono">{m.product_key}</td>
-                <td>{m.lifetime ? 'lifetime' : m.minutes ? minutesText(m.minutes) : '—'}</td>
+                <td>{m.template_id ? templateText(m.template_id) : m.lifetime ? 'lifetime' : m.minutes ? minutesText(m.minutes) : '—'}</td>
                 <td class="num">{m.codes_per_unit}</td>
                 <td>{m.note ?? ''}</td>
                 {canWrite && <td><button type="button" class="secondary" onClick={() => remove(m)} aria-label={`Unmap ${m.product_key}`}>Unmap</button></td>}

@@ -80,6 +80,25 @@ describe('store integrations in the dashboard', () => {
     expect((await server.admin('GET', `/apps/${appId}/integrations/stripe`)).status).toBe(404);
   });
 
+  it('maps a product to a license template, shown with what the template grants', async () => {
+    const template = await server.admin<{ id: string }>('POST', `/apps/${appId}/templates`, { name: 'Pro yearly', minutes: 525_600, entitlements: ['pro'], max_devices: 3 });
+    expect(template.status).toBe(201);
+    await visit(page, server.url, `/apps/${appId}/sales`);
+    await stripe().getByLabel(/^Signing secret/).fill('whsec_e2e_tiers_WXYZ');
+    await stripe().getByRole('button', { name: 'Connect Stripe' }).click();
+    await expect.poll(() => page.getByTestId('store-stripe').textContent()).toBe('on');
+    await stripe().getByLabel('Product or price id').fill('price_e2e_pro');
+    await stripe().getByLabel('Template', { exact: true }).check();
+    await stripe().getByLabel(/^License template/).selectOption({ label: 'Pro yearly — 365 days · pro · 3 devices' });
+    await stripe().getByRole('button', { name: 'Map product' }).click();
+    const mapped = stripe().getByRole('row').filter({ hasText: 'price_e2e_pro' });
+    await expect.poll(() => mapped.count()).toBe(1);
+    expect(await mapped.innerText()).toContain('template Pro yearly');
+    const stored = await server.admin<{ items: { template_id: string | null; minutes: number | null }[] }>('GET', `/apps/${appId}/integrations/stripe/products`);
+    expect(stored.body.items).toEqual([expect.objectContaining({ template_id: template.body.id, minutes: null })]);
+    expect((await server.admin('DELETE', `/apps/${appId}/integrations/stripe`)).status).toBe(204);
+  });
+
   it('an order from a store is listed with its licenses', async () => {
     const secret = 'lemon-e2e-signing-secret';
     await visit(page, server.url, `/apps/${appId}/sales`);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { CliError } from '../api.js';
-import { positiveInt, remote, requireApp } from '../context.js';
+import { positiveInt, remote, requireApp, type CliContext } from '../context.js';
 import { fetchList, listOptions, tellMore } from '../lists.js';
+import { templateId } from './licenses.js';
 import { printDone, printObject, printRows } from '../output.js';
 
 const PROVIDERS = ['stripe', 'paddle', 'lemonsqueezy'];
@@ -21,7 +22,9 @@ async function secretFromStdin(): Promise<string> {
   return line;
 }
 
-function grant(opts: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+async function grant(ctx: CliContext, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const opts = ctx.opts;
+  if (opts.template !== undefined) body.template_id = await templateId(ctx, opts.template as string);
   if (opts.minutes !== undefined) body.minutes = opts.minutes;
   if (opts.lifetime) body.lifetime = true;
   if (opts.codes !== undefined) body.codes_per_unit = opts.codes;
@@ -78,20 +81,21 @@ export function integrationsCommand(program: Command): void {
     .argument('<provider>')
     .action(remote(async (ctx, name) => {
       const res = await ctx.api.json<{ items: Record<string, unknown>[] }>('GET', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products`);
-      printRows(res.items, ['id', 'product_key', 'minutes', 'lifetime', 'codes_per_unit', 'note'], ctx.out, res.items);
+      printRows(res.items, ['id', 'product_key', 'minutes', 'lifetime', 'template_id', 'codes_per_unit', 'note'], ctx.out, res.items);
     }));
 
   products
     .command('add')
-    .description('Map a product or price id: each unit bought makes --codes licenses of --minutes (or --lifetime)')
+    .description('Map a product or price id: each unit bought makes --codes licenses of --minutes, --lifetime, or from --template')
     .argument('<provider>')
     .argument('<product_key>', 'Stripe price_/prod_/plink_ id, Paddle pri_/pro_ id, Lemon Squeezy variant or product id')
     .option('--minutes <n>', 'minutes each code adds (and each renewal adds again)', positiveInt)
     .option('--lifetime', 'each code grants lifetime access')
+    .option('--template <template>', 'make each code from this license template (its id or name): its duration, entitlements, limits; a renewal extends by its duration')
     .option('--codes <n>', 'codes per unit bought (default 1)', positiveInt)
     .option('--note <text>', 'a note kept with the mapping')
     .action(remote(async (ctx, name, key) => {
-      const body = grant(ctx.opts, { product_key: key });
+      const body = await grant(ctx, { product_key: key });
       printObject(await ctx.api.json('POST', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products`, body), ctx.out);
     }));
 
@@ -100,12 +104,13 @@ export function integrationsCommand(program: Command): void {
     .description('Change what future sales of a mapped product grant')
     .argument('<provider>')
     .argument('<mapping_id>')
-    .option('--minutes <n>', 'minutes each code adds', positiveInt)
-    .option('--lifetime', 'each code grants lifetime access')
+    .option('--minutes <n>', 'minutes each code adds (replaces a template)', positiveInt)
+    .option('--lifetime', 'each code grants lifetime access (replaces a template)')
+    .option('--template <template>', 'make each code from this license template (its id or name) instead')
     .option('--codes <n>', 'codes per unit bought', positiveInt)
     .option('--note <text>', 'a note kept with the mapping')
     .action(remote(async (ctx, name, id) => {
-      printObject(await ctx.api.json('PATCH', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products/${id}`, grant(ctx.opts, {})), ctx.out);
+      printObject(await ctx.api.json('PATCH', `admin/v1/apps/${requireApp(ctx)}/integrations/${provider(name)}/products/${id}`, await grant(ctx, {})), ctx.out);
     }));
 
   products

@@ -12,7 +12,7 @@ const PRIORITY = ['code', 'id', 'note', 'used_at', 'used_by_user_id', 'minutes']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A template given by id, or by its (exact) name, looked up in the app's templates. */
-async function templateId(ctx: CliContext, given: string): Promise<string> {
+export async function templateId(ctx: CliContext, given: string): Promise<string> {
   if (UUID.test(given)) return given;
   const listed = await fetchList<{ id: string; name: string }>(ctx.api, `admin/v1/apps/${requireApp(ctx)}/templates`, { all: true }, 'templates');
   const found = listed.items.find((t) => t.name === given);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cursor } from '../../store/pagination.js';
+import type { Repositories } from '../../store/index.js';
 import type { Page } from '../../store/records.js';
 import type { IntegrationRecord, OrderRecord, ProductMappingRecord, Provider } from '../../store/repositories/sales.js';
 import { DomainError, validationError } from '../errors.js';
@@ -28,6 +29,8 @@ export interface MappingView {
   product_key: string;
   minutes: number | null;
   lifetime: boolean;
+  /** The license template each code is made from (its duration, entitlements and limits); null: minutes or lifetime. */
+  template_id: string | null;
   codes_per_unit: number;
   note: string | null;
   created_at: string;
@@ -62,7 +65,7 @@ const viewIntegration = (i: IntegrationRecord): IntegrationView => ({
   created_at: iso(i.createdAt), updated_at: iso(i.updatedAt),
 });
 const viewMapping = (m: ProductMappingRecord): MappingView => ({
-  id: m.id, product_key: m.productKey, minutes: m.minutes, lifetime: m.lifetime, codes_per_unit: m.codesPerUnit, note: m.note,
+  id: m.id, product_key: m.productKey, minutes: m.minutes, lifetime: m.lifetime, template_id: m.templateId, codes_per_unit: m.codesPerUnit, note: m.note,
   created_at: iso(m.createdAt), updated_at: iso(m.updatedAt),
 });
 export const viewOrder = (o: OrderRecord): OrderView => ({
@@ -123,18 +126,41 @@ export interface MappingInput {
   product_key: string;
   minutes?: number;
   lifetime?: boolean;
+  /** A license template of the same app: each code is made from it (then no minutes or lifetime). */
+  template_id?: string;
   codes_per_unit?: number;
   note?: string | null;
 }
 
-/** Minutes or lifetime, exactly one: what each code of a sale grants. */
-function grantOf(input: { minutes?: number | null; lifetime?: boolean }): { minutes: number | null; lifetime: boolean } {
+type Grant = { minutes: number | null; lifetime: boolean; templateId: string | null };
+
+/** Minutes, lifetime or a template, exactly one: what each code of a sale grants. */
+function grantOf(input: { minutes?: number | null; lifetime?: boolean; template_id?: string | null }): Grant {
   const lifetime = input.lifetime === true;
   const minutes = input.minutes ?? null;
+  const templateId = input.template_id ?? null;
+  if (templateId !== null) {
+    // The template says the duration: giving one as well would be two answers to one question (as for POST …/licenses).
+    if (minutes !== null) throw validationError('body.minutes', 'cannot be combined with template_id (the template sets it)');
+    if (input.lifetime !== undefined) throw validationError('body.lifetime', 'cannot be combined with template_id (the template sets it)');
+    return { minutes: null, lifetime: false, templateId };
+  }
   if (lifetime && minutes !== null) throw validationError('body.minutes', 'cannot be combined with lifetime');
-  if (!lifetime && minutes === null) throw validationError('body.minutes', 'is required unless lifetime is true');
-  return { minutes, lifetime };
+  if (!lifetime && minutes === null) throw validationError('body.minutes', 'is required unless lifetime is true or template_id is given');
+  return { minutes, lifetime, templateId: null };
 }
+
+/** A template named by a mapping must be one of the mapping's app (one of another app is as unknown as none). */
+async function checkTemplate(tx: Repositories, appId: string, grant: Grant): Promise<void> {
+  if (grant.templateId !== null && !(await tx.templates.findById(appId, grant.templateId))) {
+    throw validationError('body.template_id', 'is not a template of this application');
+  }
+}
+
+/** What the audit entry of a mapping change records of it. */
+const audited = (m: ProductMappingRecord) => ({
+  provider: m.provider, product_key: m.productKey, minutes: m.minutes, lifetime: m.lifetime, template_id: m.templateId, codes_per_unit: m.codesPerUnit,
+});
 
 export async function listMappings(s: Services, appId: string, provider: Provider): Promise<MappingView[]> {
   if (!(await s.store.sales.findIntegration(appId, provider))) throw noIntegration();
@@ -150,8 +176,9 @@ export async function createMapping(s: AdminServices, appId: string, provider: P
   };
   return write(s, async ({ tx, audit }) => {
     if (!(await tx.sales.findIntegration(appId, provider))) throw noIntegration();
+    await checkTemplate(tx, appId, grant);
     if (!(await tx.sales.insertMapping(record))) throw new DomainError('conflict', 'This product or price id is already mapped for this store');
-    await audit('integration.product_create', appId, record.id, { provider, product_key: record.productKey, minutes: record.minutes, lifetime: record.lifetime, codes_per_unit: record.codesPerUnit });
+    await audit('integration.product_create', appId, record.id, audited(record));
     return viewMapping(record);
   });
 }
@@ -162,13 +189,19 @@ export async function updateMapping(s: AdminServices, appId: string, provider: P
   return write(s, async ({ tx, audit }) => {
     const before = await tx.sales.findMapping(appId, provider, id);
     if (!before) throw noMapping();
-    const lifetime = input.lifetime ?? (input.minutes !== undefined ? false : before.lifetime);
-    const grant = grantOf({ lifetime, minutes: lifetime ? (input.minutes ?? null) : (input.minutes ?? before.minutes) });
+    // A new grant given (a template, minutes or lifetime) replaces the old one whole; none given keeps it.
+    let grant: Grant;
+    if (input.template_id !== undefined) grant = grantOf(input);
+    else if (input.minutes !== undefined || input.lifetime !== undefined) {
+      const lifetime = input.lifetime ?? (input.minutes !== undefined ? false : before.lifetime);
+      grant = grantOf({ lifetime, minutes: lifetime ? (input.minutes ?? null) : (input.minutes ?? before.minutes) });
+    } else grant = { minutes: before.minutes, lifetime: before.lifetime, templateId: before.templateId };
+    await checkTemplate(tx, appId, grant);
     const after: ProductMappingRecord = {
       ...before, ...grant, codesPerUnit: input.codes_per_unit ?? before.codesPerUnit, note: input.note === undefined ? before.note : input.note, updatedAt: now,
     };
     await tx.sales.updateMapping(after);
-    await audit('integration.product_update', appId, id, { provider, product_key: after.productKey, minutes: after.minutes, lifetime: after.lifetime, codes_per_unit: after.codesPerUnit });
+    await audit('integration.product_update', appId, id, audited(after));
     return viewMapping(after);
   });
 }

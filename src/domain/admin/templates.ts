@@ -155,12 +155,20 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
   });
 }
 
-/** Licenses made from it keep what they copied; they show no template from then on. */
+/**
+ * Licenses made from it keep what they copied; they show no template from then on. A template a store's product
+ * mapping sells is refused (409): its next sale would otherwise grant nothing (docs/integrations.md).
+ */
 export async function deleteTemplate(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
   await write(s, async ({ tx, audit, emit }) => {
     const t = await tx.templates.findById(appId, id);
-    if (!t || !(await tx.templates.delete(appId, id))) throw notFound();
+    if (!t) throw notFound();
+    const sold = await tx.sales.mappingsOfTemplate(appId, id);
+    if (sold.length > 0) {
+      throw new DomainError('conflict', `A store sells this template (${sold.map((m) => `${m.provider} ${m.productKey}`).join(', ')}): map those products to something else first`);
+    }
+    if (!(await tx.templates.delete(appId, id))) throw notFound();
     await audit('template.delete', appId, id, { before: viewTemplate(t) });
     await emit('template.deleted', appId, viewTemplate(t));
   });

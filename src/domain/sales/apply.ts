@@ -7,13 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Repositories } from '../../store/index.js';
-import type { LicenseRecord } from '../../store/records.js';
+import type { LicenseRecord, TemplateRecord } from '../../store/records.js';
 import type { OrderRecord, ProductMappingRecord, Provider } from '../../store/repositories/sales.js';
 import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
 import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
-import { applyLicense } from '../membership.js';
+import { applyLicense, type MembershipState } from '../membership.js';
+import { MAX_TIME } from '../validation.js';
 import { licenseData } from '../outbox/data.js';
 import type { Services } from '../services.js';
 import { write, type AdminWork } from '../unit-of-work.js';
@@ -23,7 +24,7 @@ import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
 export const MAX_CODES_PER_ORDER = 1000;
 
 export type SaleOutcome =
-  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded'
+  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded'
   | 'duplicate' | 'unknown_product' | 'unknown_order' | 'unknown_subscription' | 'already_ended' | 'ignored';
 
 export interface SaleAnswer {
@@ -101,11 +102,33 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     case 'refund': {
       const found = (a.orderRef !== null ? await tx.sales.findOrderByRef(appId, provider, a.orderRef) : undefined)
         ?? (a.paymentRef !== null ? await tx.sales.findOrderByPayment(appId, provider, a.paymentRef) : undefined);
-      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef } };
+      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes nothing back.
+      if (a.partial) return { outcome: 'partially_refunded', orderId: found.id, created: 0, details: { refunded_amount: a.amount, status: found.status } };
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }
   }
+}
+
+/** What a mapping makes each code of: its own minutes or lifetime, or its template's (null: the template is gone). */
+interface Made {
+  minutes: number | null;
+  lifetime: boolean;
+  template: TemplateRecord | null;
+}
+
+/**
+ * Undefined when the mapping grants nothing: its template was deleted in a race with the mapping (deleting a
+ * template a mapping sells is refused, docs/integrations.md); the line is then unmapped, acknowledged and logged.
+ */
+function madeOf(m: ProductMappingRecord, templates: Map<string, TemplateRecord>): Made | undefined {
+  if (m.templateId !== null) {
+    const t = templates.get(m.templateId);
+    return t && { minutes: t.grantsLifetime ? null : t.minutes, lifetime: t.grantsLifetime, template: t };
+  }
+  if (!m.lifetime && m.minutes === null) return undefined;
+  return { minutes: m.lifetime ? null : m.minutes, lifetime: m.lifetime, template: null };
 }
 
 /** The mapping of a bought line: its first key (price before product) the operator mapped. */
@@ -120,9 +143,17 @@ function mappingOf(item: BoughtItem, mappings: Map<string, ProductMappingRecord>
 async function order(s: Services, w: AdminWork, appId: string, provider: Provider, event: SaleEvent, a: Extract<SaleAction, { kind: 'order' }>, now: number): Promise<Applied> {
   const tx = w.tx;
   const mappings = new Map((await tx.sales.mappings(appId, provider)).map((m) => [m.productKey, m]));
-  const grants = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }));
-  const unmapped = grants.filter((g) => !g.mapping).map((g) => g.item.keys);
-  const mapped = grants.filter((g): g is { item: BoughtItem; mapping: ProductMappingRecord } => g.mapping !== undefined);
+  // The templates the mappings name, read in this transaction: the sold licenses copy them as they are now.
+  const templates = new Map<string, TemplateRecord>();
+  for (const m of mappings.values()) {
+    if (m.templateId === null || templates.has(m.templateId)) continue;
+    const t = await tx.templates.findById(appId, m.templateId);
+    if (t) templates.set(t.id, t);
+  }
+  const grants = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }))
+    .map((g) => ({ ...g, made: g.mapping && madeOf(g.mapping, templates) }));
+  const unmapped = grants.filter((g) => !g.made).map((g) => g.item.keys);
+  const mapped = grants.filter((g): g is { item: BoughtItem; mapping: ProductMappingRecord; made: Made } => g.made !== undefined);
   if (mapped.length === 0) return { outcome: 'unknown_product', orderId: null, created: 0, details: { order_ref: a.orderRef, unmapped } };
   const record: OrderRecord = {
     id: randomUUID(), appId, provider, orderRef: a.orderRef, paymentRef: a.paymentRef, subscriptionRef: a.subscriptionRef, eventId: event.id,
@@ -134,15 +165,18 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
     return { outcome: 'duplicate', orderId: existing?.id ?? null, created: 0, details: { order_ref: a.orderRef } };
   }
   const licenses: LicenseRecord[] = [];
-  for (const { item, mapping } of mapped) {
+  for (const { item, mapping, made } of mapped) {
     const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - licenses.length);
+    const t = made.template;
     for (let i = 0; i < count; ) {
       const license: LicenseRecord = {
-        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: mapping.lifetime ? null : mapping.minutes,
-        grantsLifetime: mapping.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
-        expiresAt: null, createdAt: now, usedAt: null, usedByUserId: null,
-        // A store's sale is an implicit template (issue 24): time only, no entitlements or limits of its own.
-        templateId: null, entitlements: [], maxDevices: null, maxSeats: null, heartbeatSeconds: null,
+        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: made.minutes,
+        grantsLifetime: made.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
+        // A template's redeem window runs from the sale, as for licenses the operator makes from it (createLicenses).
+        expiresAt: t?.redeemWithinMinutes != null ? now + t.redeemWithinMinutes * 60_000 : null, createdAt: now, usedAt: null, usedByUserId: null,
+        // Without a template a store's sale is an implicit one (issue 24): time only, no entitlements or limits of its own.
+        templateId: t?.id ?? null, entitlements: t?.entitlements ?? [], maxDevices: t?.maxDevices ?? null, maxSeats: t?.maxSeats ?? null,
+        heartbeatSeconds: t?.heartbeatSeconds ?? null,
       };
       // A duplicate code (astronomically rare at 125 bits) is drawn again, as createLicenses does.
       if (!(await tx.licenses.insert(license))) continue;
@@ -160,7 +194,8 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
   // The codes stay out of the audit log, as for createLicenses: they are credentials until redeemed.
   return {
     outcome: 'granted', orderId: record.id, created,
-    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, products: mapped.map((g) => g.mapping.productKey), unmapped },
+    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, products: mapped.map((g) => g.mapping.productKey),
+      templates: [...new Set(mapped.flatMap((g) => (g.made.template ? [g.made.template.id] : [])))], unmapped },
   };
 }
 
@@ -183,13 +218,32 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
       continue;
     }
     const license = await tx.licenses.findById(appId, ol.licenseId);
-    if (!license?.usedByUserId) continue;
-    if (await changeMembership(w, appId, license.usedByUserId, now, (m) => applyLicense(m, { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false }, now))) {
+    const userId = license?.usedByUserId;
+    if (!userId) continue;
+    const effect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
+    let before: MembershipState | undefined;
+    if (await changeMembership(w, appId, userId, now, (m) => applyLicense((before = m), effect, now))) {
       await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
+      await renewHolding(tx, ol.licenseId, userId, before!, ol.minutes, now);
       members++;
     }
   }
   return { codes_extended: codes, memberships_extended: members };
+}
+
+/**
+ * A renewal of a redeemed license extends what its redemption holds as well as the membership: the template's
+ * entitlements and limits it lends (a template's license) end with the new membership end, as they did with the
+ * first one at redemption (entitlements.ts holdingEnd), never earlier than they did. A holding that never ends
+ * (a lifetime license) has nothing to extend.
+ */
+async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, minutes: number, now: number): Promise<void> {
+  const end = await tx.sales.holdingEnd(licenseId, userId);
+  if (end === undefined || end === null) return;
+  const after = applyLicense(before, { minutes, grantsLifetime: false, revokesLifetime: false }, now);
+  // On a lifetime membership the minutes extend nothing; the holding then gains them from its own end (or now).
+  const to = !after.isLifetime && after.activeUntil !== null ? after.activeUntil : Math.min(Math.max(end, now) + minutes * 60_000, MAX_TIME);
+  if (to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
 }
 
 /**
@@ -228,6 +282,8 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     }
     if (ol.lifetime) {
       await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
+      // What the license lends (a template's entitlements and limits) goes with the lifetime it granted.
+      await tx.sales.endHolding(ol.licenseId, userId, now);
       await tx.sales.markRevoked(found.id, ol.licenseId);
       await revoked(license, userId);
       lifetimeRevoked++;
@@ -241,6 +297,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     await changeMembership(w, appId, userId, now, (m) =>
       m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take) },
     );
+    await tx.sales.endHolding(ol.licenseId, userId, now);
     await tx.sales.markRevoked(found.id, ol.licenseId);
     await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;

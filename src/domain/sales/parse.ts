@@ -19,7 +19,8 @@ export type SaleAction =
   | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null }
   | { kind: 'link'; subscriptionRef: string; orderRef: string }
   | { kind: 'cancel'; subscriptionRef: string }
-  | { kind: 'refund'; orderRef: string | null; paymentRef: string | null }
+  /** `partial`: the store refunded part of the order (recorded, nothing revoked); `amount`: what it says was refunded so far, in its minor unit. */
+  | { kind: 'refund'; orderRef: string | null; paymentRef: string | null; partial: boolean; amount: number | null }
   | { kind: 'ignore'; reason: string };
 
 export interface SaleEvent {
@@ -61,6 +62,13 @@ function idOrObject(v: unknown): string | null {
 
 function email(v: unknown): string | null {
   return typeof v === 'string' && v.length <= 320 && v.includes('@') && !v.includes('\0') ? v : null;
+}
+
+/** A money amount in the store's minor unit: a number (Stripe, Lemon Squeezy) or a decimal string (Paddle). */
+function amount(v: unknown): number | null {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  if (typeof v === 'string' && /^\d{1,15}$/.test(v)) return Number(v);
+  return null;
 }
 
 function quantity(v: unknown): number {
@@ -140,9 +148,11 @@ function stripeAction(type: string, o: Json): SaleAction {
     case 'customer.subscription.deleted':
       return { kind: 'cancel', subscriptionRef: requiredId(o, 'id', 'data.object.id') };
     case 'charge.refunded':
-      // Only a full refund takes anything back; a partial one (a discount after the fact) leaves the licenses.
-      if (o.refunded !== true) return { kind: 'ignore', reason: 'partial refund' };
-      return { kind: 'refund', orderRef: idOrObject(o.invoice), paymentRef: idOrObject(o.payment_intent) ?? requiredId(o, 'id', 'data.object.id') };
+      // Only a full refund takes anything back; a partial one (a discount after the fact) is recorded and leaves the licenses.
+      return {
+        kind: 'refund', orderRef: idOrObject(o.invoice), paymentRef: idOrObject(o.payment_intent) ?? requiredId(o, 'id', 'data.object.id'),
+        partial: o.refunded !== true, amount: amount(o.amount_refunded),
+      };
     default:
       return { kind: 'ignore', reason: `event type ${type} is not used` };
   }
@@ -186,8 +196,11 @@ function paddleAction(type: string, d: Json): SaleAction {
       // A refund starts pending_approval and is approved later (adjustment.updated); a chargeback is approved at once.
       if (d.action !== 'refund' && d.action !== 'chargeback') return { kind: 'ignore', reason: `adjustment action ${String(d.action)}` };
       if (d.status !== 'approved') return { kind: 'ignore', reason: `adjustment status ${String(d.status)}` };
-      if (d.type !== undefined && d.type !== 'full') return { kind: 'ignore', reason: 'partial refund' };
-      return { kind: 'refund', orderRef: requiredId(d, 'transaction_id', 'data.transaction_id'), paymentRef: null };
+      const totals = isObject(d.totals) ? d.totals : {};
+      return {
+        kind: 'refund', orderRef: requiredId(d, 'transaction_id', 'data.transaction_id'), paymentRef: null,
+        partial: d.type !== undefined && d.type !== 'full', amount: amount(totals.total),
+      };
     }
     default:
       return { kind: 'ignore', reason: `event type ${type} is not used` };
@@ -204,7 +217,10 @@ function lemonSqueezy(body: Json): SaleEvent {
   const a = obj(data, 'attributes', 'data.attributes');
   // Lemon Squeezy sends no event id: the event name and the object it is about identify a delivery (a redelivery
   // carries both again). Each subscription payment is its own subscription-invoice object, so renewals stay apart.
-  const eventId = `${type}:${String(data.type ?? '')}:${dataId}`;
+  let eventId = `${type}:${String(data.type ?? '')}:${dataId}`;
+  // Each refund of an order is an order_refunded about the same order: its status and the amount refunded so far
+  // tell them apart, so a partial refund's key does not make the later full refund a duplicate.
+  if (type === 'order_refunded') eventId += `:${String(a.status ?? '')}:${amount(a.refunded_amount) ?? ''}`;
   return { id: eventId, type, action: lemonAction(type, dataId, a) };
 }
 
@@ -228,8 +244,8 @@ function lemonAction(type: string, dataId: string, a: Json): SaleAction {
     case 'subscription_expired':
       return { kind: 'cancel', subscriptionRef: dataId };
     case 'order_refunded':
-      if (a.status !== 'refunded') return { kind: 'ignore', reason: 'partial refund' };
-      return { kind: 'refund', orderRef: dataId, paymentRef: null };
+      // status `refunded` (the whole order; `refunded: true`), or `partial_refund` with the amount refunded so far.
+      return { kind: 'refund', orderRef: dataId, paymentRef: null, partial: a.status !== 'refunded', amount: amount(a.refunded_amount) };
     default:
       return { kind: 'ignore', reason: `event type ${type} is not used` };
   }

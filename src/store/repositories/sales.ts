@@ -19,7 +19,10 @@ export interface IntegrationRecord {
   updatedAt: number;
 }
 
-/** What one unit of a store product grants: `codesPerUnit` licenses of `minutes` each, or lifetime ones. */
+/**
+ * What one unit of a store product grants: `codesPerUnit` licenses of `minutes` each, or lifetime ones, or
+ * made from the license template `templateId` (then minutes is null and lifetime false: the template says).
+ */
 export interface ProductMappingRecord {
   id: string;
   appId: string;
@@ -27,6 +30,7 @@ export interface ProductMappingRecord {
   productKey: string;
   minutes: number | null;
   lifetime: boolean;
+  templateId: string | null;
   codesPerUnit: number;
   note: string | null;
   createdAt: number;
@@ -75,7 +79,7 @@ export interface SaleEventRecord {
 }
 
 const INTEGRATION = 'app_id, provider, signing_secret, secret_hint, enabled, created_at, updated_at';
-const MAPPING = 'id, app_id, provider, product_key, minutes, lifetime, codes_per_unit, note, created_at, updated_at';
+const MAPPING = 'id, app_id, provider, product_key, minutes, lifetime, template_id, codes_per_unit, note, created_at, updated_at';
 const ORDER = 'id, app_id, provider, order_ref, payment_ref, subscription_ref, event_id, buyer_email, customer_ref, status, created_at, updated_at';
 const ORDER_LICENSE = 'order_id, license_id, code, minutes, lifetime, renewal_minutes, state';
 
@@ -85,7 +89,7 @@ const toIntegration = (r: Row): IntegrationRecord => ({
 });
 const toMapping = (r: Row): ProductMappingRecord => ({
   id: r.id as string, appId: r.app_id as string, provider: r.provider as Provider, productKey: r.product_key as string,
-  minutes: nullableNumber(r.minutes), lifetime: Number(r.lifetime) === 1, codesPerUnit: Number(r.codes_per_unit),
+  minutes: nullableNumber(r.minutes), lifetime: Number(r.lifetime) === 1, templateId: (r.template_id as string | null) ?? null, codesPerUnit: Number(r.codes_per_unit),
   note: (r.note as string | null) ?? null, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
 });
 const toOrder = (r: Row): OrderRecord => ({
@@ -148,15 +152,15 @@ export function salesRepository(q: Queryable) {
     /** False when the app already maps this product key for this provider. */
     async insertMapping(m: ProductMappingRecord): Promise<boolean> {
       return (await q.run(
-        `INSERT INTO integration_products (${MAPPING}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_id, provider, product_key) DO NOTHING`,
-        [m.id, m.appId, m.provider, m.productKey, m.minutes, m.lifetime, m.codesPerUnit, m.note, m.createdAt, m.updatedAt],
+        `INSERT INTO integration_products (${MAPPING}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_id, provider, product_key) DO NOTHING`,
+        [m.id, m.appId, m.provider, m.productKey, m.minutes, m.lifetime, m.templateId, m.codesPerUnit, m.note, m.createdAt, m.updatedAt],
       )) === 1;
     },
 
     async updateMapping(m: ProductMappingRecord): Promise<boolean> {
       return (await q.run(
-        'UPDATE integration_products SET minutes = ?, lifetime = ?, codes_per_unit = ?, note = ?, updated_at = ? WHERE id = ? AND app_id = ? AND provider = ?',
-        [m.minutes, m.lifetime, m.codesPerUnit, m.note, m.updatedAt, m.id, m.appId, m.provider],
+        'UPDATE integration_products SET minutes = ?, lifetime = ?, template_id = ?, codes_per_unit = ?, note = ?, updated_at = ? WHERE id = ? AND app_id = ? AND provider = ?',
+        [m.minutes, m.lifetime, m.templateId, m.codesPerUnit, m.note, m.updatedAt, m.id, m.appId, m.provider],
       )) === 1;
     },
 
@@ -167,6 +171,12 @@ export function salesRepository(q: Queryable) {
 
     async mappings(appId: string, provider: Provider): Promise<ProductMappingRecord[]> {
       return (await q.all(`SELECT ${MAPPING} FROM integration_products WHERE app_id = ? AND provider = ? ORDER BY product_key`, [appId, provider])).map(toMapping);
+    },
+
+    /** The product keys of the mappings (any store) that sell this template: a template in use is not deleted. */
+    async mappingsOfTemplate(appId: string, templateId: string): Promise<{ provider: Provider; productKey: string }[]> {
+      return (await q.all('SELECT provider, product_key FROM integration_products WHERE app_id = ? AND template_id = ? ORDER BY provider, product_key', [appId, templateId]))
+        .map((r) => ({ provider: r.provider as Provider, productKey: r.product_key as string }));
     },
 
     async deleteMapping(appId: string, provider: Provider, id: string): Promise<boolean> {
@@ -201,6 +211,18 @@ export function salesRepository(q: Queryable) {
         appId: r.app_id as string, provider: r.provider as Provider, eventId: r.event_id as string, eventType: r.event_type as string,
         outcome: r.outcome as string, orderId: (r.order_id as string | null) ?? null, receivedAt: Number(r.received_at),
       };
+    },
+
+    /**
+     * Retention: forgets up to `batch` event ids received before `before` (oldest first), across apps. Row values
+     * pick the composite key on both dialects; the received_at index (migration 16) finds them.
+     */
+    async forgetEventsBefore(before: number, batch: number): Promise<number> {
+      return q.run(
+        `DELETE FROM integration_events WHERE (app_id, provider, event_id) IN (
+           SELECT app_id, provider, event_id FROM integration_events WHERE received_at < ? ORDER BY received_at LIMIT ${Math.trunc(batch)})`,
+        [before],
+      );
     },
 
     // --- Orders and the licenses each created
@@ -281,6 +303,28 @@ export function salesRepository(q: Queryable) {
 
     async markRevoked(orderId: string, licenseId: string): Promise<void> {
       await q.run("UPDATE integration_order_licenses SET state = 'revoked' WHERE order_id = ? AND license_id = ?", [orderId, licenseId]);
+    },
+
+    /**
+     * A renewal of a redeemed license: its redemption's holding (the template limits it lends, activations.ends_at)
+     * and the entitlement grants it made move from `from` to `to`. Only grants still ending with the holding
+     * move: one the operator ended apart (entitlements.endCode) stays ended. Never-ending ones (null) stay.
+     */
+    async extendHolding(licenseId: string, userId: string, from: number, to: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND ends_at = ?', [to, licenseId, userId, from]);
+      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND ends_at = ?", [to, licenseId, userId, from]);
+    },
+
+    /** When the license's redemption holds until (null: never), or undefined when it was not redeemed by this user. */
+    async holdingEnd(licenseId: string, userId: string): Promise<number | null | undefined> {
+      const r = await q.one('SELECT ends_at FROM activations WHERE license_id = ? AND user_id = ? ORDER BY occurred_at DESC LIMIT 1', [licenseId, userId]);
+      return r === undefined ? undefined : nullableNumber(r.ends_at);
+    },
+
+    /** A refund or a revoked lifetime: what the license's redemption still holds (limits, entitlements) ends now. */
+    async endHolding(licenseId: string, userId: string, now: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND (ends_at IS NULL OR ends_at > ?)', [now, licenseId, userId, now]);
+      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND (ends_at IS NULL OR ends_at > ?)", [now, licenseId, userId, now]);
     },
 
     /** Adds minutes to a code nobody has redeemed yet; false when it was redeemed (or deleted) meanwhile. */

@@ -29,9 +29,10 @@ const integration = {
 
 const mapping = {
   type: 'object', additionalProperties: false,
-  required: ['id', 'product_key', 'minutes', 'lifetime', 'codes_per_unit', 'note', 'created_at', 'updated_at'],
+  required: ['id', 'product_key', 'minutes', 'lifetime', 'template_id', 'codes_per_unit', 'note', 'created_at', 'updated_at'],
   properties: {
     id: uuid, product_key: { type: 'string' }, minutes: { type: ['integer', 'null'] }, lifetime: { type: 'boolean' },
+    template_id: { type: ['string', 'null'], description: 'The license template each code is made from (its duration, entitlements and limits); null: minutes or lifetime' },
     codes_per_unit: { type: 'integer' }, note: nullableString, created_at: timestamp, updated_at: timestamp,
   },
 } as const;
@@ -69,6 +70,7 @@ const orderWithLicenses = {
 const grantProperties = {
   minutes: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Minutes each code adds to a membership (and each renewal adds again)' },
   lifetime: { type: 'boolean', description: 'Each code grants lifetime access instead of minutes' },
+  template_id: { ...uuid, description: 'A license template of this app: each code is made from it (its duration, entitlements, device and seat limits, redeem window), and a renewal extends by its duration; then no minutes or lifetime' },
   codes_per_unit: { type: 'integer', minimum: 1, maximum: 100, default: 1, description: 'Codes per unit bought (a quantity of 3 makes 3 × this)' },
   note: { type: ['string', 'null'], maxLength: 1000 },
 } as const;
@@ -125,11 +127,12 @@ export function integrationRoutes(app: FastifyInstance, s: Services): void {
     bodyLimit: 16 * 1024,
     schema: {
       operationId: 'createProductMapping', tags, security: adminSecurity, params: integrationParams,
-      summary: 'Map a store product or price id to what a purchase grants (minutes or lifetime, codes per unit)',
+      summary: 'Map a store product or price id to what a purchase grants (minutes, lifetime or a license template; codes per unit)',
       body: {
         type: 'object', required: ['product_key'], additionalProperties: false,
         properties: { product_key: { type: 'string', minLength: 1, maxLength: 255, pattern: '^\\S+$', description: 'Stripe price_…/prod_…/plink_… (or your metadata.tollgate_product), Paddle pri_…/pro_…, Lemon Squeezy variant or product id' }, ...grantProperties },
       },
+      description: 'Exactly one of minutes, lifetime: true or template_id. A template_id that is not a template of this app is 422.',
       response: { 201: mapping, ...errors(401, 404, 409, 413, 422) },
     },
     handler: async (request, reply) => reply.code(201).send(await createMapping(acting(s, request), request.params.app_id, request.params.provider, request.body)),

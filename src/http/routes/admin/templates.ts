@@ -58,7 +58,8 @@ export function templateRoutes(app: FastifyInstance, s: Services): void {
   app.delete<{ Params: TemplateParams }>('/apps/:app_id/templates/:template_id', {
     schema: {
       operationId: 'deleteTemplate', tags, security: adminSecurity, summary: 'Delete a template (its licenses keep what they copied)', params: templateParams,
-      response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 422) },
+      description: 'Refused with 409 while a store product mapping sells the template (docs/integrations.md).',
+      response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 404, 409, 422) },
     },
     handler: async (request, reply) => {
       await deleteTemplate(acting(s, request), request.params.app_id, request.params.template_id);

@@ -1,0 +1,21 @@
+import type { Services } from '../services.js';
+import { write } from '../unit-of-work.js';
+
+const BATCH = 1000;
+
+/**
+ * Retention of `integration_events`, the ids of received store events (docs/integrations.md): ids received
+ * longer than `retentionMs` ago are forgotten, in batches of their own transactions so a large backlog never
+ * holds one long write. An id is the only guard against a redelivered renewal extending twice (an order's
+ * grant and a revocation are guarded by the order row as well), so the default keeps it far past every
+ * store's retry window. Every node may run it at once: each deletes what is still there.
+ */
+export async function sweepIntegrationEvents(s: Services, retentionMs: number): Promise<number> {
+  const before = s.clock() - retentionMs;
+  let forgotten = 0;
+  for (;;) {
+    const n = await write(s, ({ tx }) => tx.sales.forgetEventsBefore(before, BATCH));
+    forgotten += n;
+    if (n < BATCH) return forgotten;
+  }
+}

@@ -1,0 +1,21 @@
+// Why: a vendor sells tiers through a store (issue 23's gaps). A product
+// mapping may name a license template of its app instead of minutes or
+// lifetime, so the sold license carries the template's duration,
+// entitlements and limits. ON DELETE SET NULL only guards a race: deleting a
+// template a mapping sells is refused by the domain (409), and a mapping left
+// without one grants nothing (its sales are answered unknown_product).
+// The index on received_at serves the retention sweep of integration_events,
+// which deletes across every app by age (the existing index leads with app_id).
+// 15 belongs to another change of the same round; the runner never required
+// consecutive numbers (docs/decisions.md, "Migration 10 stays unused").
+import type { Migration } from './migration.js';
+
+export const migration: Migration = {
+  version: 16,
+  name: 'sale_templates',
+  up: () => `
+ALTER TABLE integration_products ADD COLUMN template_id TEXT REFERENCES license_templates(id) ON DELETE SET NULL;
+CREATE INDEX integration_products_template ON integration_products(template_id);
+CREATE INDEX integration_events_received_at ON integration_events(received_at);
+`,
+};
