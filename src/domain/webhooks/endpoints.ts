@@ -5,7 +5,6 @@ import type { AttemptRecord, DeliveryRecord, DeliveryStatus, EndpointKind, Endpo
 import type { AdminServices } from '../admin/audit.js';
 import { getApp } from '../admin/apps.js';
 import { DomainError, validationError } from '../errors.js';
-import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
 import { isEventType } from '../outbox/catalogue.js';
 import type { Services } from '../services.js';
@@ -167,18 +166,11 @@ export async function rotateEndpointSecret(a: AdminServices, scope: Scope, id: s
 export async function sendTestEvent(a: AdminServices, scope: Scope, id: string): Promise<{ event_id: string; delivery_id: string }> {
   const endpoint = await endpointIn(a, scope, id);
   if (!endpoint.enabled) throw new DomainError('conflict', 'This webhook endpoint is disabled: enable it first');
-  const now = a.clock();
-  const eventId = uuidv7(now);
-  const deliveryId = uuidv7(now);
-  await write(a, async ({ tx, audit }) => {
-    await tx.events.insert({ id: eventId, type: 'webhook.test', occurredAt: now, appId: scope, data: { endpoint_id: id, message: 'A test event sent from Tollgate' } });
-    await tx.webhooks.insertDelivery({
-      id: deliveryId, eventId, endpointId: id, status: 'pending', attempts: 0, nextAt: now, claimedUntil: null, lastStatus: null, createdAt: now, updatedAt: now,
-    });
+  return write(a, async ({ emit, audit }) => {
+    const { eventId, deliveryIds } = await emit('webhook.test', scope, { endpoint_id: id, message: 'A test event sent from Tollgate' }, id);
     await audit('webhook.test', scope, id, { event_id: eventId });
+    return { event_id: eventId, delivery_id: deliveryIds[0]! };
   });
-  a.outbox.committed();
-  return { event_id: eventId, delivery_id: deliveryId };
 }
 
 export interface AttemptView {
