@@ -18,7 +18,7 @@ const eventTypesSchema = {
 const endpointProperties = {
   id: uuid,
   app_id: { type: ['string', 'null'], format: 'uuid', description: 'null: a service-wide endpoint (every app’s events)' },
-  url: { type: 'string' },
+  url: { type: 'string', description: 'A Discord webhook’s token (its last path segment) is shown masked: …/webhooks/{id}/****abcd' },
   kind: { type: 'string', enum: ['standard', 'discord'], description: 'standard: Standard Webhooks JSON; discord: a Discord execute-webhook body (embeds)' },
   event_types: eventTypesSchema,
   description: { type: 'string' },
@@ -76,7 +76,7 @@ function pageOf(item: string) {
 const endpointBody = (required: string[]) => ({
   type: 'object', required, additionalProperties: false, minProperties: 1,
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'https only; every address its host resolves to must be public (WEBHOOK_ALLOW_HOSTS exempts hosts for development)' },
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'https only; every address its host resolves to must be public (WEBHOOK_ALLOW_HOSTS exempts hosts for development). On a change, the endpoint’s masked URL as shown (…/****abcd) keeps the stored one; any other masked URL is 422' },
     ...(required.includes('url') && { kind: endpointProperties.kind }),
     event_types: eventTypesSchema,
     description: { type: 'string', maxLength: 500 },
