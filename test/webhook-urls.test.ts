@@ -5,7 +5,7 @@ import { withToken } from './operator-helpers.js';
 import { Receiver } from './webhook-receiver.js';
 
 /**
- * A Discord webhook URL carries its token in its last path segment: whoever reads it can post to the
+ * A Discord webhook URL carries its token after `webhooks/<id>/`: whoever reads it can post to the
  * channel. Every view (admin API, and so the dashboard and the CLI, which show its answers) and every audit
  * entry masks it; deliveries use the stored URL. The receivers are loopback ones standing in for Discord.
  */
@@ -20,6 +20,9 @@ describe('maskedUrl', () => {
     expect(maskedUrl(`https://ptb.discordapp.com/api/v10/webhooks/1234/${TOKEN}/?wait=true`, 'standard')).toBe('https://ptb.discordapp.com/api/v10/webhooks/1234/****wxyz/?wait=true');
     expect(maskedUrl(`https://relay.example.com/to-discord/${TOKEN}?thread_id=5`, 'discord')).toBe('https://relay.example.com/to-discord/****wxyz?thread_id=5');
     expect(maskedUrl('https://relay.example.com/hook/short', 'discord'), 'a short token shows none of itself').toBe('https://relay.example.com/hook/****');
+    // Discord's Slack- and GitHub-compatible forms put a word after the token: the token is still what is masked.
+    expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}/slack`, 'standard')).toBe('https://discord.com/api/webhooks/1234/****wxyz/slack');
+    expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}/github`, 'discord')).toBe('https://discord.com/api/webhooks/1234/****wxyz/github');
   });
 
   it('leaves other URLs as they are, and tells a masked URL from a real one', () => {

@@ -21,14 +21,17 @@ function parse(raw: string): URL | null {
   }
 }
 
-/** Whether the URL's last path segment is a credential: every `discord` endpoint's, and any URL of Discord's own webhooks. */
-function carriesToken(url: URL, kind: EndpointKind): boolean {
-  return kind === 'discord' || (DISCORD_HOST.test(url.hostname) && /\/webhooks\/[^/]+\/[^/]+\/?$/.test(url.pathname));
-}
-
-/** The URL's path segments and the index of its last non-empty one (the token), or -1. */
-function tokenAt(url: URL): { segments: string[]; at: number } {
+/**
+ * Where the URL's token is: on Discord's own hosts the segment after `webhooks/<id>/` (a `/slack` or `/github`
+ * may follow it), on any other host of a `discord` endpoint (a relay) its last non-empty segment; -1: none.
+ */
+function tokenAt(url: URL, kind: EndpointKind): { segments: string[]; at: number } {
   const segments = url.pathname.split('/');
+  if (DISCORD_HOST.test(url.hostname)) {
+    const hook = segments.indexOf('webhooks');
+    if (hook > 0 && (segments[hook + 2] ?? '') !== '') return { segments, at: hook + 2 };
+  }
+  if (kind !== 'discord') return { segments, at: -1 };
   let at = segments.length - 1;
   while (at > 0 && segments[at] === '') at--;
   return { segments, at: at > 0 ? at : -1 };
@@ -37,8 +40,8 @@ function tokenAt(url: URL): { segments: string[]; at: number } {
 /** The URL as an operator sees it: a token masked, everything else as stored. */
 export function maskedUrl(raw: string, kind: EndpointKind): string {
   const url = parse(raw);
-  if (url === null || !carriesToken(url, kind)) return raw;
-  const { segments, at } = tokenAt(url);
+  if (url === null) return raw;
+  const { segments, at } = tokenAt(url, kind);
   if (at < 0) return raw;
   const token = segments[at]!;
   if (token.startsWith(MASK)) return raw;
@@ -50,7 +53,7 @@ export function maskedUrl(raw: string, kind: EndpointKind): string {
 /** Whether a URL is a masked one (as maskedUrl shows it), which is no place to deliver to. */
 export function isMaskedUrl(raw: string, kind: EndpointKind): boolean {
   const url = parse(raw);
-  if (url === null || !carriesToken(url, kind)) return false;
-  const { segments, at } = tokenAt(url);
+  if (url === null) return false;
+  const { segments, at } = tokenAt(url, kind);
   return at >= 0 && segments[at]!.startsWith(MASK);
 }

@@ -18,7 +18,7 @@ const eventTypesSchema = {
 const endpointProperties = {
   id: uuid,
   app_id: { type: ['string', 'null'], format: 'uuid', description: 'null: a service-wide endpoint (every app’s events)' },
-  url: { type: 'string', description: 'A Discord webhook’s token (its last path segment) is shown masked: …/webhooks/{id}/****abcd' },
+  url: { type: 'string', description: 'A Discord webhook’s token (the segment after webhooks/{id}/) is shown masked: …/webhooks/{id}/****abcd' },
   kind: { type: 'string', enum: ['standard', 'discord'], description: 'standard: Standard Webhooks JSON; discord: a Discord execute-webhook body (embeds)' },
   event_types: eventTypesSchema,
   description: { type: 'string' },
