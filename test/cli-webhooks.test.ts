@@ -85,5 +85,14 @@ describe('tollgate webhooks', () => {
     const refused = await cli('webhooks', 'create', 'https://10.0.0.1/hook');
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/private/);
+    // A Discord URL's token is printed masked, as the API answers it, by create and by list.
+    const token = 'discord-token-0123456789abcdefghijklmnop-wxyz';
+    const discord = await cli('webhooks', 'create', receiver.url.replace(/\/hook$/, `/api/webhooks/42/${token}`), '--kind', 'discord');
+    expect(discord.code, discord.stderr).toBe(0);
+    const listed = await cli('webhooks', 'list');
+    for (const out of [discord.stdout, listed.stdout]) {
+      expect(out).toContain('/api/webhooks/42/****wxyz');
+      expect(out).not.toContain(token);
+    }
   });
 });

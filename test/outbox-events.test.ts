@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../src/domain/outbox/catalogue.js';
 import { sweepExpiries } from '../src/domain/outbox/sweeper.js';
 import { loadConfig } from '../src/config/index.js';
+import { write } from '../src/domain/unit-of-work.js';
 import { createTollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 import { rootPair, rotateKey } from './signing-fixtures.js';
@@ -180,5 +181,44 @@ describe('events are written with their change', () => {
       'seat.checked_out', 'seat.released', 'seat.expired',
     ]);
     expect(EVENT_TYPES.filter((t) => !seen.has(t) && !elsewhere.has(t))).toEqual([]);
+  });
+});
+
+describe('one recording path, the test event’s too', () => {
+  let h: Harness;
+  let app: TestApp;
+  beforeEach(async () => {
+    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
+    app = await h.createApp();
+  });
+  afterEach(async () => h.close());
+
+  const endpoint = async (path: string, body: Record<string, unknown> = {}): Promise<string> => {
+    const res = await h.admin('POST', path, { url: 'http://127.0.0.1:9/hook', ...body });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().id;
+  };
+  const deliveredTo = async (eventId: string) =>
+    (await h.tollgate.services.store.db.all<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE event_id = ?', [eventId])).map((r) => r.endpoint_id);
+
+  it('emit with `only` delivers to that endpoint alone, whatever the subscriptions, through the secrets check', async () => {
+    const service = await endpoint('/webhooks');
+    const own = await endpoint(`/apps/${app.id}/webhooks`, { event_types: ['user.created'] });
+    const recorded = await write(h.tollgate.services, ({ emit }) => emit('webhook.test', app.id, { endpoint_id: own, message: 'hi' }, own));
+    expect(recorded.deliveryIds).toHaveLength(1);
+    expect(await deliveredTo(recorded.eventId)).toEqual([own]);
+    const all = await write(h.tollgate.services, ({ emit }) => emit('webhook.test', app.id, { endpoint_id: own, message: 'hi' }));
+    expect(await deliveredTo(all.eventId), 'without `only`: the subscribers (the service-wide endpoint)').toEqual([service]);
+    await expect(write(h.tollgate.services, ({ emit }) => emit('webhook.test', app.id, { api_secret: 'x' }, own))).rejects.toThrow(/looks like a secret/);
+  });
+
+  it('POST …/test records its event through that path: one delivery, to the endpoint tested', async () => {
+    await endpoint('/webhooks');
+    const own = await endpoint(`/apps/${app.id}/webhooks`, { event_types: ['user.created'] });
+    const res = await h.admin('POST', `/apps/${app.id}/webhooks/${own}/test`);
+    expect(res.statusCode, res.body).toBe(202);
+    expect(await deliveredTo(res.json().event_id)).toEqual([own]);
+    const [event] = await h.tollgate.services.store.db.all<StoredEvent>('SELECT id, type, app_id, occurred_at, data FROM events WHERE id = ?', [res.json().event_id]);
+    expect(event).toMatchObject({ type: 'webhook.test', app_id: app.id });
   });
 });

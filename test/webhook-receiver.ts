@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 
 export interface Received {
+  /** The request's path and query (a Discord endpoint's carries its token). */
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
@@ -24,7 +26,7 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const got = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
         r.received.push(got);
         const answer = r.respond(r.received.length, got);
         for (const w of r.waiters.splice(0)) w();

@@ -1,6 +1,8 @@
 import { createPublicKey, verify } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listEvents } from '../src/domain/outbox/events.js';
 import { EgressPolicy } from '../src/domain/webhooks/egress.js';
 import { SCHEDULE_MS } from '../src/domain/webhooks/worker.js';
 import { harness, PASSWORD, TestClock, type Harness, type TestApp } from './helpers.js';
@@ -289,7 +291,7 @@ describe('SSRF: where a webhook may go', () => {
     });
   }
 
-  it('checks again at every delivery: an address allowed at creation and refused later is not contacted', async () => {
+  it('checks the scheme again at every delivery: an http URL allowed at creation and refused later is not contacted', async () => {
     const receiver = await Receiver.start();
     try {
       const services = h.tollgate.services as { egress: EgressPolicy };
@@ -309,10 +311,41 @@ describe('SSRF: where a webhook may go', () => {
     }
   });
 
+  it('checks the address again at every delivery: an https URL whose host passed at creation and now resolves to loopback is not contacted', async () => {
+    // A bare TCP listener: an https attempt that got through would show as a connection (its TLS would then fail).
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://localhost:${(listener.address() as AddressInfo).port}/hook`;
+      const services = h.tollgate.services as { egress: EgressPolicy };
+      // At creation the host is allow-listed by name (WEBHOOK_ALLOW_HOSTS=localhost), so its loopback address passes.
+      services.egress = new EgressPolicy(['localhost']);
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url });
+      expect(res.statusCode, res.body).toBe(201);
+      // Then the setting no longer names it: the scheme still passes (https), the delivery's address check refuses.
+      services.egress = new EgressPolicy([]);
+      await h.signUp(app, 'alice');
+      const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${res.json().id}/deliveries`)).json().items;
+      const deadline = Date.now() + 5000;
+      while ((await list())[0]?.attempts !== 1 && Date.now() < deadline) await h.tollgate.outbox.worker.runOnce();
+      const [d] = await list();
+      expect(d.attempt_log[0].error).toMatch(/^refused: the URL resolves to (127\.0\.0\.1|::1), a loopback/);
+      expect(connections).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
+  });
+
   it('unknown event types and a bad kind are 422', async () => {
     expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'https://example.com/', event_types: ['nope'] })).statusCode).toBe(422);
     expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: 'https://example.com/', kind: 'slack' })).statusCode).toBe(422);
     expect((await h.admin('GET', '/events?type=nope')).statusCode).toBe(422);
+    // The catalogue's check is the domain's: every caller of the events list refuses an unknown type alike.
+    await expect(listEvents(h.tollgate.services, { types: ['user.created', 'nope'] }, null, 10)).rejects.toMatchObject({ code: 'validation_error', fieldErrors: [{ field: 'querystring.type' }] });
   });
 });
 

@@ -4,7 +4,7 @@ import type { AdminServices } from './admin/audit.js';
 import { events } from './events.js';
 import { uuidv7 } from './ids.js';
 import type { EventType } from './outbox/catalogue.js';
-import { recordEvent } from './outbox/record.js';
+import { recordEvent, type Recorded } from './outbox/record.js';
 import type { Change, Services } from './service-types.js';
 
 /** What a write may do besides its statements: record itself, and name what it makes stale. */
@@ -22,9 +22,10 @@ export interface Work {
   forgetUser(userId: string): void;
   /**
    * Records an event of the catalogue (outbox/catalogue.ts) in this transaction, with its webhook deliveries:
-   * it exists iff the change commits. `data` is the object after the change, never a secret.
+   * it exists iff the change commits. `data` is the object after the change, never a secret. `only`: delivered to
+   * that endpoint alone, whatever the subscriptions (the test event).
    */
-  emit(type: EventType, appId: string | null, data: object): Promise<void>;
+  emit(type: EventType, appId: string | null, data: object, only?: string): Promise<Recorded>;
 }
 
 /** An admin write also records who did what, in the same transaction as the change. */
@@ -81,8 +82,10 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
       tx,
       changed: (change) => void changes.push(change),
       forgetUser: (userId) => void forgotten.push(userId),
-      emit: async (type, appId, data) => {
-        deliveries += await recordEvent(tx, s.clock(), type, appId, data);
+      emit: async (type, appId, data, only) => {
+        const recorded = await recordEvent(tx, s.clock(), type, appId, data, only);
+        deliveries += recorded.deliveryIds.length;
+        return recorded;
       },
       audit: async (action, appId, targetId, details) => {
         if (s.actor === undefined) throw new Error(`audit of ${action} outside an admin request`);

@@ -53,7 +53,7 @@ export function webhooksCommand(program: Command): void {
 
   withApp(hooks.command('update').description('Change an endpoint').argument('<endpoint_id>'))
     // Not --url: that is the global option naming the Tollgate server, which the action's options include.
-    .option('--new-url <url>', 'a new URL for the endpoint (checked as at creation)')
+    .option('--new-url <url>', 'a new URL for the endpoint (checked as at creation; a Discord URL as listed, its token masked, keeps the stored one)')
     .option('--events <types>', 'comma-separated event types to send')
     .option('--all-events', 'send every event type')
     .option('--description <text>', 'what it is for')

@@ -10,7 +10,7 @@ export const EVENT_CATALOGUE = {
   'user.updated': 'A user\'s membership or password changed (extended, lifetime granted or revoked, a license redeemed). data: the user after it.',
   'user.deleted': 'A user was deleted. data: the user before it.',
   'user.sessions_revoked': 'Every session of a user was ended by an operator. data: user_id, revoked.',
-  'license.created': 'Licenses were created: one event per batch. data: licenses (each with its code), count; for a sale also email (the buyer\'s, or null), order_id, order_ref, subscription_ref, provider.',
+  'license.created': 'Licenses were created: one event per batch. data: licenses (each with its code, to the app\'s own standard endpoints only), count; for a sale also email (the buyer\'s, or null), order_id, order_ref, subscription_ref, provider.',
   'license.redeemed': 'A license was redeemed by a user (activation or license sign-up). data: license (without its code), user_id.',
   'license.revoked': 'A license was revoked (a refund or cancellation of the sale that made it). data: license (without its code), order_id, provider, reason (refund or cancellation), deleted (true: it was unredeemed and is gone), user_id (the redeemer whose grant was taken back, or null).',
   'license.deleted': 'Unused licenses were deleted. data: license_ids.',

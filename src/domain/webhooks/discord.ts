@@ -1,5 +1,6 @@
 import type { EventRecord } from '../../store/repositories/events.js';
 import { EVENT_CATALOGUE, isEventType } from '../outbox/catalogue.js';
+import { withoutLicenseCodes } from './license-codes.js';
 
 const GREEN = 0x2ecc71;
 const RED = 0xe74c3c;
@@ -18,23 +19,7 @@ function fields(data: Record<string, unknown>): { name: string; value: string; i
     });
 }
 
-/**
- * A license code redeems: it is a credential, and a Discord channel is read by more people than a
- * mailer. `license.*` events reach Discord without their codes (a standard endpoint gets them all).
- */
-function withoutCodes(data: Record<string, unknown>): Record<string, unknown> {
-  const { code: _code, codes: _codes, ...rest } = data;
-  if (Array.isArray(rest.licenses)) {
-    rest.licenses = rest.licenses.map((l: unknown) => {
-      if (l === null || typeof l !== 'object') return l;
-      const { code: _c, ...other } = l as Record<string, unknown>;
-      return other;
-    });
-  }
-  return rest;
-}
-
-/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON). */
+/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON), never a license code (license-codes.ts). */
 export function discordBody(event: EventRecord): string {
   const summary = isEventType(event.type) ? EVENT_CATALOGUE[event.type].split('. data:')[0] : event.type;
   return JSON.stringify({
@@ -44,7 +29,7 @@ export function discordBody(event: EventRecord): string {
       description: summary,
       color: colour(event.type),
       timestamp: new Date(event.occurredAt).toISOString(),
-      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...withoutCodes(event.data) }),
+      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...withoutLicenseCodes(event.type, event.data) }),
       footer: { text: event.id },
     }],
   });

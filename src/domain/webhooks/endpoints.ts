@@ -5,12 +5,12 @@ import type { AttemptRecord, DeliveryRecord, DeliveryStatus, EndpointKind, Endpo
 import type { AdminServices } from '../admin/audit.js';
 import { getApp } from '../admin/apps.js';
 import { DomainError, validationError } from '../errors.js';
-import { uuidv7 } from '../ids.js';
 import { iso } from '../membership.js';
 import { isEventType } from '../outbox/catalogue.js';
 import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
 import { EgressRefused, resolveTarget } from './egress.js';
+import { isMaskedUrl, maskedUrl } from './url-mask.js';
 import { newSecret, OLD_SECRET_MS, SERVICE_SCOPE, webhookKey } from './signing.js';
 
 /** An app's id, or null for the service-wide endpoints (every app's events, and the service's own). */
@@ -39,7 +39,7 @@ const ts = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
 export function viewEndpoint(e: EndpointRecord, now: number): EndpointView {
   return {
-    id: e.id, app_id: e.appId, url: e.url, kind: e.kind, event_types: e.eventTypes, description: e.description, enabled: e.enabled,
+    id: e.id, app_id: e.appId, url: maskedUrl(e.url, e.kind), kind: e.kind, event_types: e.eventTypes, description: e.description, enabled: e.enabled,
     disabled_reason: e.disabledReason, failing_since: ts(e.failingSince),
     previous_secret_until: e.previousSecretUntil !== null && e.previousSecretUntil > now ? iso(e.previousSecretUntil) : null,
     created_at: iso(e.createdAt), updated_at: iso(e.updatedAt),
@@ -62,7 +62,10 @@ function checkTypes(types: string[] | null | undefined): void {
 }
 
 /** The URL checked as every delivery will check it: https, and every address it resolves to public. */
-async function checkUrl(s: Services, url: string): Promise<void> {
+async function checkUrl(s: Services, url: string, kind: EndpointKind): Promise<void> {
+  if (url.length > 2048) throw validationError('body.url', 'must be at most 2048 characters');
+  // A masked URL is what Tollgate shows, sent back (a form filled from a view): it would deliver nowhere.
+  if (isMaskedUrl(url, kind)) throw validationError('body.url', 'is a masked URL (its token shown as ****): give the full webhook URL');
   try {
     await resolveTarget(url, s.egress);
   } catch (err) {
@@ -89,10 +92,9 @@ async function endpointIn(s: Services, scope: Scope, id: string): Promise<Endpoi
 /** The secret is in this answer only. */
 export async function createEndpoint(a: AdminServices, scope: Scope, input: EndpointInput): Promise<EndpointView & { secret: string }> {
   await requireScope(a, scope);
-  if (input.url.length > 2048) throw validationError('body.url', 'must be at most 2048 characters');
   checkTypes(input.event_types);
   checkDescription(input.description);
-  await checkUrl(a, input.url);
+  await checkUrl(a, input.url, input.kind ?? 'standard');
   const now = a.clock();
   const record: EndpointRecord = {
     id: randomUUID(), appId: scope, url: input.url, kind: input.kind ?? 'standard', eventTypes: input.event_types ?? null,
@@ -124,18 +126,19 @@ export async function updateEndpoint(a: AdminServices, scope: Scope, id: string,
   const before = await endpointIn(a, scope, id);
   checkTypes(patch.event_types);
   checkDescription(patch.description);
-  if (patch.url !== undefined) {
-    if (patch.url.length > 2048) throw validationError('body.url', 'must be at most 2048 characters');
-    await checkUrl(a, patch.url);
-  }
+  // The URL as the endpoint's views show it (its token masked) means "unchanged": the stored one stays.
+  const url = patch.url === undefined || patch.url === maskedUrl(before.url, before.kind) ? undefined : patch.url;
+  if (url !== undefined) await checkUrl(a, url, before.kind);
   const now = a.clock();
   return write(a, async ({ tx, audit }) => {
-    const changes = { url: patch.url, eventTypes: patch.event_types, description: patch.description, enabled: patch.enabled };
+    const changes = { url, eventTypes: patch.event_types, description: patch.description, enabled: patch.enabled };
     if (!(await tx.webhooks.updateEndpoint(id, changes, now))) throw new DomainError('not_found', 'Webhook endpoint not found');
-    const after = viewEndpoint((await tx.webhooks.findEndpoint(id))!, now);
+    const stored = (await tx.webhooks.findEndpoint(id))!;
+    const after = viewEndpoint(stored, now);
     const was = viewEndpoint(before, now);
-    const fields = ['url', 'event_types', 'description', 'enabled'] as const;
-    const changed = fields.filter((f) => JSON.stringify(was[f]) !== JSON.stringify(after[f]));
+    // Compared as stored (a new token may mask like the old one), written as shown (masked).
+    const raw = { url: [before.url, stored.url], event_types: [before.eventTypes, stored.eventTypes], description: [before.description, stored.description], enabled: [before.enabled, stored.enabled] };
+    const changed = (Object.keys(raw) as (keyof typeof raw)[]).filter((f) => JSON.stringify(raw[f][0]) !== JSON.stringify(raw[f][1]));
     await audit('webhook.update', scope, id, { before: Object.fromEntries(changed.map((f) => [f, was[f]])), after: Object.fromEntries(changed.map((f) => [f, after[f]])) });
     return after;
   });
@@ -145,7 +148,7 @@ export async function deleteEndpoint(a: AdminServices, scope: Scope, id: string)
   const before = await endpointIn(a, scope, id);
   await write(a, async ({ tx, audit }) => {
     if (!(await tx.webhooks.deleteEndpoint(id))) throw new DomainError('not_found', 'Webhook endpoint not found');
-    await audit('webhook.delete', scope, id, { before: { url: before.url, kind: before.kind } });
+    await audit('webhook.delete', scope, id, { before: { url: maskedUrl(before.url, before.kind), kind: before.kind } });
   });
 }
 
@@ -167,18 +170,11 @@ export async function rotateEndpointSecret(a: AdminServices, scope: Scope, id: s
 export async function sendTestEvent(a: AdminServices, scope: Scope, id: string): Promise<{ event_id: string; delivery_id: string }> {
   const endpoint = await endpointIn(a, scope, id);
   if (!endpoint.enabled) throw new DomainError('conflict', 'This webhook endpoint is disabled: enable it first');
-  const now = a.clock();
-  const eventId = uuidv7(now);
-  const deliveryId = uuidv7(now);
-  await write(a, async ({ tx, audit }) => {
-    await tx.events.insert({ id: eventId, type: 'webhook.test', occurredAt: now, appId: scope, data: { endpoint_id: id, message: 'A test event sent from Tollgate' } });
-    await tx.webhooks.insertDelivery({
-      id: deliveryId, eventId, endpointId: id, status: 'pending', attempts: 0, nextAt: now, claimedUntil: null, lastStatus: null, createdAt: now, updatedAt: now,
-    });
+  return write(a, async ({ emit, audit }) => {
+    const { eventId, deliveryIds } = await emit('webhook.test', scope, { endpoint_id: id, message: 'A test event sent from Tollgate' }, id);
     await audit('webhook.test', scope, id, { event_id: eventId });
+    return { event_id: eventId, delivery_id: deliveryIds[0]! };
   });
-  a.outbox.committed();
-  return { event_id: eventId, delivery_id: deliveryId };
 }
 
 export interface AttemptView {

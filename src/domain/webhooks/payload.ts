@@ -1,0 +1,24 @@
+import type { EventRecord } from '../../store/repositories/events.js';
+import type { EndpointRecord } from '../../store/repositories/webhooks.js';
+import { discordBody } from './discord.js';
+import { getsLicenseCodes, withoutLicenseCodes } from './license-codes.js';
+
+/**
+ * What each endpoint is sent of an event: its kind's body, with the license codes it may get
+ * (license-codes.ts): the body a delivery sends (worker.ts is to call deliveryBody, docs/decisions.md).
+ */
+
+/** The event as this endpoint may see it. */
+export const eventFor = (event: EventRecord, endpoint: Pick<EndpointRecord, 'kind' | 'appId'>): EventRecord =>
+  getsLicenseCodes(endpoint) ? event : { ...event, data: withoutLicenseCodes(event.type, event.data) };
+
+/** The body of a standard endpoint: the spec's suggested shape (type, timestamp, data) with the event's id and app. */
+export function standardBody(event: EventRecord): string {
+  return JSON.stringify({ id: event.id, type: event.type, timestamp: new Date(event.occurredAt).toISOString(), app_id: event.appId, data: event.data });
+}
+
+/** The body a delivery sends to this endpoint. */
+export function deliveryBody(event: EventRecord, endpoint: Pick<EndpointRecord, 'kind' | 'appId'>): string {
+  const shown = eventFor(event, endpoint);
+  return endpoint.kind === 'discord' ? discordBody(shown) : standardBody(shown);
+}
