@@ -150,7 +150,15 @@ export function responseCases() {
   add('bad_signature_seat_extended', "a heartbeat answer whose expires_at was moved later after signing", beat, { ...answer({ request: beat, body: seatBody('2026-01-01T01:05:00.000Z') }), body: seatBody('2026-01-01T09:05:00.000Z') }, 'bad_signature');
   add('bad_signature_seat_other_device', "a heartbeat answer signed for another device's request", beat, answer({ request: beat, body: seatBody('2026-01-01T01:05:00.000Z'), signed: { requestHeaders: { authorization: SESSION, 'x-hardware-id': 'hw-another-machine' } } }), 'bad_signature');
   const release = req('DELETE', '/seats', utf8(''), seatHeaders);
-  add('ok_seat_release', 'DELETE /seats: released', release, answer({ request: release, body: utf8(JSON.stringify({ released: true, server_time: '2026-01-01T01:00:00.000Z' })) }), 'ok');
+  add('ok_seat_release', 'DELETE /seats: released', release, answer({ request: release, body: utf8(JSON.stringify({ released: true, server_time: '2026-01-01T01:00:00.000Z' })) }), 'ok',
+    { seat_release: { released: true, held_until: null } });
+  // An offline lease holds the seat: not released before the lease's exp, held_until says when it frees up.
+  const heldBody = (heldUntil) => utf8(JSON.stringify({ released: false, server_time: '2026-01-01T01:00:00.000Z', held_until: heldUntil }));
+  const held = answer({ request: release, body: heldBody('2026-01-02T01:00:00.000Z') });
+  add('ok_seat_release_held', 'DELETE /seats of a seat an offline lease holds: released false, held_until the lease\'s exp', release, held, 'ok',
+    { seat_release: { released: false, held_until: '2026-01-02T01:00:00.000Z' } });
+  add('bad_signature_seat_held_until_moved', 'held_until moved earlier after signing (a proxy claiming the seat frees up now): refused', release,
+    { ...held, body: heldBody('2026-01-01T01:00:00.000Z') }, 'bad_signature', { seat_release: null });
   const reset = req('POST', '/devices/reset', utf8(''), { authorization: SESSION });
   add('ok_reset_cooldown', 'POST /devices/reset answered 429 reset_cooldown with retry_after and last_reset_at (signed)', reset, answer({ request: reset, status: 429, body: utf8(JSON.stringify({ detail: 'Devices were reset less than 7 days ago', code: 'reset_cooldown', retry_after: 601200, last_reset_at: '2025-12-27T00:00:00.000Z' })), headers: { 'retry-after': '601200' } }), 'ok');
   return cases;

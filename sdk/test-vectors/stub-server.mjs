@@ -47,6 +47,8 @@ export const DEFAULTS = {
   checkout: 'ok',
   /** POST /seats/heartbeat: 'ok', 'seat_not_found' (404), 'conflict' (409), 'unavailable' (unsigned 503), 'forged' (a bad signature). */
   heartbeat: 'ok',
+  /** DELETE /seats: 'ok', or 'held' (an offline lease holds the seat: released false, held_until a day on, the seat kept). */
+  release: 'ok',
   /** POST /devices/reset: 'ok', 'cooldown' (429 reset_cooldown), 'disabled' (403 reset_disabled). */
   reset: 'ok',
   /** POST /trial: 'ok', 'trial_used', 'trials_disabled'. */
@@ -153,6 +155,7 @@ export async function startStub({ port = 0 } = {}) {
         return seatAnswer(req, body, seat, { forge: config.heartbeat === 'forged' });
       }
       if (at === 'DELETE /seats') {
+        if (config.release === 'held') return signed(req, body, 200, { released: false, server_time: iso(now), held_until: iso(now + DAY) });
         const released = seats.delete(hwid);
         return signed(req, body, 200, { released, server_time: iso(now) });
       }

@@ -1,3 +1,4 @@
+import type { SeatRecord } from '../store/repositories/seats.js';
 import { uuidv7 } from './ids.js';
 import type { RequestContext } from './access.js';
 import type { AdminServices } from './admin/audit.js';
@@ -7,7 +8,7 @@ import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
 import { ANONYMOUS_DETAIL, authenticateUser, type UserCredentials } from './user-auth.js';
-import { seatData } from './seats.js';
+import { noteExpired, seatData } from './seats.js';
 import { write, type AdminWork } from './unit-of-work.js';
 
 const YEAR_MS = 365 * 86_400_000;
@@ -15,16 +16,24 @@ const YEAR_MS = 365 * 86_400_000;
 /**
  * What a device reset does, the operator's and the user's alike, in the caller's transaction: every
  * device forgotten (slots freed), every session ended, every seat given back, and the audit entry.
- * Returns the devices removed and the live seats released (for their events after COMMIT).
+ * One difference (docs/decisions.md, issue 25): the user's reset leaves a seat an offline lease holds
+ * standing until the lease's exp (its heartbeat part ends now), since the signed lease runs on offline and
+ * a reset must not free a floating seat early; such a seat emits nothing now (seat.expired when it dies).
+ * The operator's reset frees every seat: the operator is trusted, and has other means against a lease
+ * (banning the device or the user, rotating the signing key).
+ * Returns the devices removed, the live seats released and the dead ones swept (for their log lines after COMMIT).
  */
-export async function resetDevicesIn(w: AdminWork, appId: string, userId: string, now: number, by: 'operator' | 'user'): Promise<{ devicesRemoved: number; seatsReleased: string[] }> {
+export async function resetDevicesIn(
+  w: AdminWork, appId: string, userId: string, now: number, by: 'operator' | 'user',
+): Promise<{ devicesRemoved: number; seatsReleased: string[]; seatsExpired: SeatRecord[] }> {
   const { tx } = w;
   const devices = await tx.devices.listFor(userId);
   await tx.devices.deleteFor(userId);
   await tx.users.clearDeviceSlots(userId);
   await tx.sessions.deleteForUser(userId);
-  const seats = await tx.seats.releaseAll(userId);
+  const seats = by === 'user' ? (await tx.seats.releaseAllByUser(userId, now)).gone : await tx.seats.releaseAll(userId);
   const seatsReleased = seats.filter((seat) => seat.expiresAt > now).map((seat) => seat.id);
+  const seatsExpired = seats.filter((seat) => seat.expiresAt <= now);
   await w.audit('user.reset_devices', appId, userId, { before: { hardware_ids: devices.map((d) => d.hardwareId), seats: seatsReleased.length } });
   await w.emit('devices.reset', appId, { user_id: userId, devices_removed: devices.length, seats_released: seatsReleased.length, by });
   for (const seat of seats) {
@@ -33,7 +42,7 @@ export async function resetDevicesIn(w: AdminWork, appId: string, userId: string
   }
   w.forgetUser(userId);
   w.changed({ user: userId });
-  return { devicesRemoved: devices.length, seatsReleased };
+  return { devicesRemoved: devices.length, seatsReleased, seatsExpired };
 }
 
 export interface DeviceResetAnswer {
@@ -102,5 +111,6 @@ export async function selfResetDevices(s: Services, ctx: RequestContext, creds: 
   }
   events.devicesReset(s, ctx, user.id, outcome.devicesRemoved);
   for (const seatId of outcome.seatsReleased) events.seatReleased(s, ctx, user.id, seatId, 'reset');
+  noteExpired(s, ctx, outcome.seatsExpired);
   return { reset_at: iso(now), next_reset_at: iso(outcome.nextAt), devices_removed: outcome.devicesRemoved, server_time: iso(now) };
 }

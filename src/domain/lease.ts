@@ -7,7 +7,7 @@ import type { Services } from './service-types.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { events } from './events.js';
-import { emitTaken, seatPolicy, seatsExhausted, seatWindowMs, takeSeat } from './seats.js';
+import { emitTaken, noteExpired, seatPolicy, seatsExhausted, seatWindowMs, takeSeat } from './seats.js';
 import { run } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
 import { write } from './unit-of-work.js';
@@ -51,11 +51,12 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
   const leaseId = randomUUID();
   const hardwareId = creds.hardwareId;
   // Under a seat policy the lease holds this device's seat until its exp (docs/decisions.md, issue 25): a floating
-  // license does not become unlimited by going offline. A full pool refuses the lease; nothing is written then.
+  // license does not become unlimited by going offline. The seat's lease_until becomes at least exp, so the user's
+  // release and self-reset leave it standing until then. A full pool refuses the lease; nothing is written then.
   const policy = seatPolicy(app, user, ctx.now);
   const exp = leaseExp(ctx, user, key.notAfter);
   const outcome = await write(s, async ({ tx, emit }) => {
-    const seat = policy && (await takeSeat(tx, app.id, user.id, hardwareId, policy, ctx.now, Math.max(exp, ctx.now + seatWindowMs(policy))));
+    const seat = policy && (await takeSeat(tx, app.id, user.id, hardwareId, policy, ctx.now, Math.max(exp, ctx.now + seatWindowMs(policy)), exp));
     if (seat && !seat.ok) throw seatsExhausted(policy!, seat.inUse, seat.nextFreeAt, ctx.now);
     if (seat) await emitTaken(emit, app.id, seat);
     const seq = seat === undefined ? undefined : await tx.leases.nextSeq({ appId: app.id, userId: user.id, hwidHash: hardwareHash, leaseId, issuedAt: ctx.now });
@@ -63,6 +64,7 @@ export async function issueLease(s: Services, ctx: RequestContext, nonce: string
   });
   // The user was deleted after the access check read it (cached): as for a deleted user's credentials.
   if (outcome.seq === undefined) throw new DomainError('invalid_credentials');
+  if (outcome.seat) noteExpired(s, ctx, outcome.seat.expired);
   if (outcome.seat?.ok && outcome.seat.created) events.seatCheckedOut(s, ctx, user.id, outcome.seat.seat.id);
   return signedLease(key, leasePayload(ctx, user, leaseId, outcome.seq, hardwareHash, key.notAfter));
 }

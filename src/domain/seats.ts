@@ -49,25 +49,27 @@ export type Taken =
   | { ok: false; inUse: number; nextFreeAt: number | null; expired: SeatRecord[] };
 
 /**
- * Takes (or keeps) this device's seat until at least `until`, in the caller's transaction. The user's
+ * Takes (or keeps) this device's seat until at least `until`, in the caller's transaction. A lease passes
+ * its exp as `leaseUntil`: the seat's lease_until moves on to it (never back), and until then the user's
+ * release and self-reset cannot free the seat; a checkout passes null and leaves lease_until as it is. The user's
  * row is locked first (PostgreSQL `FOR UPDATE`; SQLite's write transaction serialises writers), so the
  * count of live seats and the insert after it are one step on every node: N racing checkouts for
  * max_seats M give exactly M seats. Dead seats are deleted on the way (returned for their events).
  * Undefined when the user no longer exists.
  */
 export async function takeSeat(
-  tx: Repositories, appId: string, userId: string, hardwareId: string, policy: SeatPolicy, now: number, until: number,
+  tx: Repositories, appId: string, userId: string, hardwareId: string, policy: SeatPolicy, now: number, until: number, leaseUntil: number | null,
 ): Promise<Taken | undefined> {
   if (!(await tx.seats.lockUser(appId, userId))) return undefined;
   const expired = await tx.seats.sweepDead(userId, now);
   const held = await tx.seats.findLive(userId, hardwareId, now);
   if (held) {
-    const seat = (await tx.seats.extend(held.id, now, until))!;
+    const seat = (await tx.seats.extend(held.id, now, until, leaseUntil))!;
     return { ok: true, seat, created: false, inUse: (await tx.seats.countLive(userId, now)).inUse, expired };
   }
   const live = await tx.seats.countLive(userId, now);
   if (live.inUse >= policy.maxSeats) return { ok: false, inUse: live.inUse, nextFreeAt: live.nextFreeAt, expired };
-  const seat: SeatRecord = { id: randomUUID(), appId, userId, hardwareId, checkedOutAt: now, heartbeatAt: now, expiresAt: until };
+  const seat: SeatRecord = { id: randomUUID(), appId, userId, hardwareId, checkedOutAt: now, heartbeatAt: now, expiresAt: until, leaseUntil };
   await tx.seats.insert(seat);
   return { ok: true, seat, created: true, inUse: live.inUse + 1, expired };
 }
@@ -143,7 +145,8 @@ function answer(seat: SeatRecord, policy: SeatPolicy, inUse: number, now: number
   };
 }
 
-function noteExpired(s: Services, ctx: RequestContext, expired: readonly SeatRecord[]): void {
+/** The log line of each dead seat a request swept on its way (checkout, lease, self-reset), once its write committed. */
+export function noteExpired(s: Services, ctx: RequestContext, expired: readonly SeatRecord[]): void {
   for (const seat of expired) events.seatExpired(s, ctx, seat.userId, seat.id);
 }
 
@@ -154,7 +157,7 @@ export async function checkoutSeat(s: Services, ctx: RequestContext, creds: User
   const now = ctx.now;
   // The sweep of dead seats commits even when the pool is full: the refusal is thrown after COMMIT.
   const taken = await write(s, async ({ tx, emit }) => {
-    const t = await takeSeat(tx, ctx.app.id, user.id, hardwareId, policy, now, now + seatWindowMs(policy));
+    const t = await takeSeat(tx, ctx.app.id, user.id, hardwareId, policy, now, now + seatWindowMs(policy), null);
     if (t) await emitTaken(emit, ctx.app.id, t);
     return t;
   });
@@ -183,14 +186,32 @@ export async function heartbeatSeat(s: Services, ctx: RequestContext, creds: Use
   return answer(result.seat, policy, result.inUse, now);
 }
 
-/** DELETE /seats: gives this device's seat back (a lease's too: the SDK drops its lease first). */
-export async function releaseSeat(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<{ released: boolean; server_time: string }> {
+export interface ReleaseAnswer {
+  released: boolean;
+  /** Only when an offline lease holds the seat: it stays taken until then (the lease's exp), whatever the device says. */
+  held_until?: string;
+  server_time: string;
+}
+
+/**
+ * DELETE /seats: gives this device's seat back. A seat an offline lease holds is not given back before the
+ * lease ends (docs/decisions.md, issue 25): the signed lease runs on offline whatever the device says, so
+ * releasing it early would let lease, release, lease on another device... make a floating license unlimited.
+ * Such a seat ends at the lease's exp instead (its heartbeat part ends now): `released: false` and
+ * `held_until`, no event (the sweep tells seat.expired when it dies). The user's row is locked first, so a
+ * lease renewing the seat at the same moment comes wholly before or after.
+ */
+export async function releaseSeat(s: Services, ctx: RequestContext, creds: UserCredentials): Promise<ReleaseAnswer> {
   const { user, hardwareId } = await seatUser(s, ctx, creds);
-  const gone = await write(s, async ({ tx, emit }) => {
-    const seat = await tx.seats.release(user.id, hardwareId);
+  const out = await write(s, async ({ tx, emit }) => {
+    await tx.seats.lockUser(ctx.app.id, user.id);
+    const r = await tx.seats.releaseByUser(user.id, hardwareId, ctx.now);
+    const seat = r.gone;
     if (seat) await emit(seat.expiresAt > ctx.now ? 'seat.released' : 'seat.expired', ctx.app.id, { seat: seatData(seat), ...(seat.expiresAt > ctx.now && { by: 'user' }) });
-    return seat;
+    return r;
   });
+  if (out.held) return { released: false, held_until: iso(out.held.leaseUntil!), server_time: iso(ctx.now) };
+  const gone = out.gone;
   const released = gone !== undefined && gone.expiresAt > ctx.now;
   if (gone && released) events.seatReleased(s, ctx, user.id, gone.id, 'user');
   else if (gone) events.seatExpired(s, ctx, user.id, gone.id);

@@ -220,7 +220,14 @@ const seatCheckout = {
 } as const;
 const seatRelease = {
   $id: 'SeatRelease', type: 'object', required: ['released', 'server_time'],
-  properties: { released: { type: 'boolean', description: 'false when this device held no live seat' }, server_time: timestamp },
+  properties: {
+    released: { type: 'boolean', description: 'false when this device held no live seat, or when an offline lease holds it (then held_until is present)' },
+    held_until: {
+      ...timestamp,
+      description: 'Only when an offline lease holds the seat: the seat stays taken until the lease ends (its exp), whatever the device says; its heartbeat part ended now',
+    },
+    server_time: timestamp,
+  },
 } as const;
 const deviceReset = {
   $id: 'DeviceReset', type: 'object', required: ['reset_at', 'next_reset_at', 'devices_removed', 'server_time'],

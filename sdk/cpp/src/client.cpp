@@ -227,7 +227,7 @@ struct Client::Impl {
     // A stored lease holds a seat too: dropped first, or it would run offline on a seat given back.
     if (store()->read_lease()) memory.update([](ClientState& s) { s.dropped = true; });
     const json j = call({"DELETE", "/seats", std::nullopt, seat_headers(auth), false});
-    return typed([&] { return SeatRelease{j.at("released").get<bool>(), j.at("server_time").get<std::string>()}; });
+    return typed([&] { return SeatRelease{j.at("released").get<bool>(), j.at("server_time").get<std::string>(), opt_string(j, "held_until")}; });
   }
 
   explicit Impl(ClientOptions options)

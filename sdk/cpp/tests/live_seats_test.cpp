@@ -73,13 +73,28 @@ int main() {
     }
     CHECK_EQ(a.seat_state() == tollgate::SeatState::lost, true);
 
-    CHECK_EQ(b.release_seat().released, true);
+    // The lease is dropped first, but the server cannot know (a copy may run on offline): the seat stays taken until
+    // the lease's exp, released false with held_until; the operator frees it.
+    const auto held = b.release_seat();
+    CHECK_EQ(held.released, false);
+    CHECK_EQ(held.held_until.has_value() && *held.held_until > held.server_time, true);
     CHECK_EQ(lease_verdict_of([&] { b.check_lease(); }), "dropped");
     {
       tollgate::Client d(device(app, "cpp-live-seat-c"));
       d.auth = tollgate::PasswordAuth{"alice", PASSWORD};
-      d.checkout_seat();
-    }  // ~Client() releases
+      d.checkout_seat();  // a's place
+      tollgate::Client e(device(app, "cpp-live-seat-e"));
+      e.auth = tollgate::PasswordAuth{"alice", PASSWORD};
+      const auto still_full = api_error_of([&] { e.checkout_seat(); });
+      CHECK_EQ(still_full.has_value() && still_full->code() == "seats_exhausted", true);
+      std::string b_seat;
+      const json seats = admin("GET", "/apps/" + app.id + "/seats", nullptr, 200);
+      for (const auto& s : seats["items"])
+        if (s["hardware_id"] == "cpp-live-seat-b") b_seat = s["id"];
+      if (b_seat.empty()) throw check::Failure("b's seat is not listed: " + seats.dump());
+      admin("DELETE", "/apps/" + app.id + "/seats/" + b_seat, nullptr, 204);
+      e.checkout_seat();  // the operator freed b's seat
+    }  // ~Client() releases both
     CHECK_EQ(admin("GET", "/apps/" + app.id + "/seats", nullptr, 200)["items"].size(), 0u);
   });
 

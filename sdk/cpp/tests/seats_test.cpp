@@ -50,7 +50,7 @@ void configure(const json& over) { stub("POST", "/_stub/config", over); }
 
 const json DEFAULTS = {{"entitlements", {"pro"}}, {"lease_entitlements", nullptr}, {"is_trial", false}, {"old_lease", false},
                        {"heartbeat_seconds", 300}, {"max_seats", 5}, {"checkout", "ok"}, {"heartbeat", "ok"},
-                       {"reset", "ok"}, {"trial", "ok"}};
+                       {"release", "ok"}, {"reset", "ok"}, {"trial", "ok"}};
 
 void reset_stub() {
   configure(DEFAULTS);
@@ -332,6 +332,21 @@ int main() {
     std::this_thread::sleep_for(500ms);
     CHECK_EQ(log_of("POST /seats/heartbeat", "hw-cpp-release").size(), n);
     CHECK_EQ(c->release_seat().released, false);
+  });
+
+  check::run("release_seat() of a seat an offline lease holds: released false with held_until, the lease still dropped", [] {
+    reset_stub();
+    configure({{"release", "held"}});
+    auto c = client(options("hw-cpp-held"));
+    c->create_lease();
+    c->checkout_seat();
+    const auto held = c->release_seat();
+    CHECK_EQ(held.released, false);
+    CHECK_EQ(held.held_until.has_value() && *held.held_until > held.server_time, true);
+    CHECK_EQ(c->seat_state() == tollgate::SeatState::none, true);
+    CHECK_EQ(thrown<tollgate::LeaseError>([&] { c->check_lease(); }).verdict() == tollgate::LeaseVerdict::dropped, true);
+    configure({{"release", "ok"}});
+    CHECK_EQ(c->release_seat().held_until.has_value(), false);
   });
 
   check::run("the destructor releases a held seat", [] {

@@ -93,6 +93,15 @@ int main(int argc, char** argv) {
         CHECK_EQ(json(codes).dump(), c["entitlements"].dump());
         CHECK_EQ(user.is_object() && user["membership"].value("is_trial", false), c["is_trial"].get<bool>());
       }
+      // Issue 25: what release_seat() returns once a DELETE /seats answer verified (held_until: a lease holds the seat).
+      if (c.contains("seat_release")) {
+        json got = nullptr;
+        if (check.verdict == tollgate::AnswerVerdict::ok) {
+          const json j = json::parse(body.begin(), body.end());
+          got = {{"released", j.at("released").get<bool>()}, {"held_until", j.contains("held_until") ? j["held_until"] : json(nullptr)}};
+        }
+        CHECK_EQ(got.dump(), c["seat_release"].dump());
+      }
     });
   }
 

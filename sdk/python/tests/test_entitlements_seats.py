@@ -54,7 +54,7 @@ class Stub:
 
 
 DEFAULTS = dict(entitlements=["pro"], lease_entitlements=None, is_trial=False, old_lease=False, heartbeat_seconds=300, max_seats=5,
-                checkout="ok", heartbeat="ok", reset="ok", trial="ok")
+                checkout="ok", heartbeat="ok", release="ok", reset="ok", trial="ok")
 
 
 @pytest.fixture(scope="module")
@@ -264,6 +264,22 @@ def test_release_drops_the_lease_that_holds_the_seat_and_stops_the_heartbeat(stu
     time.sleep(0.5)
     assert len(stub.log("POST /seats/heartbeat", "hw-release")) == n
     assert c.release_seat().released is False
+
+
+def test_release_of_a_seat_a_lease_holds_is_released_false_with_held_until(stub, make):
+    stub.configure(release="held")
+    c = make(hardware_id="hw-held")
+    c.create_lease()
+    c.checkout_seat()
+    released = c.release_seat()
+    assert released.released is False
+    assert released.held_until is not None and released.held_until > released.server_time
+    assert c.seat_state == "none"
+    with pytest.raises(TollgateLeaseError) as err:
+        c.check_lease()
+    assert err.value.verdict == "dropped"
+    stub.configure(release="ok")
+    assert c.release_seat().held_until is None
 
 
 def test_the_context_manager_releases_the_seat(stub, make):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tollgate import Membership, Pinned, RollbackState, SignedRequest, check_certificate, check_lease, credentials_sha256, download_line, live_entitlements, verify_answer
+from tollgate import Membership, Pinned, SeatRelease, RollbackState, SignedRequest, check_certificate, check_lease, credentials_sha256, download_line, live_entitlements, verify_answer
 from tollgate._encoding import sha256_hex
 
 VECTORS = Path(__file__).resolve().parents[2] / "test-vectors"
@@ -54,6 +54,10 @@ def test_answer(case):
         membership = Membership.from_json(user["membership"]) if user else None
         assert sorted(membership.entitlements if membership else []) == case["entitlements"]
         assert (membership.is_trial if membership else False) == case["is_trial"]
+    # Issue 25: what release_seat() returns once a DELETE /seats answer verified (held_until: a lease holds the seat).
+    if "seat_release" in case:
+        release = SeatRelease.from_json(json.loads(body.decode("utf-8"))) if check.verdict == "ok" else None
+        assert (release and {"released": release.released, "held_until": release.held_until}) == case["seat_release"]
 
 
 @pytest.mark.parametrize("case", LEASES["cases"], ids=lambda c: c["name"])

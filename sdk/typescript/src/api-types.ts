@@ -122,8 +122,10 @@ export type SeatCheckout = {
 };
 
 export type SeatRelease = {
-  /** false when this device held no live seat */
+  /** false when this device held no live seat, or when an offline lease holds it (then held_until is present) */
   released: boolean;
+  /** Only when an offline lease holds the seat: the seat stays taken until the lease ends (its exp), whatever the device says; its heartbeat part ended now */
+  held_until?: string;
   server_time: string;
 };
 

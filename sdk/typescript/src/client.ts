@@ -353,7 +353,9 @@ export class TollgateClient {
 
   /**
    * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
-   * (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back.
+   * (issue 25), so it is dropped first. A seat a lease holds stays taken on the server until the lease ends,
+   * whatever the device says (a floating license must not become unlimited by going offline): the answer is then
+   * `released: false` with `held_until`, when the seat frees up.
    */
   async releaseSeat(auth?: UserAuth | null): Promise<Answer<'releaseSeat'>> {
     const hb = this.heartbeat;

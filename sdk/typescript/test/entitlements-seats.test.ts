@@ -252,6 +252,20 @@ describe('floating seats', () => {
     expect((await c.releaseSeat()).released).toBe(false);
   });
 
+  it('releaseSeat() of a seat an offline lease holds: released false and held_until, the lease still dropped, the heartbeat stopped', async () => {
+    stub.configure({ release: 'held' });
+    const c = client();
+    await c.createLease();
+    await c.checkoutSeat();
+    const released = await c.releaseSeat();
+    expect(released.released).toBe(false);
+    expect(Date.parse(released.held_until!)).toBeGreaterThan(Date.now());
+    expect(c.seatState).toBe('none');
+    expect(((await rejection(c.checkLease())) as TollgateLeaseError).verdict).toBe('dropped');
+    stub.configure({ release: 'ok' });
+    expect((await c.releaseSeat()).held_until).toBeUndefined();
+  });
+
   it('close() releases a held seat', async () => {
     const c = client({ hardwareId: 'hw-close' });
     await c.checkoutSeat();

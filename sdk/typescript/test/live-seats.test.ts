@@ -31,7 +31,7 @@ function device(app: TestApp, hardwareId: string) {
 }
 
 describe('floating seats on the real server', () => {
-  it('checked out, heartbeating, exhausted for a third device, lost when the operator releases it, released with its lease', { timeout: 60_000 }, async () => {
+  it('checked out, heartbeating, exhausted for a third device, lost when the operator releases it; a lease-held seat stays taken until the operator frees it', { timeout: 60_000 }, async () => {
     const app = await seatApp({ max_seats: 2, heartbeat_seconds: 10 });
     await server.activeUser(app, 'alice');
     const a = device(app, 'live-seat-a');
@@ -60,11 +60,21 @@ describe('floating seats on the real server', () => {
     expect(a.seatState).toBe('lost');
     expect(await rejection(a.checkAccess())).toBe(lost[0]);
 
-    // b gives its seat back: its lease is dropped first, then DELETE /seats; c gets the place.
-    expect((await b.releaseSeat()).released).toBe(true);
+    // b gives its seat back: its lease is dropped first, then DELETE /seats. The server cannot know the lease is gone
+    // (a copy may run on offline), so the seat stays taken until the lease's exp: released false, held_until.
+    const held = await b.releaseSeat();
+    expect(held.released).toBe(false);
+    expect(Date.parse(held.held_until!)).toBeGreaterThan(Date.now());
     expect(((await rejection(b.checkLease())) as TollgateLeaseError).verdict).toBe('dropped');
-    await c.checkoutSeat();
+    await c.checkoutSeat(); // a's place
+    const d = device(app, 'live-seat-d');
+    expect(((await rejection(d.checkoutSeat())) as TollgateError).code).toBe('seats_exhausted');
+    // The operator frees b's seat; d gets the place.
+    const bSeat = ((await server.admin('GET', `/apps/${app.id}/seats`)).body.items as { id: string; hardware_id: string }[]).find((s) => s.hardware_id === 'live-seat-b')!;
+    expect((await server.admin('DELETE', `/apps/${app.id}/seats/${bSeat.id}`)).status).toBe(204);
+    await d.checkoutSeat();
     await c.close(); // clean shutdown releases
+    await d.close();
     const after = (await server.admin('GET', `/apps/${app.id}/seats`)).body.items as { hardware_id: string }[];
     expect(after.map((s) => s.hardware_id)).toEqual([]);
   });

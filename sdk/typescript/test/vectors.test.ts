@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCertificate } from '../src/certificate.js';
 import { sha256Hex } from '../src/crypto.js';
 import { checkLease, liveEntitlements } from '../src/lease.js';
+import type { SeatRelease } from '../src/api-types.js';
 import { credentialHeadersSha256, downloadLine, verifyAnswer } from '../src/verify.js';
 
 const dir = join(import.meta.dirname, '../../test-vectors');
@@ -44,6 +45,11 @@ describe('shared test vectors', () => {
       const user = check.verdict === 'ok' ? JSON.parse(Buffer.from(body).toString('utf8')).user : null;
       expect([...(user?.membership.entitlements ?? [])].sort()).toEqual(c.entitlements);
       expect(user?.membership.is_trial === true).toBe(c.is_trial);
+    }
+    // Issue 25: what releaseSeat() returns once a DELETE /seats answer verified (held_until: a lease holds the seat).
+    if (c.seat_release !== undefined) {
+      const release = check.verdict === 'ok' ? (JSON.parse(Buffer.from(body).toString('utf8')) as SeatRelease) : null;
+      expect(release && { released: release.released, held_until: release.held_until ?? null }).toEqual(c.seat_release);
     }
   });
 

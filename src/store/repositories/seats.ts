@@ -9,9 +9,14 @@ export interface SeatRecord {
   checkedOutAt: number;
   heartbeatAt: number;
   expiresAt: number;
+  /**
+   * The latest exp of an offline lease that took or renewed this seat (migration 15), null when no lease did:
+   * until then the user's release and self-reset leave the seat standing (the signed lease runs on offline).
+   */
+  leaseUntil: number | null;
 }
 
-const COLUMNS = 'id, app_id, user_id, hardware_id, checked_out_at, heartbeat_at, expires_at';
+const COLUMNS = 'id, app_id, user_id, hardware_id, checked_out_at, heartbeat_at, expires_at, lease_until';
 
 function toSeat(r: Row): SeatRecord {
   return {
@@ -22,6 +27,7 @@ function toSeat(r: Row): SeatRecord {
     checkedOutAt: Number(r.checked_out_at),
     heartbeatAt: Number(r.heartbeat_at),
     expiresAt: Number(r.expires_at),
+    leaseUntil: r.lease_until == null ? null : Number(r.lease_until),
   };
 }
 
@@ -76,17 +82,26 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
     },
 
     async insert(seat: SeatRecord): Promise<void> {
-      await q.run(`INSERT INTO seats (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-        seat.id, seat.appId, seat.userId, seat.hardwareId, seat.checkedOutAt, seat.heartbeatAt, seat.expiresAt,
+      await q.run(`INSERT INTO seats (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+        seat.id, seat.appId, seat.userId, seat.hardwareId, seat.checkedOutAt, seat.heartbeatAt, seat.expiresAt, seat.leaseUntil,
       ]);
     },
 
-    /** A heartbeat or a lease: the seat lives at least until `until` (never shortened: a lease may hold it longer). */
-    async extend(id: string, now: number, until: number): Promise<SeatRecord | undefined> {
-      const r = await q.one(
-        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
-        [now, until, until, id],
-      );
+    /**
+     * A checkout or a lease: the seat lives at least until `until` (never shortened: a lease may hold it longer).
+     * A lease (`leaseUntil` its exp) also pushes lease_until on to it, never back; a checkout (null) leaves it.
+     */
+    async extend(id: string, now: number, until: number, leaseUntil: number | null): Promise<SeatRecord | undefined> {
+      const r = leaseUntil === null
+        ? await q.one(
+          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
+          [now, until, until, id],
+        )
+        : await q.one(
+          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END,
+             lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
+          [now, until, until, leaseUntil, leaseUntil, id],
+        );
       return r && toSeat(r);
     },
 
@@ -99,10 +114,23 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
       return r && toSeat(r);
     },
 
-    /** Deletes the device's seat; the row, dead or alive, or undefined when there was none. */
-    async release(userId: string, hardwareId: string): Promise<SeatRecord | undefined> {
-      const r = await q.one(`DELETE FROM seats WHERE user_id = ? AND hardware_id = ? RETURNING ${COLUMNS}`, [userId, hardwareId]);
-      return r && toSeat(r);
+    /**
+     * The user gives the device's seat back. A seat a live lease holds (lease_until > now) is not deleted: it
+     * ends at lease_until (its heartbeat part ends now, its lease part cannot) and comes back as `held`. Any
+     * other is deleted and comes back as `gone`, dead or alive. Neither when the device has no seat. The caller
+     * holds the user's lock (lockUser), so no lease renews the seat between the two statements.
+     */
+    async releaseByUser(userId: string, hardwareId: string, now: number): Promise<{ held?: SeatRecord; gone?: SeatRecord }> {
+      const held = await q.one(
+        `UPDATE seats SET expires_at = lease_until WHERE user_id = ? AND hardware_id = ? AND lease_until > ? RETURNING ${COLUMNS}`,
+        [userId, hardwareId, now],
+      );
+      if (held) return { held: toSeat(held) };
+      const gone = await q.one(
+        `DELETE FROM seats WHERE user_id = ? AND hardware_id = ? AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`,
+        [userId, hardwareId, now],
+      );
+      return gone ? { gone: toSeat(gone) } : {};
     },
 
     /** The operator releases one seat of the app. */
@@ -111,10 +139,20 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
       return r && toSeat(r);
     },
 
-    /** Every seat of the user (a device reset), dead or alive. */
+    /** Every seat of the user, dead or alive, leases or not (the operator's device reset). */
     async releaseAll(userId: string): Promise<SeatRecord[]> {
       const rows = await q.all(`DELETE FROM seats WHERE user_id = ? RETURNING ${COLUMNS}`, [userId]);
       return rows.map(toSeat);
+    },
+
+    /**
+     * The user's self-reset: as releaseByUser for each seat. Those a live lease holds end at lease_until
+     * (`held`); the others are deleted, dead or alive (`gone`). The caller holds the user's row lock.
+     */
+    async releaseAllByUser(userId: string, now: number): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> {
+      const held = await q.all(`UPDATE seats SET expires_at = lease_until WHERE user_id = ? AND lease_until > ? RETURNING ${COLUMNS}`, [userId, now]);
+      const gone = await q.all(`DELETE FROM seats WHERE user_id = ? AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`, [userId, now]);
+      return { held: held.map(toSeat), gone: gone.map(toSeat) };
     },
 
     async liveOfUser(userId: string, now: number): Promise<SeatRecord[]> {

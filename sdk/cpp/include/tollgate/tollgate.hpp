@@ -478,10 +478,15 @@ struct Seat {
   std::int64_t in_use = 0;
   std::string server_time;
 };
-/** DELETE /seats' answer: released false when this device held no seat. */
+/** DELETE /seats' answer: released false when this device held no seat, or when an offline lease holds it. */
 struct SeatRelease {
   bool released = false;
   std::string server_time;
+  /**
+   * When an offline lease holds the seat: the time it frees up (the lease's exp, ISO-8601); nullopt otherwise.
+   * Such a seat stays taken on the server until then, whatever the device says.
+   */
+  std::optional<std::string> held_until;
 };
 /** POST /devices/reset's answer (issue 25). */
 struct DeviceReset {

@@ -367,7 +367,8 @@ class TollgateClient:
 
     def release_seat(self, auth: AuthArg = DEFAULT) -> SeatRelease:
         """DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
-        (issue 25), so it is dropped first: it would otherwise keep running offline on a seat given back."""
+        (issue 25), so it is dropped first. A seat a lease holds stays taken on the server until the lease ends, whatever
+        the device says: the answer is then released False with held_until, when the seat frees up."""
         hb, self._heartbeat = self._heartbeat, None
         if hb is not None:
             hb.stop(join=False)

@@ -294,9 +294,12 @@ class Seat:
 
 @dataclass(frozen=True)
 class SeatRelease:
-    #: False when this device held no seat.
+    #: False when this device held no seat, or when an offline lease holds it (then held_until is set).
     released: bool
     server_time: str
+    #: When an offline lease holds the seat: the time it frees up (the lease's exp, ISO-8601); None otherwise. Such a
+    #: seat stays taken on the server until then, whatever the device says.
+    held_until: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "SeatRelease":

@@ -30,6 +30,7 @@ export function seatAdminRoutes(app: FastifyInstance, s: Services): void {
   app.delete<{ Params: { app_id: string; seat_id: string } }>('/apps/:app_id/seats/:seat_id', {
     schema: {
       operationId: 'releaseAppSeat', tags, security: adminSecurity, summary: 'Release a live seat (its device’s next heartbeat answers 404 seat_not_found)',
+      description: 'Frees the seat at once, even one an offline lease holds (which the user’s own release and reset cannot free before the lease ends): the operator is trusted.',
       params: { type: 'object', required: ['app_id', 'seat_id'], properties: { app_id: uuid, seat_id: uuid } },
       response: { 204: { type: 'null', description: 'Released' }, ...errors(401, 404, 422) },
     },

@@ -56,7 +56,9 @@ export function userRoutes(app: FastifyInstance, s: Services): void {
   });
 
   app.post<{ Params: Params }>('/apps/:app_id/users/:user_id/reset-devices', {
-    schema: { operationId: 'resetUserDevices', tags, security: adminSecurity, summary: 'Forget the user’s devices (and end their sessions)', params: userParams, response: { 204: { type: 'null', description: 'Done' }, ...errors(401, 404, 422) } },
+    schema: { operationId: 'resetUserDevices', tags, security: adminSecurity, summary: 'Forget the user’s devices (and end their sessions)',
+      description: 'Also frees every seat of the user at once, those offline leases hold included (the user’s own reset keeps those until the lease ends).',
+      params: userParams, response: { 204: { type: 'null', description: 'Done' }, ...errors(401, 404, 422) } },
     handler: async (request, reply) => {
       await resetDevices(acting(s, request), request.params.app_id, request.params.user_id);
       return reply.code(204).send();

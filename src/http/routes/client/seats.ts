@@ -53,7 +53,8 @@ export function seatRoutes(app: FastifyInstance, s: Services): void {
       operationId: 'releaseSeat',
       tags: ['client'],
       summary: 'Give this device’s seat back',
-      description: USER_AUTH + 'A seat held by an offline lease is given back too: drop the lease before releasing.',
+      description: USER_AUTH + 'A seat an offline lease holds is not given back before the lease ends (the signed lease stays valid offline): ' +
+        'the answer is released false with held_until, the lease\'s exp, when the seat frees up; its heartbeats are no longer needed.',
       security: seatSecurity,
       documentedHeaders: seatHeaders,
       response: { 200: { ...ref('SeatRelease'), description: 'Whether a live seat was released' }, ...errors(401, 403, 422, 429) },
@@ -69,7 +70,7 @@ export function seatRoutes(app: FastifyInstance, s: Services): void {
       summary: 'Forget every device of the current user (and end all their sessions, this one included)',
       description:
         'User authentication as GET /app_context without its device check (bans, credentials and membership apply). ' +
-        'Does what the operator’s reset-devices does. 429 reset_cooldown (retry_after, last_reset_at, Retry-After) inside device_reset_cooldown_seconds ' +
+        'Does what the operator’s reset-devices does, except that a seat an offline lease holds stays taken until the lease ends. 429 reset_cooldown (retry_after, last_reset_at, Retry-After) inside device_reset_cooldown_seconds ' +
         'or past device_resets_per_year; 403 reset_disabled when the app’s cooldown is 0.',
       security: seatSecurity,
       documentedHeaders: userAuthHeaders,
