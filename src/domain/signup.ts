@@ -87,12 +87,11 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
     // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
     await claim(tx, ctx, userId, license);
     await insertGeneratedUser(s, tx, ctx, userId, license.id);
-    await applyClaimed(tx, ctx, userId, license);
+    const { license: used } = await applyClaimed(tx, ctx, userId, license);
     device = await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
     const view = await createdUser(w, ctx, userId, device, input.hardware_id);
-    const used = await tx.licenses.findById(ctx.app.id, license.id);
-    await w.emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: userId });
+    await w.emit('license.redeemed', ctx.app.id, { license: licenseData(used), user_id: userId });
     return view;
   });
   signedUp(s, ctx, userId, 'license', device);
