@@ -204,7 +204,7 @@ describe('POST /trial, signed, and a trial user’s lease', () => {
       const lease = leaseOf(await postLease(h, app, { authorization: `Bearer ${t.session_token}` }), pin.rootPublicKey);
       expect(lease.payload.is_trial, JSON.stringify(patch)).toBe(true);
       expect(lease.payload.exp, JSON.stringify(patch)).toBe(end); // not iat + a day of grace, nor the membership's end
-      expect(lease.payload.exp).toBeLessThan(Math.min(lease.payload.iat + 86_400_000, (lease.payload.active_until as number | null) ?? Infinity));
+      expect(lease.payload.exp).toBeLessThan(Math.min((lease.payload.iat as number) + 86_400_000, (lease.payload.active_until as number | null) ?? Infinity));
     }
   });
 
