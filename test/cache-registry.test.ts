@@ -45,8 +45,9 @@ const KINDS: { change: Change; drops: CacheName[] }[] = [
   { change: { content: 'app1' }, drops: ['applications'] },
   { change: { user: 'u1' }, drops: ['sessions', 'users', 'userIdsByName', 'userIdsByCode'] },
   { change: { session: 'digest1' }, drops: ['sessions'] },
-  { change: { allUsers: true }, drops: ['sessions', 'users', 'userIdsByName', 'userIdsByCode'] },
-  { change: { allUsers: false }, drops: [] },
+  // An app deleted with its users: that app's users and sessions only (before, every app's: `allUsers`).
+  { change: { appUsers: 'app1' }, drops: ['sessions', 'users', 'userIdsByName', 'userIdsByCode'] },
+  { change: { appUsers: 'app2' }, drops: [] },
 ];
 
 /** A bus between the nodes made on it: a publication reaches every subscriber at once, its sender's included (as NOTIFY does). */
@@ -60,6 +61,19 @@ function memoryBus() {
     onConnection: () => undefined,
   };
   return { bus, deliver: (payload: string) => handlers.forEach((h) => h(payload)), gap: () => gaps.forEach((g) => g()) };
+}
+
+/** A bus that holds its notices until `flush` (as NOTIFY reaches the listeners after the commit, later). */
+function lateBus() {
+  const handlers: ((payload: string) => void)[] = [];
+  const queued: string[] = [];
+  const bus: MessageBus = {
+    subscribe: async (_channel, handler) => void handlers.push(handler),
+    publish: async (_channel, payload) => void queued.push(payload),
+    onGap: () => undefined,
+    onConnection: () => undefined,
+  };
+  return { bus, flush: () => queued.splice(0).forEach((p) => handlers.forEach((h) => h(p))) };
 }
 
 const node = (bus: MessageBus) => createCaches({ store, clock: () => 1_000, seal: new KeySeal(null), log: silentLog }, bus, 60_000);
@@ -92,6 +106,27 @@ describe('the cache registry', () => {
     });
   }
 
+  it("a node's own notice, heard back, drops nothing it loaded since its own drop; the other node drops it", async () => {
+    const { bus, flush } = lateBus();
+    const [here, there] = [await node(bus), await node(bus)];
+    await warm(here);
+    await warm(there);
+    await here.changed({ user: 'u1' });
+    expect(held(here)).toEqual(['appsByKey', 'bans', 'signingKeys', 'applications']); // dropped at once, here
+    await warm(here); // loaded again after the commit: fresh
+    flush();
+    expect(held(here)).toEqual(names);
+    expect(held(there)).toEqual(['appsByKey', 'bans', 'signingKeys', 'applications']);
+  });
+
+  it("a notice of a node that does not name itself (a node of before) is applied, by the sender's own caches too", async () => {
+    const { bus, deliver } = memoryBus();
+    const caches = await node(bus);
+    await warm(caches);
+    deliver(JSON.stringify({ bans: 'app1' }));
+    expect(held(caches)).not.toContain('bans');
+  });
+
   it('an unreadable notice, or a gap in the bus, clears every cache of the node that heard it', async () => {
     const { bus, deliver, gap } = memoryBus();
     const caches = await node(bus);
@@ -104,8 +139,8 @@ describe('the cache registry', () => {
   });
 
   it('a reaction left out for a kind of change does not compile', () => {
-    // @ts-expect-error allUsers is missing: a cache must say how it answers every kind of change
+    // @ts-expect-error appUsers is missing: a cache must say how it answers every kind of change
     const forgetful: Reactions = { app: 'unaffected', bans: 'unaffected', keys: 'unaffected', content: 'unaffected', user: 'unaffected', session: 'unaffected' };
-    expect(Object.keys(forgetful)).not.toContain('allUsers');
+    expect(Object.keys(forgetful)).not.toContain('appUsers');
   });
 });

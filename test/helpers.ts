@@ -248,9 +248,10 @@ const echoes = new WeakMap<object, { waiting: Map<string, () => void>; subscribe
 
 /**
  * Resolves once this harness's node has heard every change notice published before the call. On PostgreSQL a node
- * hears its own notices back over LISTEN, later than the write that sent them: a test that warms a cache right after
- * a write can see the late notice drop it again. Notices reach a listener in commit order, so hearing a probe sent
- * now means every earlier one has been heard. At once on SQLite (one node, no bus).
+ * hears notices over LISTEN, later than the write that sent them (its own too, which it now skips: caches.ts): a
+ * test that warms a cache after another node's write can see the late notice drop it again. Notices reach a
+ * listener in commit order, so hearing a probe sent now means every earlier one has been heard. At once on SQLite
+ * (one node, no bus).
  */
 export async function noticesHeard(h: Harness): Promise<void> {
   const bus = h.tollgate.services.store.db.bus;

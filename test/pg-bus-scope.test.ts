@@ -41,7 +41,7 @@ describe.skipIf(STORE !== 'postgres')('the cache bus is scoped to the schema (Po
     expect(heard.secondA).toEqual(['from A']);
   });
 
-  it("a change that drops every user (an app deleted) in one schema leaves another schema's users cached", async () => {
+  it("a change that drops every user of an app (the app deleted) in one schema leaves another schema's users cached", async () => {
     const a: Harness = track(await harness());
     const b: Harness = track(await harness());
     const app = await b.createApp();
@@ -51,11 +51,11 @@ describe.skipIf(STORE !== 'postgres')('the cache bus is scoped to the schema (Po
     expect(res.statusCode, res.body).toBe(200);
     const cached = () => b.tollgate.services.caches.users.peek(usersKey(app.id, id));
     expect(cached()).toBeDefined();
-    await a.tollgate.services.caches.changed({ allUsers: true });
+    await a.tollgate.services.caches.changed({ appUsers: app.id });
     await noticesHeard(b); // B's probe, sent after A's notice: heard after it, were it heard at all
     expect(cached()).toBeDefined();
     // Control: the same change in B's own schema does drop it.
-    await b.tollgate.services.caches.changed({ allUsers: true });
+    await b.tollgate.services.caches.changed({ appUsers: app.id });
     expect(cached()).toBeUndefined();
   });
 });

@@ -1,4 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { BanSet } from '../src/domain/bans.js';
+import type { Queryable } from '../src/store/db.js';
 import { expectError, harness, noticesHeard, PASSWORD, type Harness, type TestApp } from './helpers.js';
 import { setUpKeys } from './signing-fixtures.js';
 import { call, verifyAnswer } from './signing-test-verifier.js';
@@ -106,6 +108,33 @@ describe('POST /redeem', () => {
     await noticesHeard(h);
     expectError(await redeem(other, bearer(token)), 403, 'banned');
     expect((await h.client(app, 'POST', '/activate_license', { code: other, username: 'alice', password: PASSWORD })).statusCode).toBe(403);
+  });
+
+  it('reads the license once before and once after its claim, and asks each ban once', async () => {
+    await h.activeUser(app, 'alice', PASSWORD, 'hw-1');
+    const token = await h.login(app, 'alice', PASSWORD, 'hw-1');
+    const [code] = await h.licenses(app, { count: 1, minutes: 30 });
+    await redeem('NOT-A-REAL-CODE', bearer(token)); // every cache warm: what follows is the redemption's own work
+    const reads: string[] = [];
+    const db = h.tollgate.services.store.db;
+    const counted = (q: Queryable): Queryable => ({
+      one: (sql, params) => (reads.push(sql), q.one(sql, params)),
+      all: (sql, params) => (reads.push(sql), q.all(sql, params)),
+      run: (sql, params) => q.run(sql, params),
+    });
+    const plain = { one: db.one.bind(db), all: db.all.bind(db), transaction: db.transaction.bind(db) };
+    const asked = (['ip', 'hardwareId', 'user', 'license'] as const).map((kind) => vi.spyOn(BanSet.prototype, kind));
+    Object.assign(db, { ...counted(plain as unknown as Queryable), run: db.run.bind(db), transaction: (fn: (tx: Queryable) => Promise<unknown>) => plain.transaction((tx) => fn(counted(tx))) });
+    try {
+      expect((await redeem(code, bearer(token))).statusCode).toBe(200);
+    } finally {
+      Object.assign(db, plain);
+    }
+    expect(reads.filter((sql) => /\bFROM licenses\b/i.test(sql))).toHaveLength(2);
+    const [ip, hardwareId, user, license] = asked.map((spy) => spy.mock.calls);
+    vi.restoreAllMocks();
+    expect([ip!.length, hardwareId!.length, user!.length]).toEqual([1, 1, 1]);
+    expect(license!.filter(([c]) => c === code)).toHaveLength(1);
   });
 
   it('answers are signed (docs/signing.md): the 200 and the refusals', async () => {

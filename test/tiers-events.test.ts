@@ -64,4 +64,19 @@ describe('template, entitlement and trial events', () => {
 
     expect((await during(() => ok(h.admin('DELETE', `/apps/${app.id}/templates/${templateId}`)))).map((e) => e.type)).toEqual(['template.deleted']);
   });
+
+  it("a trial's sign-up writes the events of every sign-up, in their order: the user, the trial, the first device", async () => {
+    await ok(h.admin('PATCH', `/apps/${app.id}`, { trial_minutes: 30, trial_entitlements: ['pro'], device_auth_enabled: true }));
+    let user: { id: string; username: string } = { id: '', username: '' };
+    const events = await during(async () => {
+      user = (await h.client(app, 'POST', '/trial', { hardware_id: 'hw-1' })).json().user;
+    });
+    expect(events.map((e) => e.type)).toEqual(['user.created', 'trial.started', 'device.registered']);
+    const [created, , device] = events.map((e) => JSON.parse(e.data));
+    expect(created).toMatchObject({ id: user.id, username: user.username, membership: { is_active: true, is_trial: true, entitlements: ['pro'] } });
+    expect(user.username).toMatch(/^user_[a-z2-7]{12}$/);
+    expect(device).toEqual({ user_id: user.id, device_id: expect.any(String), hardware_id: 'hw-1' });
+    const stored = (await h.tollgate.services.store.users.findById(app.id, user.id))!;
+    expect(stored).toMatchObject({ passwordHash: null, signupLicenseId: null, signupCode: null, trialEndsAt: h.clock.ms + 30 * 60_000 });
+  });
 });

@@ -117,6 +117,28 @@ describe('templates', () => {
     expect(audit.details).toMatchObject({ unused_licenses: 2, used_licenses: 1, users: 1 });
   });
 
+  it('applying a template to many users sends one cache change, which drops each of them', async () => {
+    const t = await template({ name: 'Pro', minutes: 60, entitlements: ['pro'] });
+    const names = ['alice', 'bob', 'carol'];
+    for (const [i, name] of names.entries()) {
+      const l = await licenseFrom(t.id);
+      await h.signUp(app, name, PASSWORD, `hw-${i}`);
+      await h.client(app, 'POST', '/activate_license', { code: l.code, username: name, password: PASSWORD, hardware_id: `hw-${i}` });
+      expect((await contextOf(name, `hw-${i}`)).json().user.membership.entitlements).toEqual(['pro']); // cached
+    }
+    await h.admin('PATCH', `/apps/${app.id}/templates/${t.id}`, { entitlements: ['pro', 'export'] });
+    const caches = h.tollgate.services.caches;
+    const sent: unknown[] = [];
+    const changed = caches.changed.bind(caches);
+    caches.changed = async (change) => {
+      sent.push(change);
+      return changed(change);
+    };
+    expect((await h.admin('POST', `/apps/${app.id}/templates/${t.id}/apply`)).json()).toMatchObject({ users: 3 });
+    expect(sent).toEqual([{ appUsers: app.id }]);
+    for (const [i, name] of names.entries()) expect((await contextOf(name, `hw-${i}`)).json().user.membership.entitlements).toEqual(['export', 'pro']);
+  });
+
   it('deleting a template leaves its licenses with what they copied', async () => {
     const t = await template({ name: 'Pro', minutes: 60, entitlements: ['pro'] });
     const l = await licenseFrom(t.id);

@@ -191,6 +191,23 @@ describe('POST /trial, signed, and a trial user’s lease', () => {
     expect(Object.keys(lease.payload).slice(-2)).toEqual(['entitlements', 'is_trial']);
   });
 
+  it('a trial user whose membership outlasts the trial (the operator extended it, or made it lifetime): the lease still ends with the trial', async () => {
+    // The cap of leaseExp that only the trial sets: a trial's membership otherwise ends with the trial itself.
+    await h.admin('PATCH', `/apps/${app.id}`, { offline_grace_seconds: 86_400, lease_renew_seconds: 600 });
+    await noticesHeard(h);
+    const t = (await trial({ hardware_id: 'hw-1' })).json();
+    const end = h.clock.ms + 3_600_000;
+    for (const patch of [{ extend_minutes: 7 * 24 * 60 }, { lifetime: true }]) {
+      expect((await h.admin('PATCH', `/apps/${app.id}/users/${t.user.id}`, patch)).statusCode).toBe(200);
+      await noticesHeard(h);
+      h.clock.minutes(10);
+      const lease = leaseOf(await postLease(h, app, { authorization: `Bearer ${t.session_token}` }), pin.rootPublicKey);
+      expect(lease.payload.is_trial, JSON.stringify(patch)).toBe(true);
+      expect(lease.payload.exp, JSON.stringify(patch)).toBe(end); // not iat + a day of grace, nor the membership's end
+      expect(lease.payload.exp).toBeLessThan(Math.min((lease.payload.iat as number) + 86_400_000, (lease.payload.active_until as number | null) ?? Infinity));
+    }
+  });
+
   it('a paying user’s lease: per code the latest end of its live grants, null when one never ends', async () => {
     await h.admin('PATCH', `/apps/${app.id}`, { offline_grace_seconds: 86_400, lease_renew_seconds: 600 });
     const id = await h.activeUser(app, 'alice', PASSWORD, undefined, { minutes: 600 });

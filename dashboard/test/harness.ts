@@ -256,3 +256,53 @@ export async function pageProblems(watched: Watched, base: string, pages: [name:
   await page.setViewportSize({ width: 1280, height: 900 });
   return problems;
 }
+
+/** A server, its operators and one app, and a browser page signed in as the owner: what a feature page's file starts from. */
+export interface Stage<A> {
+  server: RunningServer;
+  browser: Browser;
+  watched: Watched;
+  page: Page;
+  app: A;
+}
+
+export interface StageOptions {
+  /** The server's extra environment (startServer). */
+  env?: Record<string, string>;
+  /** Created with the owner role; the page signs in as this operator. */
+  owner: { username: string; password: string };
+  /** Further operators, each with its role. */
+  others?: { username: string; password: string; role: string }[];
+  /** The body of POST /apps. */
+  app: Record<string, unknown>;
+}
+
+/**
+ * The set-up the feature files (sales, tiers, webhooks-events) shared line for line: a server, the
+ * operators, one app (its 201 body), a browser and a 1280 px page signed in as the owner. A failure
+ * half-way stops what was started, as the file's afterAll would not know of it.
+ */
+export async function openStage<A = { id: string; api_key: string; api_secret: string }>(options: StageOptions): Promise<Stage<A>> {
+  const server = await startServer(options.env);
+  let browser: Browser | undefined;
+  try {
+    await createOperator(server, options.owner.username, options.owner.password, 'owner');
+    for (const o of options.others ?? []) await createOperator(server, o.username, o.password, o.role);
+    const created = await server.admin<A>('POST', '/apps', options.app);
+    if (created.status !== 201) throw new Error(`POST /apps answered ${created.status}: ${JSON.stringify(created.body)}`);
+    browser = await launchBrowser();
+    const watched = await openPage(browser, 1280);
+    await signIn(watched.page, server.url, options.owner.username, options.owner.password);
+    return { server, browser, watched, page: watched.page, app: created.body };
+  } catch (err) {
+    await browser?.close();
+    await server.stop();
+    throw err;
+  }
+}
+
+/** The afterAll of openStage: the browser, then the server (either may be missing if the set-up failed). */
+export async function closeStage(stage: Partial<Stage<unknown>> | undefined): Promise<void> {
+  await stage?.browser?.close();
+  await stage?.server?.stop();
+}

@@ -1,5 +1,5 @@
 import type { LicenseRecord, UserRecord } from '../store/records.js';
-import { checkDevice, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
+import { banned, checkDevice, checkRequestBans, checkUserBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
 import { findRedeemableLicense, redeem } from './licenses.js';
@@ -63,8 +63,7 @@ async function redeemFor(s: Services, ctx: RequestContext, user: UserRecord, lic
   const { redeemed: activation, after } = await write(s, async ({ tx, changed, emit }) => {
     const redeemed = await redeem(tx, ctx, user.id, license);
     changed({ user: user.id }); // the membership changed
-    const used = await tx.licenses.findById(ctx.app.id, license.id);
-    await emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: user.id });
+    await emit('license.redeemed', ctx.app.id, { license: licenseData(redeemed.license), user_id: user.id });
     const after = await tx.users.findById(ctx.app.id, user.id);
     if (after) await emit('user.updated', ctx.app.id, { ...summary(after, ctx.now) });
     if (redeemed.convertedTrial) await emit('trial.converted', ctx.app.id, { user_id: user.id, license_id: license.id, converted_at: iso(ctx.now) });
@@ -112,8 +111,9 @@ export async function redeemLicense(s: Services, ctx: RequestContext, creds: Use
   const user = await run(authenticateUser(s, ctx, creds, true, false));
   if (!user) throw new DomainError('anonymous_not_allowed', ANONYMOUS_DETAIL);
   const license = await s.limits.attempt(ctx, { code }, () => findRedeemableLicense(s, ctx, code));
-  const bans = await run(checkRequestBans(s, ctx, creds.hardwareId));
-  checkUserBans(s, ctx, bans, user, license.code);
+  // The IP, device, user and sign-up license bans were checked with the credentials: the code presented is left.
+  const bans = s.caches.bans.peek(ctx.app.id, ctx.now) ?? (await s.caches.bans.get(ctx.app.id));
+  if (bans.license(license.code)) throw banned(s, ctx, 'license', 'This license is banned', bans, license.code, user.id);
 
   const { activation, after } = await redeemFor(s, ctx, user, license);
   // The claim updated this user's row in the same transaction, so it was there when the redemption committed.

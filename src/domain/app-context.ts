@@ -1,8 +1,7 @@
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
-import { isTrialUser, liveCodes } from './entitlements.js';
 import { keptWith } from './cache.js';
-import { isActive, iso } from './membership.js';
+import { iso } from './membership.js';
 import type { Services } from './service-types.js';
 import { wait, type Steps } from './steps.js';
 import { authenticateUser, type UserCredentials } from './user-auth.js';
@@ -16,7 +15,7 @@ export interface AppContextAnswer {
 
 /**
  * GET /app_context, as a ready JSON string: the application part is
- * serialised once per change (cached), the user once per cached user record,
+ * serialised once per change (cached), the user once per cached user record (and span of time),
  * and only the server time per call. The length comes from the parts' lengths,
  * kept with them, so the answer is not measured again. Synchronous while
  * everything it reads is cached (see steps.ts).
@@ -44,19 +43,48 @@ interface Part {
 const NO_USER: Part = { json: 'null', bytes: 4 };
 
 /**
- * A cached user record is immutable (a change replaces it), so its serialisations are kept with it: the
- * answer varies with time only through is_active, is_trial and the live entitlements, so it is kept per
- * combination of those (a handful over the record's life).
+ * A cached user record is immutable (a change replaces it), so its serialisation is kept with it. The
+ * answer varies with time only through is_active, is_trial and the live entitlements, and each of those
+ * turns at one of the record's own instants (active_until, the trial's end, a grant's end): between two
+ * of them the answer is the same, so it is kept with the span it holds for. A request inside the span
+ * pays two comparisons, not the live codes, their sorting and a key (a handful of spans over a record's life).
  */
-const serialised = keptWith((_user: UserRecord) => new Map<string, Part>());
+interface Serialised {
+  /** The span [from, until) the part holds for; empty before the first request. */
+  from: number;
+  until: number;
+  part: Part;
+}
 
-function userJsonOf(user: UserRecord, now: number): Part {
-  const codes = user.grants.length === 0 ? '' : liveCodes(user.grants, now).join(',');
-  const key = `${isActive(user, now) ? 1 : 0}${isTrialUser(user, now) ? 1 : 0}${codes}`;
-  const parts = serialised(user);
-  let found = parts.get(key);
-  if (!found) parts.set(key, (found = part(JSON.stringify(viewUser(user, now)))));
-  return found;
+const serialised = keptWith((_user: UserRecord): Serialised => ({ from: 0, until: 0, part: NO_USER }));
+
+export function userJsonOf(user: UserRecord, now: number): Part {
+  const kept = serialised(user);
+  if (now >= kept.from && now < kept.until) return kept.part;
+  const [from, until] = spanOf(user, now);
+  kept.part = part(JSON.stringify(viewUser(user, now)));
+  kept.from = from;
+  kept.until = until;
+  return kept.part;
+}
+
+/**
+ * The span around `now` in which nothing of the user's answer turns: from the latest of the record's
+ * instants at or before `now` to the earliest after it. Every test of the answer is `instant > now`,
+ * which is the same for every `now` of that span.
+ */
+export function spanOf(user: UserRecord, now: number): [number, number] {
+  let from = -Infinity;
+  let until = Infinity;
+  const see = (at: number | null) => {
+    if (at === null) return;
+    if (at > now) until = Math.min(until, at);
+    else from = Math.max(from, at);
+  };
+  see(user.activeUntil);
+  see(user.trialEndsAt);
+  for (const g of user.grants) see(g.until);
+  return [from, until];
 }
 
 const part = (json: string): Part => ({ json, bytes: Buffer.byteLength(json) });

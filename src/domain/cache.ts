@@ -136,6 +136,12 @@ export class InvalidatingCache<T> {
     this.staleInflight();
   }
 
+  /** Drops every entry the test accepts (a scan of them all); loads in flight are not kept (their value is not known yet). */
+  invalidateWhere(test: (key: string, value: T) => boolean): void {
+    for (const [key, entry] of this.entries) if (test(key, entry.value)) this.drop(key);
+    this.staleInflight();
+  }
+
   clear(): void {
     this.entries.clear();
     this.tagged.clear();

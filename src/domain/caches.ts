@@ -13,6 +13,7 @@
  * Values are never served longer than the TTL (the bound when a notice is
  * lost) nor past their own `validUntil`; "not found" is never kept.
  */
+import { randomBytes } from 'node:crypto';
 import type { MessageBus } from '../store/db.js';
 import type { Store } from '../store/index.js';
 import type { AppRecord, SessionRecord, UserRecord } from '../store/records.js';
@@ -38,15 +39,21 @@ export interface Change {
   user?: string;
   /** One session (logout), by the digest of its token. */
   session?: string;
-  /** Every cached user and session (an app and all its users were deleted). */
-  allUsers?: boolean;
+  /** Every cached user and session of this app, by its id (the app and all its users were deleted). */
+  appUsers?: string;
 }
 
 /**
  * How a cache answers one kind of change: not concerned; drop the entry whose key the change names;
- * drop every entry tagged with what the change names; or drop everything.
+ * drop every entry tagged with what the change names; drop every entry the test made from the change
+ * accepts (a scan: for rare changes only); or drop everything.
  */
-export type Reaction<P> = 'unaffected' | 'clear' | { key: (p: P) => string } | { tag: (p: P) => string };
+export type Reaction<P> =
+  | 'unaffected'
+  | 'clear'
+  | { key: (p: P) => string }
+  | { tag: (p: P) => string }
+  | { where: (p: P) => (key: string, value: unknown) => boolean };
 
 /** A reaction to every kind of change: a kind left out does not compile. */
 export type Reactions = { readonly [K in keyof Change]-?: Reaction<NonNullable<Change[K]>> };
@@ -69,7 +76,7 @@ export interface CacheDeclaration<T> {
 const declare = <T>(d: CacheDeclaration<T>): CacheDeclaration<T> => d;
 
 /** Concerned by nothing but what `on` names. */
-const NONE: Reactions = { app: 'unaffected', bans: 'unaffected', keys: 'unaffected', content: 'unaffected', user: 'unaffected', session: 'unaffected', allUsers: 'unaffected' };
+const NONE: Reactions = { app: 'unaffected', bans: 'unaffected', keys: 'unaffected', content: 'unaffected', user: 'unaffected', session: 'unaffected', appUsers: 'unaffected' };
 
 const NOT_KEPT = 0;
 const appId = (app: { id: string }) => app.id;
@@ -89,8 +96,14 @@ export const usersKey = (appId: string, userId: string): string => `${appId}\0${
 
 const refOf = (appId: string, userId: string): UserRef => ({ id: userId, usersKey: usersKey(appId, userId) });
 
-/** Everything cached of users: dropped by the user's tag, cleared with every user. */
-const USER_SCOPED = { ...NONE, user: { tag: same }, allUsers: 'clear' } as const satisfies Reactions;
+/** A key of the caches keyed `appId \0 …`: does it belong to this app? */
+const ofApp = (appId: string) => {
+  const prefix = `${appId}\0`;
+  return (key: string) => key.startsWith(prefix);
+};
+
+/** Everything cached of users, keyed `appId \0 …`: dropped by the user's tag, and with every user of its app. */
+const USER_SCOPED = { ...NONE, user: { tag: same }, appUsers: { where: ofApp } } as const satisfies Reactions;
 
 /** Every cached entity. */
 export const CACHES = {
@@ -117,7 +130,8 @@ export const CACHES = {
       const session = (await store.sessions.findByHash(digest)) ?? null;
       return session ? { value: session, validUntil: session.expiresAt, tag: session.userId } : { value: null, validUntil: NOT_KEPT };
     },
-    on: { ...USER_SCOPED, session: { key: same } },
+    // Keyed by token digest: a session's app is in its record.
+    on: { ...USER_SCOPED, session: { key: same }, appUsers: { where: (appId) => (_key, value) => (value as SessionRecord | null)?.appId === appId } },
   }),
   /** `appId \0 user id` → the user, tagged with the user id. */
   users: declare<UserRecord | null>({
@@ -162,17 +176,26 @@ export type Caches = { readonly [N in CacheName]: InvalidatingCache<ValueOf<Regi
 const CHANNEL = 'tollgate_changes';
 const KINDS = Object.keys(NONE) as (keyof Change)[];
 
-/** Applies one reaction: the payload is the change's field, present (a `false` allUsers concerns nobody). */
+/** Applies one reaction: the payload is the change's field, present. */
 function react(cache: InvalidatingCache<unknown>, reaction: Reaction<never>, payload: unknown): void {
   if (reaction === 'unaffected') return;
   if (reaction === 'clear') cache.clear();
   else if ('key' in reaction) cache.invalidate((reaction.key as (p: unknown) => string)(payload));
-  else cache.invalidateTag((reaction.tag as (p: unknown) => string)(payload));
+  else if ('tag' in reaction) cache.invalidateTag((reaction.tag as (p: unknown) => string)(payload));
+  else cache.invalidateWhere((reaction.where as (p: unknown) => (key: string, value: unknown) => boolean)(payload));
 }
 
 /**
+ * A change as sent over the bus: with the sending node's id, as a node hears its own notices back (NOTIFY
+ * reaches every listener). It dropped what they name when it sent them, after the commit, so dropping it
+ * again would only lose what was loaded since, already fresh. Nodes that do not know `node` ignore it.
+ */
+type Notice = Change & { node?: string };
+
+/**
  * Builds every declared cache, and subscribes them to the other nodes' changes when the store has a bus:
- * a notice drops what it names; an unreadable notice or a gap in the bus (missed notices) clears everything.
+ * a notice drops what it names (unless this node sent it); an unreadable notice or a gap in the bus (missed
+ * notices) clears everything.
  */
 export async function createCaches(deps: CacheDeps, bus: MessageBus | undefined, ttlMs?: number): Promise<Caches> {
   const built = {} as Record<CacheName, InvalidatingCache<unknown>>;
@@ -188,7 +211,7 @@ export async function createCaches(deps: CacheDeps, bus: MessageBus | undefined,
   const drop = (change: Change) => {
     for (const kind of KINDS) {
       const payload = change[kind];
-      if (payload === undefined || payload === false) continue;
+      if (payload === undefined) continue;
       for (const [cache, reaction] of reactions.get(kind)!) react(cache, reaction, payload);
     }
   };
@@ -196,11 +219,12 @@ export async function createCaches(deps: CacheDeps, bus: MessageBus | undefined,
     for (const [, cache] of entries) cache.clear();
   };
   const { log } = deps;
+  const self = randomBytes(9).toString('base64url');
   if (bus) {
     await bus.subscribe(CHANNEL, (payload) => {
       try {
-        const change = JSON.parse(payload) as Change;
-        drop(change);
+        const { node, ...change } = JSON.parse(payload) as Notice;
+        if (node !== self) drop(change);
         // What kind of change, never its values (an app's API key, a session digest).
         if (log.enabled('debug')) log.debug({ kinds: Object.keys(change) }, 'cache notice heard');
       } catch {
@@ -219,7 +243,7 @@ export async function createCaches(deps: CacheDeps, bus: MessageBus | undefined,
       drop(change);
       // The write has committed: a failed broadcast must not turn it into an error. Other nodes then serve
       // what they hold for at most the cache TTL (1 s), as when a notification is lost.
-      await bus?.publish(CHANNEL, JSON.stringify(change)).catch(() => undefined);
+      if (bus) await bus.publish(CHANNEL, JSON.stringify({ ...change, node: self } satisfies Notice)).catch(() => undefined);
     },
   };
 }

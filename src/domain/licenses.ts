@@ -69,12 +69,14 @@ export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId
   };
   await tx.licenses.insertActivation(activation);
   await grantLicenseEntitlements(tx, activation, license.entitlements);
-  return { ...activation, convertedTrial };
+  return { ...activation, convertedTrial, license };
 }
 
 /** A redemption's activation, and whether it converted the user's trial (the caller emits trial.converted). */
 export interface Redemption extends ActivationRecord {
   convertedTrial: boolean;
+  /** The license as claimed (read after the claim, used): the object of the caller's license.redeemed. */
+  license: LicenseRecord;
 }
 
 /** The grants of one redemption: one row per code, ending with the redemption's holding. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueViolation } from '../store/db.js';
 import type { Repositories } from '../store/index.js';
-import type { AppRecord, LicenseRecord } from '../store/records.js';
+import type { AppRecord } from '../store/records.js';
 import { banned, checkRequestBans, type RequestContext } from './access.js';
 import { DomainError } from './errors.js';
 import { events } from './events.js';
@@ -86,13 +86,12 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
     const { tx } = w;
     // Claim first: of many racing sign-ups with one code, all but one stop here, before creating anything.
     await claim(tx, ctx, userId, license);
-    await insertGeneratedUser(s, tx, ctx, userId, license);
-    await applyClaimed(tx, ctx, userId, license);
+    await insertGeneratedUser(s, tx, ctx, userId, license.id);
+    const { license: used } = await applyClaimed(tx, ctx, userId, license);
     device = await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
     const view = await createdUser(w, ctx, userId, device, input.hardware_id);
-    const used = await tx.licenses.findById(ctx.app.id, license.id);
-    await w.emit('license.redeemed', ctx.app.id, { license: licenseData(used ?? license), user_id: userId });
+    await w.emit('license.redeemed', ctx.app.id, { license: licenseData(used), user_id: userId });
     return view;
   });
   signedUp(s, ctx, userId, 'license', device);
@@ -102,13 +101,23 @@ export async function signUpWithLicense(s: Services, ctx: RequestContext, input:
 }
 
 /**
- * The answer of a sign-up, read before COMMIT: once committed, nothing may turn the sign-up into an error.
- * Its events (the user, and the first device if one was registered) are written here, in the same transaction.
+ * The answer of a sign-up (each of the three: password, license code, trial), read before COMMIT: once
+ * committed, nothing may turn the sign-up into an error. Its events (the user; then those of how it came,
+ * `alongside`, as a trial's trial.started; then the first device if one was registered) are written here,
+ * in the same transaction.
  */
-async function createdUser(w: Work, ctx: RequestContext, id: string, device: string | null, hardwareId: string | undefined): Promise<UserView> {
+export async function createdUser(
+  w: Work,
+  ctx: RequestContext,
+  id: string,
+  device: string | null,
+  hardwareId: string | undefined,
+  alongside?: () => Promise<void>,
+): Promise<UserView> {
   const user = await w.tx.users.findById(ctx.app.id, id);
   if (!user) throw new Error('user vanished during sign-up');
   await w.emit('user.created', ctx.app.id, { ...summary(user, ctx.now) });
+  await alongside?.();
   if (device !== null) await w.emit('device.registered', ctx.app.id, { user_id: id, device_id: device, hardware_id: hardwareId ?? null });
   return viewUser(user, ctx.now);
 }
@@ -140,8 +149,9 @@ export function generatedUsername(random: (n: number) => Buffer): string {
   return name;
 }
 
-async function insertGeneratedUser(s: Services, tx: Repositories, ctx: RequestContext, id: string, license: LicenseRecord): Promise<void> {
+/** A user without a password under a generated name: a license-code sign-up's (`signupLicenseId`), or a trial's (null). */
+export async function insertGeneratedUser(s: Pick<Services, 'random'>, tx: Repositories, ctx: RequestContext, id: string, signupLicenseId: string | null): Promise<void> {
   const username = generatedUsername(s.random);
   // A collision at 60 bits is all but impossible; if it happens the unique index refuses it and the request fails cleanly.
-  await tx.users.insert({ id, appId: ctx.app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId: license.id, createdAt: ctx.now });
+  await tx.users.insert({ id, appId: ctx.app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId, createdAt: ctx.now });
 }

@@ -5,17 +5,16 @@ import { checkDevice, checkMembership, checkRequestBans, checkUserBans, type Req
 import type { BanSet } from './bans.js';
 import { DomainError, validationError } from './errors.js';
 import { blocked, EMAIL_MAX, emailKey } from './trial-emails.js';
-import { summary } from './admin/users.js';
 import { viewTrial } from './admin/entitlements.js';
 import { events } from './events.js';
 import type { Services } from './services.js';
 import { hwidHash } from './signing/format.js';
-import { generatedUsername, registerFirstDevice } from './signup.js';
+import { createdUser, insertGeneratedUser, registerFirstDevice } from './signup.js';
 import { run } from './steps.js';
 import { digest, newToken } from './tokens.js';
 import { write } from './unit-of-work.js';
 import { viewUser, type UserView } from './users.js';
-import { Checker, HARDWARE_ID, MAX_TIME, usernameKey } from './validation.js';
+import { Checker, HARDWARE_ID, MAX_TIME } from './validation.js';
 
 export interface TrialInput {
   hardware_id: string;
@@ -72,9 +71,9 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
   const token = newToken('session', s.random);
   const endsAt = Math.min(ctx.now + app.trialMinutes * 60_000, MAX_TIME);
   let device: string | null = null;
-  const created = await write(s, async ({ tx, emit }) => {
-    const username = generatedUsername(s.random);
-    await tx.users.insert({ id: userId, appId: app.id, username, usernameKey: usernameKey(username), passwordHash: null, signupLicenseId: null, createdAt: ctx.now });
+  const created = await write(s, async (w) => {
+    const { tx } = w;
+    await insertGeneratedUser(s, tx, ctx, userId, null);
     const trialRow: TrialRecord = { id: randomUUID(), appId: app.id, hwidHash: hash, emailKey: key, userId, startedAt: ctx.now, endsAt, convertedAt: null };
     // Another request for this device (or email) committed first: undo this user, and answer from its trial.
     if (!(await tx.trials.insert(trialRow))) throw LOST_RACE;
@@ -85,14 +84,9 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
     device = await registerFirstDevice(tx, ctx, userId, input.hardware_id);
     await tx.users.trackIp(userId, ctx.ip, ctx.now);
     await newSession(tx, ctx, userId, input.hardware_id, token);
-    const user = await tx.users.findById(app.id, userId);
-    if (!user) throw new Error('user vanished during the trial sign-up');
-    await emit('user.created', app.id, { ...summary(user, ctx.now) });
     // Not the device's hash: a receiver has no use for it (and event data never carries a *_hash key).
     const { hwid_hash: _hash, ...trialView } = viewTrial(trialRow, ctx.now);
-    await emit('trial.started', app.id, trialView);
-    if (device !== null) await emit('device.registered', app.id, { user_id: userId, device_id: device, hardware_id: input.hardware_id });
-    return viewUser(user, ctx.now);
+    return createdUser(w, ctx, userId, device, input.hardware_id, () => w.emit('trial.started', app.id, trialView));
   }).catch((err: unknown) => {
     if (err === LOST_RACE) return null;
     throw err;

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmDialog, createOperator, launchBrowser, openPage, pageProblems, signIn, startServer, visit, ROOT, type RunningServer, type Watched } from '../harness';
+import { closeStage, confirmDialog, openPage, openStage, pageProblems, signIn, visit, ROOT, type RunningServer, type Stage, type Watched } from '../harness';
 
 const OWNER = { username: 'olivia', password: 'owner password 1234' };
 const VIEWER = { username: 'vera', password: 'viewer password 1234' };
@@ -22,23 +22,15 @@ describe('store integrations in the dashboard', () => {
   let page: Page;
   let appId = '';
 
+  let stage: Stage<{ id: string }> | undefined;
+
   beforeAll(async () => {
     // Store secrets are sealed under the KEK: without one the server answers 503.
-    server = await startServer({ SIGNING_KEY_SEAL: randomBytes(32).toString('base64') });
-    await createOperator(server, OWNER.username, OWNER.password, 'owner');
-    await createOperator(server, VIEWER.username, VIEWER.password, 'viewer');
-    const created = await server.admin<{ id: string }>('POST', '/apps', { name: 'Shop' });
-    expect(created.status).toBe(201);
-    appId = created.body.id;
-    browser = await launchBrowser();
-    watched = await openPage(browser, 1280);
-    page = watched.page;
-    await signIn(page, server.url, OWNER.username, OWNER.password);
+    stage = await openStage({ env: { SIGNING_KEY_SEAL: randomBytes(32).toString('base64') }, owner: OWNER, others: [{ ...VIEWER, role: 'viewer' }], app: { name: 'Shop' } });
+    ({ server, browser, watched, page } = stage);
+    appId = stage.app.id;
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeStage(stage));
 
   const stripe = () => page.locator('section').filter({ has: page.getByRole('heading', { name: 'Stripe', exact: true }) });
 

@@ -7,7 +7,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmDialog, createOperator, launchBrowser, openPage, pageProblems, signIn, startServer, visit, type RunningServer, type Watched } from '../harness';
+import { closeStage, confirmDialog, openPage, openStage, pageProblems, signIn, visit, type RunningServer, type Stage, type Watched } from '../harness';
 
 const OWNER = { username: 'olivia', password: 'owner password 1234' };
 const SUPPORT = { username: 'sam', password: 'support password 1234' };
@@ -20,25 +20,16 @@ describe('templates, entitlements and trials in the dashboard', () => {
   let app = { id: '', api_key: '', api_secret: '' };
   let aliceId = '';
 
+  let stage: Stage<typeof app> | undefined;
+
   beforeAll(async () => {
-    server = await startServer();
-    await createOperator(server, OWNER.username, OWNER.password, 'owner');
-    await createOperator(server, SUPPORT.username, SUPPORT.password, 'support');
-    const created = await server.admin<typeof app>('POST', '/apps', { name: 'Tiered' });
-    expect(created.status).toBe(201);
-    app = created.body;
+    stage = await openStage({ owner: OWNER, others: [{ ...SUPPORT, role: 'support' }], app: { name: 'Tiered' } });
+    ({ server, browser, watched, page, app } = stage);
     const signUp = await server.client<{ id: string }>(app, 'POST', '/sign_up', { username: 'alice', password: 'correct horse battery', hardware_id: 'hw-alice' });
     expect(signUp.status).toBe(200);
     aliceId = signUp.body.id;
-    browser = await launchBrowser();
-    watched = await openPage(browser, 1280);
-    page = watched.page;
-    await signIn(page, server.url, OWNER.username, OWNER.password);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  afterAll(() => closeStage(stage));
 
   const row = (text: string) => page.getByRole('row').filter({ hasText: text });
 

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmDialog, createOperator, launchBrowser, openPage, pageProblems, signIn, startServer, visit, type RunningServer, type Watched } from '../harness';
+import { closeStage, confirmDialog, openPage, openStage, pageProblems, signIn, visit, type RunningServer, type Stage, type Watched } from '../harness';
 
 const OWNER = { username: 'olivia', password: 'owner password 1234' };
 const VIEWER = { username: 'vera', password: 'viewer password 1234' };
@@ -26,6 +26,7 @@ describe('webhooks and events in the dashboard', () => {
   const answers: Record<string, number> = { '/ok': 200, '/gone': 410 };
   const received: string[] = [];
   let appId = '';
+  let stage: Stage<{ id: string }> | undefined;
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -37,20 +38,12 @@ describe('webhooks and events in the dashboard', () => {
     });
     await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    server = await startServer({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '2000' });
-    await createOperator(server, OWNER.username, OWNER.password, 'owner');
-    await createOperator(server, VIEWER.username, VIEWER.password, 'viewer');
-    const app = await server.admin<{ id: string }>('POST', '/apps', { name: 'Hooked' });
-    expect(app.status).toBe(201);
-    appId = app.body.id;
-    browser = await launchBrowser();
-    watched = await openPage(browser, 1280);
-    page = watched.page;
-    await signIn(page, server.url, OWNER.username, OWNER.password);
+    stage = await openStage({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '2000' }, owner: OWNER, others: [{ ...VIEWER, role: 'viewer' }], app: { name: 'Hooked' } });
+    ({ server, browser, watched, page } = stage);
+    appId = stage.app.id;
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+    await closeStage(stage);
     await new Promise((done) => receiver?.close(done));
   });
 

@@ -202,7 +202,7 @@ export async function deleteApp(s: AdminServices, id: string, confirmName: strin
     await audit('app.delete', id, id, { before: settingsOf(viewApp(current)) });
     // The app's own endpoints went with it (cascade): service-wide ones hear of it.
     await emit('app.deleted', id, { app_id: id, name: current.name });
-    changed({ ...appChanged(current), allUsers: true });
+    changed({ ...appChanged(current), appUsers: id });
   });
 }
 

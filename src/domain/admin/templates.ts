@@ -147,7 +147,9 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
       await grantLicenseEntitlements(tx, a, t.entitlements);
       users.add(a.userId);
     }
-    for (const userId of users) changed({ user: userId });
+    // One notice for them all (one per user was a bus message each, and NOTIFY holds no list of thousands):
+    // the app's users, a superset, reload once from the store, as the cache TTL has them do anyway.
+    if (users.size > 0) changed({ appUsers: appId });
     const answer = { unused_licenses: counts.unused, used_licenses: counts.used, users: users.size };
     await audit('template.apply', appId, id, { ...answer, template: viewTemplate(t) });
     await emit('template.applied', appId, { template: viewTemplate(t), ...answer });
