@@ -86,7 +86,7 @@ async function trial(s: Services, ctx: RequestContext, input: TrialInput): Promi
     await newSession(tx, ctx, userId, input.hardware_id, token);
     // Not the device's hash: a receiver has no use for it (and event data never carries a *_hash key).
     const { hwid_hash: _hash, ...trialView } = viewTrial(trialRow, ctx.now);
-    return createdUser(w, ctx, userId, device, input.hardware_id, () => w.emit('trial.started', app.id, trialView));
+    return createdUser(w, ctx, userId, device, input.hardware_id, async () => { await w.emit('trial.started', app.id, trialView); });
   }).catch((err: unknown) => {
     if (err === LOST_RACE) return null;
     throw err;
