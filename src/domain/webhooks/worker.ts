@@ -1,8 +1,9 @@
 import type { Repositories } from '../../store/index.js';
 import type { EventRecord } from '../../store/repositories/events.js';
-import type { DeliveryRecord, EndpointRecord } from '../../store/repositories/webhooks.js';
+import type { AttemptRecord, Claimed, EndpointRecord } from '../../store/repositories/webhooks.js';
 import { uuidv7 } from '../ids.js';
 import type { Services } from '../services.js';
+import { UnsealError } from '../signing/seal.js';
 import { write } from '../unit-of-work.js';
 import { discordBody } from './discord.js';
 import { EgressRefused, resolveTarget } from './egress.js';
@@ -31,6 +32,17 @@ export interface WorkerOptions {
 
 export type Outcome = 'delivered' | 'retrying' | 'failed' | 'disabled';
 
+/** An outcome waiting for the next group commit: a success (`delivered`), or `fn` to run in the transaction. */
+interface Queued {
+  endpointId: string;
+  /** The attempt to record (none when a disabled endpoint's delivery fails without one). */
+  attempt: AttemptRecord | null;
+  delivered?: { id: string; attempts: number; status: number; at: number };
+  fn?: (tx: Repositories) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * A worker runs on every node: it claims due deliveries (a claim outlives a
  * killed node by at most the timeout plus a margin, then another node's worker
@@ -45,7 +57,7 @@ export class DeliveryWorker {
   private loop: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private readonly abort = new AbortController();
-  private readonly queued: { endpointId: string; fn: (tx: Repositories) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
+  private readonly queued: Queued[] = [];
   private flushing: Promise<void> | null = null;
 
   constructor(private readonly s: Services, private readonly opts: WorkerOptions) {}
@@ -90,11 +102,15 @@ export class DeliveryWorker {
   }
 
   private async run(): Promise<void> {
+    let n = 0;
     while (!this.stopped) {
+      // Woken by a commit, or the last batch was full: deliveries are due, so the claim goes without the read
+      // that looks for them first.
+      const look = !this.woken && n < this.opts.batch;
       this.woken = false;
-      let n = 0;
+      n = 0;
       try {
-        n = await this.runOnce();
+        n = await this.runOnce(look);
       } catch (err) {
         this.s.log.warn({ event: 'webhook_worker_failed', cause: err instanceof Error ? err.message : String(err) }, 'webhook deliveries could not be claimed; trying again');
       }
@@ -112,44 +128,52 @@ export class DeliveryWorker {
     }
   }
 
-  /** Claims and sends one batch of due deliveries; resolves to how many were claimed. */
-  async runOnce(): Promise<number> {
+  /**
+   * Claims and sends one batch of due deliveries; resolves to how many were claimed. The claim reads each
+   * delivery's event and endpoint with it (one statement on PostgreSQL). `look`: first check, with a read, that
+   * anything is due (an idle node's poll then takes no write lock or transaction).
+   */
+  async runOnce(look = true): Promise<number> {
     const now = this.s.clock();
-    // A read first: an idle node polls without taking the write lock (SQLite) or a transaction (PostgreSQL).
-    if (!(await this.s.store.webhooks.anyDue(now))) return 0;
-    const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDue(now, now + this.opts.timeoutMs + 15_000, this.opts.batch));
-    await Promise.all(claimed.map((d) => this.deliver(d).catch((err: unknown) => {
-      this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: d.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
-    })));
+    if (look && !(await this.s.store.webhooks.anyDue(now))) return 0;
+    const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDueWith(now, now + this.opts.timeoutMs + 15_000, this.opts.batch));
+    const sent: Promise<void>[] = [];
+    for (const [i, c] of claimed.entries()) {
+      // Between two sends the event loop serves what waits (requests first): a batch's signing and sending is
+      // not one block of CPU in front of them.
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      sent.push(this.deliver(c).catch((err: unknown) => {
+        this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: c.delivery.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
+      }));
+    }
+    await Promise.all(sent);
     return claimed.length;
   }
 
-  private async deliver(d: DeliveryRecord): Promise<void> {
+  private async deliver({ delivery: d, event, endpoint }: Claimed): Promise<void> {
     const s = this.s;
-    const [event, endpoint] = await Promise.all([s.store.events.find(d.eventId), s.store.webhooks.findEndpoint(d.endpointId)]);
-    if (!event || !endpoint) return; // deleted meanwhile: the delivery went with it
     if (!endpoint.enabled) {
-      await this.record(endpoint.id, (tx) => tx.webhooks.settle(d.id, 'failed', d.attempts, null, d.lastStatus, s.clock()));
+      await this.record({ endpointId: endpoint.id, attempt: null, fn: (tx) => tx.webhooks.settle(d.id, 'failed', d.attempts, null, d.lastStatus, s.clock()) });
       return;
     }
     const answer = await this.attempt(event, endpoint);
     const at = s.clock();
     if (d.attempts === 0 && d.createdAt === event.occurredAt) this.noteLatency(at - event.occurredAt);
     const attempts = d.attempts + 1;
-    const outcome = await this.record(endpoint.id, async (tx) => {
-      await tx.webhooks.insertAttempt({ id: uuidv7(at), deliveryId: d.id, at, status: answer.status, error: answer.error, body: answer.body, durationMs: answer.durationMs });
-      if (answer.status !== null && answer.status >= 200 && answer.status < 300) {
-        await tx.webhooks.settle(d.id, 'delivered', attempts, null, answer.status, at);
-        await tx.webhooks.markHealthy(endpoint.id);
-        return 'delivered' as const;
-      }
+    const attempt: AttemptRecord = { id: uuidv7(at), deliveryId: d.id, at, status: answer.status, error: answer.error, body: answer.body, durationMs: answer.durationMs };
+    if (answer.status !== null && answer.status >= 200 && answer.status < 300) {
+      await this.record({ endpointId: endpoint.id, attempt, delivered: { id: d.id, attempts, status: answer.status, at } });
+      this.s.outbox.outcomes.delivered++;
+      return;
+    }
+    const outcome = await this.record({ endpointId: endpoint.id, attempt, fn: async (tx): Promise<Outcome> => {
       // Outcomes of one endpoint's failures are written one at a time (its row locked), so a delivery settling
       // while a parallel one disables the endpoint sees the disable and is not left pending.
       await tx.webhooks.lockEndpoint(endpoint.id);
       if (answer.status === 410) {
         await tx.webhooks.settle(d.id, 'failed', attempts, null, answer.status, at);
         if (await tx.webhooks.disableEndpoint(endpoint.id, 'the receiver answered 410 Gone', at)) await tx.webhooks.failPendingOf(endpoint.id, at);
-        return 'disabled' as const;
+        return 'disabled';
       }
       // Disabled while this attempt was in flight (410 or the 24 h rule on a parallel delivery, or an operator): no retry.
       const last = attempts >= SCHEDULE_MS.length || !(await tx.webhooks.findEndpoint(endpoint.id))?.enabled;
@@ -157,10 +181,10 @@ export class DeliveryWorker {
       const since = await tx.webhooks.markFailing(endpoint.id, at);
       if (at - since >= FAILING_LIMIT_MS) {
         if (await tx.webhooks.disableEndpoint(endpoint.id, 'every delivery failed for 24 hours', at)) await tx.webhooks.failPendingOf(endpoint.id, at);
-        return 'disabled' as const;
+        return 'disabled';
       }
-      return last ? ('failed' as const) : ('retrying' as const);
-    });
+      return last ? 'failed' : 'retrying';
+    } }) as Outcome;
     this.s.outbox.outcomes[outcome]++;
     if (outcome === 'disabled') {
       s.log.warn({ event: 'webhook_endpoint_disabled', endpointId: endpoint.id, appId: endpoint.appId, status: answer.status },
@@ -171,12 +195,14 @@ export class DeliveryWorker {
   /**
    * Group commit: outcomes that arrive while one transaction writes earlier ones are written together in the
    * next, so a node draining a backlog commits once per group, not once per delivery (SQLite syncs each commit),
-   * and a slow receiver delays no other delivery's record. Within a group, endpoints' rows are taken in id order:
-   * two nodes' groups cannot deadlock on them (PostgreSQL).
+   * and a slow receiver delays no other delivery's record. A group's attempts are one INSERT; a group of
+   * successes only is settled in one UPDATE (and its failing endpoints made healthy in one more). A group with
+   * failures writes each outcome in turn, endpoints' rows taken in id order: two nodes' groups cannot deadlock
+   * on them (PostgreSQL).
    */
-  private record<T>(endpointId: string, fn: (tx: Repositories) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queued.push({ endpointId, fn: fn as (tx: Repositories) => Promise<unknown>, resolve: resolve as (v: unknown) => void, reject });
+  private record(item: Omit<Queued, 'resolve' | 'reject'>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queued.push({ ...item, resolve, reject });
       this.flush();
     });
   }
@@ -188,8 +214,23 @@ export class DeliveryWorker {
         const group = this.queued.splice(0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
         try {
           const results = await write(this.s, async ({ tx }) => {
+            await tx.webhooks.insertAttempts(group.flatMap((item) => (item.attempt ? [item.attempt] : [])));
+            if (group.every((item) => item.delivered)) {
+              await tx.webhooks.settleDelivered(group.map((item) => item.delivered!));
+              await tx.webhooks.markHealthyAll([...new Set(group.map((item) => item.endpointId))]);
+              return group.map(() => 'delivered');
+            }
             const out: unknown[] = [];
-            for (const item of group) out.push(await item.fn(tx));
+            for (const item of group) {
+              if (item.delivered) {
+                const d = item.delivered;
+                await tx.webhooks.settle(d.id, 'delivered', d.attempts, null, d.status, d.at);
+                await tx.webhooks.markHealthy(item.endpointId);
+                out.push('delivered');
+              } else {
+                out.push(await item.fn!(tx));
+              }
+            }
             return out;
           });
           group.forEach((item, i) => item.resolve(results[i]));
@@ -220,7 +261,16 @@ export class DeliveryWorker {
       return { status: null, body: null, error: `refused: the URL ${err.message}`, retryAfterMs: null, durationMs: 0 };
     }
     const body = endpoint.kind === 'discord' ? discordBody(event) : standardBody(event);
-    const key = await webhookKey(s, endpoint.appId ?? SERVICE_SCOPE);
+    let key;
+    try {
+      key = await webhookKey(s, endpoint.appId ?? SERVICE_SCOPE);
+    } catch (err) {
+      if (!(err instanceof UnsealError)) throw err;
+      // Nothing can be signed: a failed attempt that says why, retried on the schedule (a node given the
+      // right SIGNING_KEY_SEAL later sends it), rather than a claim that expires and comes back unrecorded.
+      s.log.warn({ event: 'webhook_key_unusable', endpointId: endpoint.id, appId: endpoint.appId, cause: err.message }, 'a webhook delivery could not be signed: its webhook key cannot be opened on this node');
+      return { status: null, body: null, error: `not sent: ${err.message}`, retryAfterMs: null, durationMs: 0 };
+    }
     const now = s.clock();
     const timestamp = Math.floor(now / 1000);
     const headers = {
