@@ -59,6 +59,9 @@ export class DeliveryWorker {
   private readonly abort = new AbortController();
   private readonly queued: Queued[] = [];
   private flushing: Promise<void> | null = null;
+  /** Sends out now, and the timer that records the outcomes already in while they are. */
+  private sending = 0;
+  private recording: NodeJS.Timeout | null = null;
 
   constructor(private readonly s: Services, private readonly opts: WorkerOptions) {}
 
@@ -156,7 +159,14 @@ export class DeliveryWorker {
       await this.record({ endpointId: endpoint.id, attempt: null, fn: (tx) => tx.webhooks.settle(d.id, 'failed', d.attempts, null, d.lastStatus, s.clock()) });
       return;
     }
-    const answer = await this.attempt(event, endpoint);
+    this.sending++;
+    let answer: Answer;
+    try {
+      answer = await this.attempt(event, endpoint);
+    } finally {
+      this.sending--;
+      if (this.sending === 0 && this.queued.length > 0) this.flush();
+    }
     const at = s.clock();
     if (d.attempts === 0 && d.createdAt === event.occurredAt) this.noteLatency(at - event.occurredAt);
     const attempts = d.attempts + 1;
@@ -203,11 +213,16 @@ export class DeliveryWorker {
   private record(item: Omit<Queued, 'resolve' | 'reject'>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queued.push({ ...item, resolve, reject });
-      this.flush();
+      // While other sends of the batch are still out, their outcomes are waited for (at most `gatherMs`), so a
+      // batch is usually recorded in one transaction rather than one per answer.
+      if (this.sending === 0) this.flush();
+      else this.recording ??= setTimeout(() => this.flush(), this.opts.gatherMs ?? 25);
     });
   }
 
   private flush(): void {
+    if (this.recording) clearTimeout(this.recording);
+    this.recording = null;
     if (this.flushing) return;
     this.flushing = (async () => {
       while (this.queued.length > 0) {

@@ -59,6 +59,7 @@ export interface AttemptRecord {
 
 const ENDPOINT_COLUMNS =
   'id, app_id, url, kind, event_types, description, enabled, disabled_reason, secret, previous_secret, previous_secret_until, failing_since, created_at, updated_at';
+const ENDPOINT_COLUMN_LIST = ENDPOINT_COLUMNS.split(', ');
 const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, status, attempts, next_at, claimed_until, last_status, created_at, updated_at';
 
 /** Event types are stored as `,a,b,`, so one LIKE finds a subscriber in either store. */
@@ -229,7 +230,7 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     async claimDueWith(now: number, until: number, limit: number): Promise<Claimed[]> {
       const joined = `SELECT ${DELIVERY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')},
           e.type AS e_type, e.occurred_at AS e_occurred_at, e.app_id AS e_app_id, e.data AS e_data,
-          ${ENDPOINT_COLUMNS.split(', ').map((c) => `p.${c} AS p_${c}`).join(', ')}`;
+          ${ENDPOINT_COLUMN_LIST.map((c) => `p.${c} AS p_${c}`).join(', ')}`;
       const from = 'JOIN events e ON e.id = d.event_id JOIN webhook_endpoints p ON p.id = d.endpoint_id';
       let rows: Row[];
       if (dialect === 'postgres') {
@@ -250,10 +251,11 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
         if (ids.length === 0) return [];
         rows = await q.all(`${joined} FROM webhook_deliveries d ${from} WHERE d.id IN (${ids.map(() => '?').join(', ')}) ORDER BY d.next_at`, ids);
       }
-      return rows.map((r) => {
-        const prefixed = (p: string) => Object.fromEntries(Object.entries(r).filter(([k]) => k.startsWith(p)).map(([k, v]) => [k.slice(p.length), v]));
-        return { delivery: toDelivery(r), event: toEvent({ ...prefixed('e_'), id: r.event_id }), endpoint: toEndpoint(prefixed('p_')) };
-      });
+      return rows.map((r) => ({
+        delivery: toDelivery(r),
+        event: toEvent({ id: r.event_id, type: r.e_type, occurred_at: r.e_occurred_at, app_id: r.e_app_id, data: r.e_data }),
+        endpoint: toEndpoint(Object.fromEntries(ENDPOINT_COLUMN_LIST.map((c) => [c, r[`p_${c}`]]))),
+      }));
     },
 
     /** Whether any delivery is due now (a cheap read before a claim). */
