@@ -140,16 +140,9 @@ export class DeliveryWorker {
     const now = this.s.clock();
     if (look && !(await this.s.store.webhooks.anyDue(now))) return 0;
     const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDueWith(now, now + this.opts.timeoutMs + 15_000, this.opts.batch));
-    const sent: Promise<void>[] = [];
-    for (const [i, c] of claimed.entries()) {
-      // Between two sends the event loop serves what waits (requests first): a batch's signing and sending is
-      // not one block of CPU in front of them.
-      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      sent.push(this.deliver(c).catch((err: unknown) => {
-        this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: c.delivery.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
-      }));
-    }
-    await Promise.all(sent);
+    await Promise.all(claimed.map((c) => this.deliver(c).catch((err: unknown) => {
+      this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: c.delivery.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
+    })));
     return claimed.length;
   }
 

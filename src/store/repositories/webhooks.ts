@@ -183,21 +183,31 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     },
 
     /**
-     * Fans an event out in one statement: a pending delivery for each enabled endpoint subscribed to it (as
-     * `subscribers` finds them), due at once. Ids are UUIDv7: `idPrefix` (the first 19 characters of one made
-     * now: time and counter) and a random tail of 62 bits drawn by the database for each row. Resolves to how
-     * many deliveries it made.
+     * Fans an event out: a pending delivery, due at once, for each enabled endpoint subscribed to it (as
+     * `subscribers` finds them); resolves to how many. `newId` makes UUIDv7s. PostgreSQL: one INSERT … SELECT,
+     * whatever the number of endpoints (a round trip each would make a write with subscribers cost more than one
+     * without); the ids are the time and counter of one UUIDv7 (its first 19 characters) and a random tail of 62
+     * bits the database draws per row. SQLite, in process, has no round trips to save, and there the INSERT …
+     * SELECT measured twice the cost of the read and one INSERT per endpoint (the bench's two: 120 against 50 µs).
      */
-    async fanOut(eventId: string, appId: string | null, type: string, now: number, idPrefix: string): Promise<number> {
-      const tail = dialect === 'postgres'
-        ? 'substr(gen_random_uuid()::text, 20)'
-        : "substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))";
-      return q.run(
-        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_at, created_at, updated_at)
-         SELECT ? || ${tail}, ?, id, 'pending', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT) FROM webhook_endpoints
-         WHERE enabled = 1 AND (app_id IS NULL${appId === null ? '' : ' OR app_id = ?'}) AND (event_types IS NULL OR event_types LIKE ? ESCAPE '\\')`,
-        [idPrefix, eventId, now, now, now, ...(appId === null ? [] : [appId]), `%,${escapeLike(type)},%`],
-      );
+    async fanOut(eventId: string, appId: string | null, type: string, now: number, newId: () => string): Promise<number> {
+      const where = `WHERE enabled = 1 AND (app_id IS NULL${appId === null ? '' : ' OR app_id = ?'}) AND (event_types IS NULL OR event_types LIKE ? ESCAPE '\\')`;
+      const params = [...(appId === null ? [] : [appId]), `%,${escapeLike(type)},%`];
+      if (dialect === 'postgres') {
+        return q.run(
+          `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_at, created_at, updated_at)
+           SELECT ? || substr(gen_random_uuid()::text, 20), ?, id, 'pending', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+           FROM webhook_endpoints ${where}`,
+          [newId().slice(0, 19), eventId, now, now, now, ...params],
+        );
+      }
+      const endpoints = await q.all<{ id: string }>(`SELECT id FROM webhook_endpoints ${where}`, params);
+      for (const { id } of endpoints) {
+        await q.run('INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_at, created_at, updated_at) VALUES (?, ?, ?, \'pending\', 0, ?, ?, ?)', [
+          newId(), eventId, id, now, now, now,
+        ]);
+      }
+      return endpoints.length;
     },
 
     async insertDelivery(d: DeliveryRecord): Promise<void> {
@@ -289,7 +299,14 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     /** Deliveries that succeeded, settled in one statement (`settle(id, 'delivered', …)` for each). */
     async settleDelivered(list: { id: string; attempts: number; status: number; at: number }[]): Promise<void> {
       if (list.length === 0) return;
-      const big = dialect === 'postgres' ? 'CAST(? AS BIGINT)' : '?';
+      if (dialect === 'sqlite') {
+        // In process: a statement each costs no round trip, and the simplest plan.
+        for (const d of list) {
+          await q.run("UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, next_at = NULL, last_status = ?, claimed_until = NULL, updated_at = ? WHERE id = ?", [d.attempts, d.status, d.at, d.id]);
+        }
+        return;
+      }
+      const big = 'CAST(? AS BIGINT)';
       await q.run(
         `WITH v (id, attempts, last_status, at) AS (VALUES ${list.map(() => `(?, ${big}, ${big}, ${big})`).join(', ')})
          UPDATE webhook_deliveries SET status = 'delivered', attempts = v.attempts, next_at = NULL, last_status = v.last_status, claimed_until = NULL, updated_at = v.at
