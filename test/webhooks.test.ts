@@ -132,6 +132,33 @@ describe('webhooks', () => {
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
   });
 
+  it('one event to two endpoints: a delivery each, with its own UUIDv7; a success after a failure makes the endpoint healthy', async () => {
+    const other = await Receiver.start();
+    try {
+      receiver.respond = (n) => (n === 1 ? { status: 500 } : { status: 200 });
+      const ep = await endpoint({ event_types: ['user.created'] });
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: other.url, event_types: ['user.created'] });
+      expect(res.statusCode, res.body).toBe(201);
+      const ep2 = res.json() as { id: string };
+      await h.signUp(app, 'alice');
+      await other.count(1);
+      await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+      const [d1] = await deliveries(ep.id);
+      const [d2] = await deliveries(ep2.id);
+      const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(d1!.id).toMatch(v7);
+      expect(d2!.id).toMatch(v7);
+      expect(d1!.id).not.toBe(d2!.id);
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).not.toBeNull();
+      h.clock.advance(SCHEDULE_MS[1]! * 1.1);
+      await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).toBeNull();
+      expect((await deliveries(ep2.id))[0]!.status).toBe('delivered');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('429 and 503 with Retry-After: the next attempt waits exactly that long', async () => {
     receiver.respond = (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : n === 2 ? { status: 503, headers: { 'retry-after': '7' } } : { status: 200 });
     const ep = await endpoint();
