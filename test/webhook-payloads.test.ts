@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../src/store/repositories/events.js';
 import { deliveryBody } from '../src/domain/webhooks/payload.js';
@@ -43,10 +42,8 @@ describe('deliveryBody: license codes go to the app’s own standard endpoints o
   });
 });
 
-/** The delivery worker builds its bodies with deliveryBody once worker.ts calls it (it is another branch's file: docs/decisions.md). */
-const workerUsesDeliveryBody = readFileSync(new URL('../src/domain/webhooks/worker.ts', import.meta.url), 'utf8').includes('deliveryBody(');
 
-describe.skipIf(!workerUsesDeliveryBody)('license.created end to end: codes to the app’s endpoint, none to a service-wide one (runs once worker.ts builds bodies with deliveryBody)', () => {
+describe('license.created end to end: codes to the app’s endpoint, none to a service-wide one', () => {
   let h: Harness;
   let app: TestApp;
   let own: Receiver;

@@ -1,11 +1,13 @@
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listEvents } from '../src/domain/outbox/events.js';
+import { KeySeal } from '../src/domain/signing/seal.js';
 import { EgressPolicy } from '../src/domain/webhooks/egress.js';
 import { SCHEDULE_MS } from '../src/domain/webhooks/worker.js';
 import { harness, PASSWORD, TestClock, type Harness, type TestApp } from './helpers.js';
+import { captureLog } from './log-capture.js';
 import { Receiver, type Received } from './webhook-receiver.js';
 
 /**
@@ -132,6 +134,33 @@ describe('webhooks', () => {
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
   });
 
+  it('one event to two endpoints: a delivery each, with its own UUIDv7; a success after a failure makes the endpoint healthy', async () => {
+    const other = await Receiver.start();
+    try {
+      receiver.respond = (n) => (n === 1 ? { status: 500 } : { status: 200 });
+      const ep = await endpoint({ event_types: ['user.created'] });
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: other.url, event_types: ['user.created'] });
+      expect(res.statusCode, res.body).toBe(201);
+      const ep2 = res.json() as { id: string };
+      await h.signUp(app, 'alice');
+      await other.count(1);
+      await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+      const [d1] = await deliveries(ep.id);
+      const [d2] = await deliveries(ep2.id);
+      const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(d1!.id).toMatch(v7);
+      expect(d2!.id).toMatch(v7);
+      expect(d1!.id).not.toBe(d2!.id);
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).not.toBeNull();
+      h.clock.advance(SCHEDULE_MS[1]! * 1.1);
+      await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).toBeNull();
+      expect((await deliveries(ep2.id))[0]!.status).toBe('delivered');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('429 and 503 with Retry-After: the next attempt waits exactly that long', async () => {
     receiver.respond = (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : n === 2 ? { status: 503, headers: { 'retry-after': '7' } } : { status: 200 });
     const ep = await endpoint();
@@ -256,6 +285,52 @@ describe('webhooks', () => {
     await until(async () => (await deliveries(ep.id))[0]?.status === 'delivered');
     const audit = await h.admin('GET', `/audit?app_id=${app.id}&action=webhook.replay`);
     expect(audit.json().items).toHaveLength(2);
+  });
+});
+
+describe('a webhook key this node cannot open', () => {
+  it('records a failed attempt that says why, follows the schedule and logs at warn, rather than retrying unrecorded', async () => {
+    const log = captureLog();
+    const h = await harness({
+      clock: new TestClock(Date.now()), logStream: log.stream,
+      env: { LOG_LEVEL: 'warn', ACCESS_LOG: 'off', SIGNING_KEY_SEAL: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '500' },
+    });
+    const receiver = await Receiver.start();
+    try {
+      const app = await h.createApp();
+      const created = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: receiver.url });
+      expect(created.statusCode, created.body).toBe(201);
+      const ep = created.json() as { id: string };
+      // As on a node started without the SIGNING_KEY_SEAL the webhook key was sealed under (or after it was lost).
+      h.tollgate.services.seal = new KeySeal(null);
+      await h.signUp(app, 'alice');
+      type Delivery = { status: string; attempts: number; next_attempt_at: string | null; attempt_log: { status: number | null; error: string | null }[] };
+      const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}/deliveries`)).json().items as Delivery[];
+      const deadline = Date.now() + 10_000;
+      while ((await list())[0]?.attempts !== 1) {
+        if (Date.now() > deadline) throw new Error('no attempt recorded');
+        await h.tollgate.outbox.worker.runOnce();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const [d] = await list();
+      expect(d!.status).toBe('pending');
+      expect(d!.attempt_log).toHaveLength(1);
+      expect(d!.attempt_log[0]!.status).toBeNull();
+      expect(d!.attempt_log[0]!.error).toMatch(/^not sent: .*SIGNING_KEY_SEAL is not set/);
+      // The schedule's second step (5 s ± 10 %), not an expired claim's 15 s and more, nor at once.
+      const wait = Date.parse(d!.next_attempt_at!) - h.clock.ms;
+      expect(wait).toBeGreaterThanOrEqual(SCHEDULE_MS[1]! * 0.9);
+      expect(wait).toBeLessThanOrEqual(SCHEDULE_MS[1]! * 1.1);
+      expect(receiver.received).toHaveLength(0);
+      const warned = log.lines.filter((l) => l.event === 'webhook_key_unusable');
+      expect(warned.length).toBeGreaterThanOrEqual(1);
+      expect(warned[0]!.level).toBe(40);
+      expect(warned[0]!.endpointId).toBe(ep.id);
+      expect(log.lines.filter((l) => l.event === 'webhook_delivery_error')).toEqual([]);
+    } finally {
+      await h.close();
+      await receiver.close();
+    }
   });
 });
 

@@ -84,7 +84,7 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
       forgetUser: (userId) => void forgotten.push(userId),
       emit: async (type, appId, data, only) => {
         const recorded = await recordEvent(tx, s.clock(), type, appId, data, only);
-        deliveries += recorded.deliveryIds.length;
+        deliveries += recorded.deliveries;
         return recorded;
       },
       audit: async (action, appId, targetId, details) => {

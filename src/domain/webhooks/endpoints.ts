@@ -171,9 +171,9 @@ export async function sendTestEvent(a: AdminServices, scope: Scope, id: string):
   const endpoint = await endpointIn(a, scope, id);
   if (!endpoint.enabled) throw new DomainError('conflict', 'This webhook endpoint is disabled: enable it first');
   return write(a, async ({ emit, audit }) => {
-    const { eventId, deliveryIds } = await emit('webhook.test', scope, { endpoint_id: id, message: 'A test event sent from Tollgate' }, id);
+    const { eventId, deliveryId } = await emit('webhook.test', scope, { endpoint_id: id, message: 'A test event sent from Tollgate' }, id);
     await audit('webhook.test', scope, id, { event_id: eventId });
-    return { event_id: eventId, delivery_id: deliveryIds[0]! };
+    return { event_id: eventId, delivery_id: deliveryId! };
   });
 }
 

@@ -2,6 +2,7 @@ import { createHmac, createPrivateKey, generateKeyPairSync, sign, type KeyObject
 import type { EndpointRecord } from '../../store/repositories/webhooks.js';
 import type { RandomSource } from '../deps.js';
 import type { Services } from '../services.js';
+import { UnsealError } from '../signing/seal.js';
 import { write } from '../unit-of-work.js';
 
 /**
@@ -55,7 +56,14 @@ export async function webhookKey(s: Services, scope: string): Promise<{ privateK
     await write(s, ({ tx }) => tx.webhooks.insertKey(scope, privateKey, publicKey, s.clock()));
     stored = (await s.store.webhooks.findKey(scope))!;
   }
-  const key = { privateKey: createPrivateKey({ key: s.seal.open(scope, 'webhook', stored.privateKey), format: 'der', type: 'pkcs8' }), publicKey: stored.publicKey };
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: s.seal.open(scope, 'webhook', stored.privateKey), format: 'der', type: 'pkcs8' });
+  } catch (err) {
+    if (err instanceof UnsealError) throw err;
+    throw new UnsealError(`the webhook key of ${scope === SERVICE_SCOPE ? 'the service' : `app ${scope}`} is stored in a form that is not a key`);
+  }
+  const key = { privateKey, publicKey: stored.publicKey };
   cache.set(scope, key);
   return key;
 }

@@ -19,7 +19,7 @@ export interface EventFilter {
   to?: number;
 }
 
-const toEvent = (r: Row): EventRecord => ({
+export const toEvent = (r: Row): EventRecord => ({
   id: r.id as string, type: r.type as string, occurredAt: Number(r.occurred_at), appId: (r.app_id as string | null) ?? null,
   data: JSON.parse(r.data as string) as Record<string, unknown>,
 });
