@@ -47,6 +47,7 @@ describe('maskedUrl', () => {
       expect(maskedUrl(shown, kind)).toBe(shown);
     }
     expect(isMaskedUrl('https://relay.example/hook?token=****wxyz', 'discord')).toBe(true);
+    expect(maskedUrl(`https://relay.example/api/webhooks/42/${TOKEN}?all`, 'discord'), 'nothing in the query to mask').toBe('https://relay.example/api/webhooks/42/****wxyz?all');
   });
 
   it('leaves other URLs as they are, and tells a masked URL from a real one', () => {

@@ -63,9 +63,11 @@ export function maskedUrl(raw: string, kind: EndpointKind): string {
     segments[at] = maskToken(segments[at]!);
     url.pathname = segments.join('/');
   }
-  if (relay && url.search !== '') {
+  // Rewritten only when a value is masked, so a query with nothing to hide (`?all`) is shown as stored.
+  const shown = (value: string) => value === '' || value.startsWith(MASK);
+  if (relay && [...url.searchParams.values()].some((v) => !shown(v))) {
     const query = new URLSearchParams();
-    for (const [key, value] of url.searchParams) query.append(key, value === '' || value.startsWith(MASK) ? value : maskToken(value));
+    for (const [key, value] of url.searchParams) query.append(key, shown(value) ? value : maskToken(value));
     url.search = query.toString();
   }
   return url.toString();
