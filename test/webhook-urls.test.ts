@@ -18,11 +18,36 @@ describe('maskedUrl', () => {
     expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}`, 'discord')).toBe('https://discord.com/api/webhooks/1234/****wxyz');
     expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}`, 'standard')).toBe('https://discord.com/api/webhooks/1234/****wxyz');
     expect(maskedUrl(`https://ptb.discordapp.com/api/v10/webhooks/1234/${TOKEN}/?wait=true`, 'standard')).toBe('https://ptb.discordapp.com/api/v10/webhooks/1234/****wxyz/?wait=true');
-    expect(maskedUrl(`https://relay.example.com/to-discord/${TOKEN}?thread_id=5`, 'discord')).toBe('https://relay.example.com/to-discord/****wxyz?thread_id=5');
+    // A relay's query values are masked as well: which of them carries a token is the relay's own business.
+    expect(maskedUrl(`https://relay.example.com/to-discord/${TOKEN}?thread_id=5`, 'discord')).toBe('https://relay.example.com/to-discord/****wxyz?thread_id=****');
     expect(maskedUrl('https://relay.example.com/hook/short', 'discord'), 'a short token shows none of itself').toBe('https://relay.example.com/hook/****');
     // Discord's Slack- and GitHub-compatible forms put a word after the token: the token is still what is masked.
     expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}/slack`, 'standard')).toBe('https://discord.com/api/webhooks/1234/****wxyz/slack');
     expect(maskedUrl(`https://discord.com/api/webhooks/1234/${TOKEN}/github`, 'discord')).toBe('https://discord.com/api/webhooks/1234/****wxyz/github');
+  });
+
+  it('masks what the review found shown whole: a trailing-dot host, an empty segment, a relay\'s token in the query', () => {
+    expect(maskedUrl(`https://discord.com./api/webhooks/1234/${TOKEN}`, 'standard')).toBe('https://discord.com./api/webhooks/1234/****wxyz');
+    expect(maskedUrl(`https://discord.com./api/webhooks/1234/${TOKEN}/github`, 'discord')).toBe('https://discord.com./api/webhooks/1234/****wxyz/github');
+    expect(maskedUrl(`https://discord.com/api/webhooks/1234//${TOKEN}`, 'standard')).toBe('https://discord.com/api/webhooks/1234//****wxyz');
+    expect(maskedUrl(`https://discord.com/api/webhooks//1234/${TOKEN}/slack`, 'standard')).toBe('https://discord.com/api/webhooks//1234/****wxyz/slack');
+    expect(maskedUrl(`https://discord.com/api/v10/webhooks/1234/${TOKEN}?wait=true`, 'standard')).toBe('https://discord.com/api/v10/webhooks/1234/****wxyz?wait=true');
+    expect(maskedUrl(`https://relay.example/hook?token=${TOKEN}`, 'discord')).toBe('https://relay.example/****?token=****wxyz');
+    expect(maskedUrl(`https://relay.example/hook?to=a&token=${TOKEN}&token=${OTHER_TOKEN}&empty=`, 'discord'))
+      .toBe('https://relay.example/****?to=****&token=****wxyz&token=****9876&empty=');
+    // Shown again (a form filled from a view), each is known as masked and masks to itself.
+    for (const [url, kind] of [
+      [`https://discord.com./api/webhooks/1234/${TOKEN}`, 'standard'],
+      [`https://discord.com/api/webhooks/1234//${TOKEN}`, 'standard'],
+      [`https://relay.example/hook?token=${TOKEN}`, 'discord'],
+    ] as const) {
+      const shown = maskedUrl(url, kind);
+      expect(isMaskedUrl(shown, kind), shown).toBe(true);
+      expect(isMaskedUrl(url, kind), url).toBe(false);
+      expect(maskedUrl(shown, kind)).toBe(shown);
+    }
+    expect(isMaskedUrl('https://relay.example/hook?token=****wxyz', 'discord')).toBe(true);
+    expect(maskedUrl(`https://relay.example/api/webhooks/42/${TOKEN}?all`, 'discord'), 'nothing in the query to mask').toBe('https://relay.example/api/webhooks/42/****wxyz?all');
   });
 
   it('leaves other URLs as they are, and tells a masked URL from a real one', () => {

@@ -71,8 +71,11 @@ static void with_a_seat(tollgate::Client& client, double seconds) {
     return;
   }
   std::cout << "seat still held, expires at " << client.seat()->expires_at << "\n";
-  const tollgate::SeatRelease released = client.release_seat();  // also drops the offline lease: it held the seat too
-  std::cout << "seat released: " << (released.released ? "true" : "false") << "\n";
+  // A seat an offline lease holds stays taken until the lease ends (held_until); the lease is then kept.
+  const tollgate::SeatRelease released = client.release_seat();
+  std::cout << "seat released: " << (released.released ? "true" : "false");
+  if (released.held_until) std::cout << ", held by the offline lease until " << *released.held_until;
+  std::cout << "\n";
 }
 
 /** What the online failure behind a lease fallback was, for the log. */

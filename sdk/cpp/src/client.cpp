@@ -224,10 +224,12 @@ struct Client::Impl {
       std::lock_guard<std::mutex> lock(seat_mutex);
       loss.reset();
     }
-    // A stored lease holds a seat too: dropped first, or it would run offline on a seat given back.
-    if (store()->read_lease()) memory.update([](ClientState& s) { s.dropped = true; });
     const json j = call({"DELETE", "/seats", std::nullopt, seat_headers(auth), false});
-    return typed([&] { return SeatRelease{j.at("released").get<bool>(), j.at("server_time").get<std::string>(), opt_string(j, "held_until")}; });
+    SeatRelease answer = typed([&] { return SeatRelease{j.at("released").get<bool>(), j.at("server_time").get<std::string>(), opt_string(j, "held_until")}; });
+    // A seat an offline lease holds stays taken until held_until: the lease is kept, so the device may go on offline
+    // until then. Released, or no seat: the server counts none for this device any more, and the lease is dropped.
+    if (!answer.held_until && store()->read_lease()) memory.update([](ClientState& s) { s.dropped = true; });
+    return answer;
   }
 
   explicit Impl(ClientOptions options)

@@ -319,7 +319,7 @@ int main() {
     CHECK_EQ(c->seat_state() == tollgate::SeatState::none, true);
   });
 
-  check::run("release_seat() drops the lease that holds the seat and stops the heartbeat", [] {
+  check::run("release_seat() releases, stops the heartbeat and drops the stored lease", [] {
     reset_stub();
     configure({{"heartbeat_seconds", 0.6}});
     auto c = client(options("hw-cpp-release"));
@@ -334,19 +334,30 @@ int main() {
     CHECK_EQ(c->release_seat().released, false);
   });
 
-  check::run("release_seat() of a seat an offline lease holds: released false with held_until, the lease still dropped", [] {
+  check::run("release_seat() with no seat (released false, no held_until) drops the stored lease", [] {
+    reset_stub();
+    auto c = client(options("hw-cpp-no-seat"));
+    c->create_lease();
+    const auto answer = c->release_seat();
+    CHECK_EQ(answer.released, false);
+    CHECK_EQ(answer.held_until.has_value(), false);
+    CHECK_EQ(thrown<tollgate::LeaseError>([&] { c->check_lease(); }).verdict() == tollgate::LeaseVerdict::dropped, true);
+  });
+
+  check::run("release_seat() of a seat an offline lease holds: released false with held_until, the lease kept", [] {
     reset_stub();
     configure({{"release", "held"}});
     auto c = client(options("hw-cpp-held"));
-    c->create_lease();
+    const auto lease = c->create_lease();
     c->checkout_seat();
     const auto held = c->release_seat();
     CHECK_EQ(held.released, false);
     CHECK_EQ(held.held_until.has_value() && *held.held_until > held.server_time, true);
     CHECK_EQ(c->seat_state() == tollgate::SeatState::none, true);
-    CHECK_EQ(thrown<tollgate::LeaseError>([&] { c->check_lease(); }).verdict() == tollgate::LeaseVerdict::dropped, true);
+    CHECK_EQ(c->check_lease().lease_id, lease.lease_id);  // the device may go on offline until held_until
     configure({{"release", "ok"}});
     CHECK_EQ(c->release_seat().held_until.has_value(), false);
+    CHECK_EQ(thrown<tollgate::LeaseError>([&] { c->check_lease(); }).verdict() == tollgate::LeaseVerdict::dropped, true);
   });
 
   check::run("the destructor releases a held seat", [] {
@@ -358,6 +369,21 @@ int main() {
     }
     CHECK_EQ(log_of("DELETE /seats", "hw-cpp-dtor").size(), 1u);
     CHECK_EQ(stub("GET", "/_stub/state")["seats"].size(), 0u);  // released, with the checkout's credentials
+  });
+
+  check::run("the destructor's release of a seat a lease holds keeps the lease for the next run", [] {
+    reset_stub();
+    configure({{"release", "held"}});
+    auto o = options("hw-cpp-dtor-held");
+    std::string lease_id;
+    {
+      auto c = client(o);
+      lease_id = c->create_lease().lease_id;
+      c->checkout_seat();
+    }
+    CHECK_EQ(log_of("DELETE /seats", "hw-cpp-dtor-held").size(), 1u);
+    auto next = client(o);  // the same lease store: the app's next start, offline
+    CHECK_EQ(next->check_lease().lease_id, lease_id);
   });
 
   check::run("reset_devices(): the session used is ended; reset_cooldown and reset_disabled", [] {

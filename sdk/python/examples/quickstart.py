@@ -119,8 +119,8 @@ def with_a_seat(client, seconds):
         return
     held = client.seat
     print(f"seat still held, expires at {held.expires_at}")
-    released = client.release_seat()  # also drops the offline lease: it held the seat too
-    print(f"seat released: {released.released}")
+    released = client.release_seat()  # a seat an offline lease holds stays taken until the lease ends; the lease is kept
+    print(f"seat released: {released.released}" + (f", held by the offline lease until {released.held_until}" if released.held_until else ""))
 
 
 def offline(client, access):

@@ -250,7 +250,7 @@ def test_seats_exhausted_is_a_refusal_with_its_fields(stub, make):
     assert c.seat_state == "none"
 
 
-def test_release_drops_the_lease_that_holds_the_seat_and_stops_the_heartbeat(stub, make):
+def test_release_drops_the_lease_and_stops_the_heartbeat(stub, make):
     stub.configure(heartbeat_seconds=0.6)
     c = make(hardware_id="hw-release")
     c.create_lease()
@@ -266,26 +266,47 @@ def test_release_drops_the_lease_that_holds_the_seat_and_stops_the_heartbeat(stu
     assert c.release_seat().released is False
 
 
-def test_release_of_a_seat_a_lease_holds_is_released_false_with_held_until(stub, make):
+def test_release_with_no_seat_drops_the_lease(stub, make):
+    c = make(hardware_id="hw-no-seat")
+    c.create_lease()
+    answer = c.release_seat()
+    assert (answer.released, answer.held_until) == (False, None)
+    with pytest.raises(TollgateLeaseError) as err:
+        c.check_lease()
+    assert err.value.verdict == "dropped"
+
+
+def test_release_of_a_seat_a_lease_holds_is_released_false_with_held_until_and_keeps_the_lease(stub, make):
     stub.configure(release="held")
     c = make(hardware_id="hw-held")
-    c.create_lease()
+    lease = c.create_lease()
     c.checkout_seat()
     released = c.release_seat()
     assert released.released is False
     assert released.held_until is not None and released.held_until > released.server_time
     assert c.seat_state == "none"
+    assert c.check_lease().lease_id == lease.lease_id  # the device may go on offline until held_until
+    stub.configure(release="ok")
+    assert c.release_seat().held_until is None
     with pytest.raises(TollgateLeaseError) as err:
         c.check_lease()
     assert err.value.verdict == "dropped"
-    stub.configure(release="ok")
-    assert c.release_seat().held_until is None
 
 
 def test_the_context_manager_releases_the_seat(stub, make):
     with make(hardware_id="hw-with") as c:
         c.checkout_seat()
     assert len(stub.log("DELETE /seats", "hw-with")) == 1
+
+
+def test_close_of_a_seat_a_lease_holds_keeps_the_lease(stub, make):
+    stub.configure(release="held")
+    c = make(hardware_id="hw-close-held")
+    lease = c.create_lease()
+    c.checkout_seat()
+    c.close()
+    assert len(stub.log("DELETE /seats", "hw-close-held")) == 1
+    assert c.check_lease().lease_id == lease.lease_id
 
 
 def test_interpreter_exit_releases_the_seat(stub):

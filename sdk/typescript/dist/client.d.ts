@@ -167,10 +167,11 @@ export declare class TollgateClient {
     /** Listens for a lost seat; returns the function that stops listening. */
     onSeatLost(listener: (err: TollgateSeatLostError) => void): () => void;
     /**
-     * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
-     * (issue 25), so it is dropped first. A seat a lease holds stays taken on the server until the lease ends,
-     * whatever the device says (a floating license must not become unlimited by going offline): the answer is then
-     * `released: false` with `held_until`, when the seat frees up.
+     * DELETE /seats: stops the heartbeat and releases this device's seat. A seat an offline lease holds (issue 25)
+     * stays taken on the server until the lease ends, whatever the device says (a floating license must not become
+     * unlimited by going offline): the answer is then `released: false` with `held_until`, and the stored lease is
+     * kept, so the device may go on offline until then. Any other answer (released, or no seat) drops the stored
+     * lease: the server no longer counts a seat for this device. A failed call keeps it (nothing was freed).
      */
     releaseSeat(auth?: UserAuth | null): Promise<Answer<'releaseSeat'>>;
     /**

@@ -268,10 +268,11 @@ export class TollgateClient {
         return () => void this.seatListeners.delete(listener);
     }
     /**
-     * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
-     * (issue 25), so it is dropped first. A seat a lease holds stays taken on the server until the lease ends,
-     * whatever the device says (a floating license must not become unlimited by going offline): the answer is then
-     * `released: false` with `held_until`, when the seat frees up.
+     * DELETE /seats: stops the heartbeat and releases this device's seat. A seat an offline lease holds (issue 25)
+     * stays taken on the server until the lease ends, whatever the device says (a floating license must not become
+     * unlimited by going offline): the answer is then `released: false` with `held_until`, and the stored lease is
+     * kept, so the device may go on offline until then. Any other answer (released, or no seat) drops the stored
+     * lease: the server no longer counts a seat for this device. A failed call keeps it (nothing was freed).
      */
     async releaseSeat(auth) {
         const hb = this.heartbeat;
@@ -279,10 +280,11 @@ export class TollgateClient {
         this.heartbeat = null;
         this.seatLost = null;
         this.unhookExit();
-        if ((await this.offline.stored()) !== null)
-            await this.offline.drop();
         const headers = await this.seatHeaders(auth === undefined ? this.auth : auth);
-        return this.json({ method: 'DELETE', path: '/seats', headers });
+        const answer = await this.json({ method: 'DELETE', path: '/seats', headers });
+        if (answer.held_until === undefined && (await this.offline.stored()) !== null)
+            await this.offline.drop();
+        return answer;
     }
     /**
      * Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats

@@ -236,7 +236,7 @@ describe('floating seats', () => {
     expect(c.seatState).toBe('none');
   });
 
-  it('releaseSeat() drops the stored lease first (it holds a seat), releases, and stops the heartbeat', async () => {
+  it('releaseSeat() releases, stops the heartbeat and drops the stored lease (the server counts no seat for it any more)', async () => {
     stub.configure({ heartbeat_seconds: 0.6 });
     const c = client();
     await c.createLease();
@@ -252,18 +252,28 @@ describe('floating seats', () => {
     expect((await c.releaseSeat()).released).toBe(false);
   });
 
-  it('releaseSeat() of a seat an offline lease holds: released false and held_until, the lease still dropped, the heartbeat stopped', async () => {
-    stub.configure({ release: 'held' });
+  it('releaseSeat() with no seat on the server (released false, no held_until) drops the stored lease', async () => {
     const c = client();
     await c.createLease();
+    const answer = await c.releaseSeat();
+    expect([answer.released, answer.held_until]).toEqual([false, undefined]);
+    expect(((await rejection(c.checkLease())) as TollgateLeaseError).verdict).toBe('dropped');
+  });
+
+  it('releaseSeat() of a seat an offline lease holds: released false and held_until, the lease kept (the device may go on offline until then), the heartbeat stopped', async () => {
+    stub.configure({ release: 'held' });
+    const c = client();
+    const lease = await c.createLease();
     await c.checkoutSeat();
     const released = await c.releaseSeat();
     expect(released.released).toBe(false);
     expect(Date.parse(released.held_until!)).toBeGreaterThan(Date.now());
     expect(c.seatState).toBe('none');
-    expect(((await rejection(c.checkLease())) as TollgateLeaseError).verdict).toBe('dropped');
+    expect((await c.checkLease()).leaseId).toBe(lease.leaseId);
+    // Once the server frees the seat, a release drops the lease.
     stub.configure({ release: 'ok' });
     expect((await c.releaseSeat()).held_until).toBeUndefined();
+    expect(((await rejection(c.checkLease())) as TollgateLeaseError).verdict).toBe('dropped');
   });
 
   it('close() releases a held seat', async () => {
@@ -272,6 +282,16 @@ describe('floating seats', () => {
     await c.close();
     expect(calls('DELETE /seats', 'hw-close')).toHaveLength(1);
     expect(c.seatState).toBe('none');
+  });
+
+  it('close() of a seat a lease holds keeps the lease: a clean exit does not leave the device without it while the seat stays taken', async () => {
+    stub.configure({ release: 'held' });
+    const c = client({ hardwareId: 'hw-close-held' });
+    const lease = await c.createLease();
+    await c.checkoutSeat();
+    await c.close();
+    expect(calls('DELETE /seats', 'hw-close-held')).toHaveLength(1);
+    expect((await c.checkLease()).leaseId).toBe(lease.leaseId);
   });
 
   it('a process that ends on its own releases its seat (beforeExit), though the heartbeat was running', async () => {

@@ -21,32 +21,55 @@ function parse(raw: string): URL | null {
   }
 }
 
-/**
- * Where the URL's token is: on Discord's own hosts the segment after `webhooks/<id>/` (a `/slack` or `/github`
- * may follow it), on any other host of a `discord` endpoint (a relay) its last non-empty segment; -1: none.
- */
-function tokenAt(url: URL, kind: EndpointKind): { segments: string[]; at: number } {
-  const segments = url.pathname.split('/');
-  if (DISCORD_HOST.test(url.hostname)) {
-    const hook = segments.indexOf('webhooks');
-    if (hook > 0 && (segments[hook + 2] ?? '') !== '') return { segments, at: hook + 2 };
-  }
-  if (kind !== 'discord') return { segments, at: -1 };
-  let at = segments.length - 1;
-  while (at > 0 && segments[at] === '') at--;
-  return { segments, at: at > 0 ? at : -1 };
+/** The host as Discord's DNS answers it: `discord.com.` (a fully qualified name) is `discord.com`. */
+const bareHost = (url: URL) => url.hostname.replace(/\.+$/, '');
+
+/** The index of the next non-empty segment after `from` (`//` is one separator to a router), -1: none. */
+function nextSegment(segments: string[], from: number): number {
+  for (let i = from + 1; i < segments.length; i++) if (segments[i] !== '') return i;
+  return -1;
 }
 
-/** The URL as an operator sees it: a token masked, everything else as stored. */
+/**
+ * Where the URL's token is: on Discord's own hosts the segment after `webhooks/<id>/` (a `/slack` or `/github`
+ * may follow it; empty segments skipped), on any other host of a `discord` endpoint (a relay) its last non-empty
+ * segment; -1: none. A relay's query values are masked too (`relay` true): what a relay takes a token in is its
+ * own business.
+ */
+function tokenAt(url: URL, kind: EndpointKind): { segments: string[]; at: number; relay: boolean } {
+  const segments = url.pathname.split('/');
+  if (DISCORD_HOST.test(bareHost(url))) {
+    const hook = segments.findIndex((s) => s.toLowerCase() === 'webhooks');
+    const id = hook > 0 ? nextSegment(segments, hook) : -1;
+    const at = id > 0 ? nextSegment(segments, id) : -1;
+    if (at > 0) return { segments, at, relay: false };
+  }
+  if (kind !== 'discord') return { segments, at: -1, relay: false };
+  let at = segments.length - 1;
+  while (at > 0 && segments[at] === '') at--;
+  return { segments, at: at > 0 ? at : -1, relay: true };
+}
+
+/** A token as shown: MASK, then its last four characters when it is long enough for them to say little. */
+const maskToken = (token: string) => MASK + (token.length >= SHOWN_FROM ? token.slice(-4) : '');
+
+/** The URL as an operator sees it: a token masked (and a relay's query values), everything else as stored. */
 export function maskedUrl(raw: string, kind: EndpointKind): string {
   const url = parse(raw);
   if (url === null) return raw;
-  const { segments, at } = tokenAt(url, kind);
-  if (at < 0) return raw;
-  const token = segments[at]!;
-  if (token.startsWith(MASK)) return raw;
-  segments[at] = MASK + (token.length >= SHOWN_FROM ? token.slice(-4) : '');
-  url.pathname = segments.join('/');
+  const { segments, at, relay } = tokenAt(url, kind);
+  if (at < 0 && !relay) return raw;
+  if (at >= 0 && !segments[at]!.startsWith(MASK)) {
+    segments[at] = maskToken(segments[at]!);
+    url.pathname = segments.join('/');
+  }
+  // Rewritten only when a value is masked, so a query with nothing to hide (`?all`) is shown as stored.
+  const shown = (value: string) => value === '' || value.startsWith(MASK);
+  if (relay && [...url.searchParams.values()].some((v) => !shown(v))) {
+    const query = new URLSearchParams();
+    for (const [key, value] of url.searchParams) query.append(key, shown(value) ? value : maskToken(value));
+    url.search = query.toString();
+  }
   return url.toString();
 }
 
@@ -54,6 +77,7 @@ export function maskedUrl(raw: string, kind: EndpointKind): string {
 export function isMaskedUrl(raw: string, kind: EndpointKind): boolean {
   const url = parse(raw);
   if (url === null) return false;
-  const { segments, at } = tokenAt(url, kind);
-  return at >= 0 && segments[at]!.startsWith(MASK);
+  const { segments, at, relay } = tokenAt(url, kind);
+  if (at >= 0 && segments[at]!.startsWith(MASK)) return true;
+  return relay && [...url.searchParams.values()].some((v) => v.startsWith(MASK));
 }

@@ -735,8 +735,10 @@ class Client {
   /** Why the seat was lost, while seat_state() is lost. */
   std::optional<SeatLoss> seat_loss() const;
   /**
-   * DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too, so
-   * it is dropped first (it would otherwise keep running offline on a seat given back).
+   * DELETE /seats: stops the heartbeat and releases this device's seat. A seat an offline lease holds stays taken on
+   * the server until the lease ends (issue 25): the answer is released false with held_until, and the stored lease
+   * is kept, so the device may go on offline until then. Any other answer (released, or no seat) drops the stored
+   * lease; a failed call (it throws) keeps it.
    */
   SeatRelease release_seat();
   SeatRelease release_seat(const std::optional<UserAuth>& auth);

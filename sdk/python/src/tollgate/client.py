@@ -366,17 +366,19 @@ class TollgateClient:
         return "lost" if self._seat_lost is not None else "held" if self._heartbeat is not None else "none"
 
     def release_seat(self, auth: AuthArg = DEFAULT) -> SeatRelease:
-        """DELETE /seats: stops the heartbeat and releases this device's seat. A stored offline lease holds a seat too
-        (issue 25), so it is dropped first. A seat a lease holds stays taken on the server until the lease ends, whatever
-        the device says: the answer is then released False with held_until, when the seat frees up."""
+        """DELETE /seats: stops the heartbeat and releases this device's seat. A seat an offline lease holds (issue 25)
+        stays taken on the server until the lease ends, whatever the device says: the answer is then released False
+        with held_until, and the stored lease is kept, so the device may go on offline until then. Any other answer
+        (released, or no seat) drops the stored lease; a failed call keeps it (nothing was freed)."""
         hb, self._heartbeat = self._heartbeat, None
         if hb is not None:
             hb.stop(join=False)
         self._seat_lost = None
         self._unhook_exit()
-        if self._offline.stored() is not None:
+        answer = SeatRelease.from_json(self._json(Outgoing("DELETE", "/seats", headers=self._seat_headers(auth))))
+        if answer.held_until is None and self._offline.stored() is not None:
             self._offline.drop()
-        return SeatRelease.from_json(self._json(Outgoing("DELETE", "/seats", headers=self._seat_headers(auth))))
+        return answer
 
     def close(self) -> None:
         """Clean shutdown: releases the seat when one is held (errors ignored: the server frees it when its heartbeats
