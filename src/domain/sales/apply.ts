@@ -172,8 +172,9 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
       const license: LicenseRecord = {
         id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: made.minutes,
         grantsLifetime: made.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
-        // A template's redeem window runs from the sale, as for licenses the operator makes from it (createLicenses).
-        expiresAt: t?.redeemWithinMinutes != null ? now + t.redeemWithinMinutes * 60_000 : null, createdAt: now, usedAt: null, usedByUserId: null,
+        // A template's redeem window is for codes an operator hands out; a sold code was paid for and never dies
+        // unredeemed, while its renewals extend it (docs/decisions.md, "Sold codes have no redeem window").
+        expiresAt: null, createdAt: now, usedAt: null, usedByUserId: null,
         // Without a template a store's sale is an implicit one (issue 24): time only, no entitlements or limits of its own.
         templateId: t?.id ?? null, entitlements: t?.entitlements ?? [], maxDevices: t?.maxDevices ?? null, maxSeats: t?.maxSeats ?? null,
         heartbeatSeconds: t?.heartbeatSeconds ?? null,

@@ -297,6 +297,18 @@ export function salesRepository(q: Queryable) {
       return (await q.all(`SELECT ${ORDER_LICENSE} FROM integration_order_licenses WHERE order_id = ? ORDER BY code`, [orderId])).map(toOrderLicense);
     },
 
+    /**
+     * An applied template rewrote the duration of its unused licenses (applyTemplate): the orders that sold them
+     * grant what the licenses now grant, so a renewal adds and a refund takes back that (docs/decisions.md).
+     */
+    async regrantUnusedOfTemplate(appId: string, templateId: string, minutes: number | null, lifetime: boolean): Promise<number> {
+      return q.run(
+        `UPDATE integration_order_licenses SET minutes = ?, lifetime = ? WHERE state = 'issued' AND license_id IN
+         (SELECT id FROM licenses WHERE app_id = ? AND template_id = ? AND used_at IS NULL)`,
+        [minutes, lifetime, appId, templateId],
+      );
+    },
+
     async addRenewalMinutes(orderId: string, licenseId: string, minutes: number): Promise<void> {
       await q.run('UPDATE integration_order_licenses SET renewal_minutes = renewal_minutes + ? WHERE order_id = ? AND license_id = ?', [minutes, orderId, licenseId]);
     },
