@@ -90,8 +90,13 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
       await tx.sales.lockOrder(found.id, now);
       const current = await tx.sales.findOrder(appId, found.id);
       if (current?.status !== 'active') return { outcome: 'already_ended', orderId: found.id, created: 0, details: { status: current?.status ?? null } };
+      // Each bill renews once, kept with the order for as long as the order is: a resend after the event's id was
+      // forgotten (INTEGRATION_EVENT_RETENTION_DAYS), or another event type about the same bill, extends nothing.
+      if (!(await tx.sales.claimRenewal(found.id, a.billRef, now))) {
+        return { outcome: 'duplicate', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, bill_ref: a.billRef } };
+      }
       const extended = await renew(w, appId, found, now);
-      return { outcome: 'renewed', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, ...extended } };
+      return { outcome: 'renewed', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, bill_ref: a.billRef, ...extended } };
     }
     case 'cancel': {
       const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);

@@ -309,6 +309,14 @@ export function salesRepository(q: Queryable) {
       );
     },
 
+    /** Records that the order's bill `billRef` renewed it; false when it already had (migration 16's integration_renewals). */
+    async claimRenewal(orderId: string, billRef: string, now: number): Promise<boolean> {
+      return (await q.run(
+        'INSERT INTO integration_renewals (order_id, bill_ref, renewed_at) VALUES (?, ?, ?) ON CONFLICT (order_id, bill_ref) DO NOTHING',
+        [orderId, billRef, now],
+      )) === 1;
+    },
+
     async addRenewalMinutes(orderId: string, licenseId: string, minutes: number): Promise<void> {
       await q.run('UPDATE integration_order_licenses SET renewal_minutes = renewal_minutes + ? WHERE order_id = ? AND license_id = ?', [minutes, orderId, licenseId]);
     },
