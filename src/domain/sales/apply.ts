@@ -61,7 +61,10 @@ export async function applySale(s: Services, appId: string, provider: Provider, 
   const answer: SaleAnswer = applied === null
     ? { received: true, event_id: event.id, outcome: 'duplicate', order_id: (await s.store.sales.findEvent(appId, provider, event.id))?.orderId ?? null, licenses_created: 0 }
     : { received: true, event_id: event.id, outcome: applied.outcome, order_id: applied.orderId, licenses_created: applied.created };
-  const line = { event: 'sale', appId, provider, eventId: event.id, type: event.type, outcome: answer.outcome, orderId: answer.order_id ?? undefined };
+  const line = {
+    event: 'sale', appId, provider, eventId: event.id, type: event.type, outcome: answer.outcome, orderId: answer.order_id ?? undefined,
+    ...(answer.outcome === 'ignored' && applied ? { reason: applied.details.reason } : {}),
+  };
   // An unknown product or order is the operator's to look at (a missing mapping): said at warn, never a 500.
   if (answer.outcome.startsWith('unknown_')) s.log.warn({ ...line, ...(applied?.details ?? {}) }, 'sale event acknowledged but not applied');
   else s.log.info(line, 'sale event');
@@ -107,9 +110,15 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     case 'refund': {
       const found = (a.orderRef !== null ? await tx.sales.findOrderByRef(appId, provider, a.orderRef) : undefined)
         ?? (a.paymentRef !== null ? await tx.sales.findOrderByPayment(appId, provider, a.paymentRef) : undefined);
+      if (a.partial) {
+        // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes
+        // nothing back; that of a renewal's bill (a Stripe invoice or Paddle transaction of a cycle) against the
+        // order it renewed. One naming no order takes nothing back either: acknowledged and logged at info.
+        const renewed = found ?? (a.orderRef !== null ? await tx.sales.findOrderByRenewal(appId, provider, a.orderRef) : undefined);
+        if (!renewed) return { outcome: 'ignored', orderId: null, created: 0, details: { reason: 'partial refund of no order Tollgate knows', order_ref: a.orderRef, payment_ref: a.paymentRef } };
+        return { outcome: 'partially_refunded', orderId: renewed.id, created: 0, details: { refunded_amount: a.amount, status: renewed.status, ...(found ? {} : { bill_ref: a.orderRef }) } };
+      }
       if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
-      // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes nothing back.
-      if (a.partial) return { outcome: 'partially_refunded', orderId: found.id, created: 0, details: { refunded_amount: a.amount, status: found.status } };
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }

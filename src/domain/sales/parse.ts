@@ -148,12 +148,15 @@ function stripeAction(type: string, o: Json): SaleAction {
     }
     case 'customer.subscription.deleted':
       return { kind: 'cancel', subscriptionRef: requiredId(o, 'id', 'data.object.id') };
-    case 'charge.refunded':
+    case 'charge.refunded': {
       // Only a full refund takes anything back; a partial one (a discount after the fact) is recorded and leaves the licenses.
-      return {
-        kind: 'refund', orderRef: idOrObject(o.invoice), paymentRef: idOrObject(o.payment_intent) ?? requiredId(o, 'id', 'data.object.id'),
-        partial: o.refunded !== true, amount: amount(o.amount_refunded),
-      };
+      const partial = o.refunded !== true;
+      const paymentRef = idOrObject(o.payment_intent) ?? id(o.id);
+      const orderRef = idOrObject(o.invoice);
+      // A partial refund naming no charge changes nothing: acknowledged (a 4xx makes Stripe retry it for days).
+      if (partial && paymentRef === null && orderRef === null) return { kind: 'ignore', reason: 'partial refund naming no charge' };
+      return { kind: 'refund', orderRef, paymentRef: paymentRef ?? requiredId(o, 'id', 'data.object.id'), partial, amount: amount(o.amount_refunded) };
+    }
     default:
       return { kind: 'ignore', reason: `event type ${type} is not used` };
   }

@@ -9,7 +9,8 @@
 // cascades to its templates and its mappings in one statement.
 // integration_renewals keeps each bill (Stripe invoice, Paddle transaction,
 // Lemon Squeezy subscription invoice) that renewed an order, as long as the
-// order: a renewal resent after its event id was forgotten extends nothing.
+// order: a renewal resent after its event id was forgotten extends nothing,
+// and a refund of a renewal's bill finds its order by it.
 // The index on received_at serves the retention sweep of integration_events,
 // which deletes across every app by age (the existing index leads with app_id).
 // 15 belongs to another change of the same round; the runner never required
@@ -29,5 +30,6 @@ CREATE TABLE integration_renewals (
   renewed_at ${ts} NOT NULL,
   PRIMARY KEY (order_id, bill_ref)
 );
+CREATE INDEX integration_renewals_bill ON integration_renewals(bill_ref);
 `,
 };

@@ -245,6 +245,16 @@ export function salesRepository(q: Queryable) {
       return r && toOrder(r);
     },
 
+    /** The order a renewal's bill (claimRenewal) renewed: what a refund of that bill names. */
+    async findOrderByRenewal(appId: string, provider: Provider, billRef: string): Promise<OrderRecord | undefined> {
+      const r = await q.one(
+        `SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND provider = ? AND id IN (SELECT order_id FROM integration_renewals WHERE bill_ref = ?)
+         ORDER BY created_at, id LIMIT 1`,
+        [appId, provider, billRef],
+      );
+      return r && toOrder(r);
+    },
+
     /** The order that started a subscription (its first, which holds the licenses). */
     async findOrderBySubscription(appId: string, provider: Provider, subscriptionRef: string): Promise<OrderRecord | undefined> {
       const r = await q.one(`SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND provider = ? AND subscription_ref = ? ORDER BY created_at, id LIMIT 1`, [appId, provider, subscriptionRef]);
