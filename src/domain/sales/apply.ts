@@ -133,8 +133,9 @@ interface Made {
 }
 
 /**
- * Undefined when the mapping grants nothing: its template was deleted in a race with the mapping (deleting a
- * template a mapping sells is refused, docs/integrations.md); the line is then unmapped, acknowledged and logged.
+ * Undefined when the mapping grants nothing: a mapping's template cannot be deleted under it (the template's row
+ * lock and migration 16's foreign key), so only a row written by other means; the line is then unmapped,
+ * acknowledged and logged.
  */
 function madeOf(m: ProductMappingRecord, templates: Map<string, TemplateRecord>): Made | undefined {
   if (m.templateId !== null) {
