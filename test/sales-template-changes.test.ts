@@ -76,6 +76,23 @@ describe(`sold licenses after their template changes (${STORE})`, () => {
     expect(await membership(userId)).toMatchObject({ is_active: false, active_until: h.clock.iso() });
   });
 
+  it('renewals a code gained unredeemed: kept by an apply, granted at redemption, and taken back by a full refund', async () => {
+    const t = await template({ name: 'Pro', minutes: 30 * DAY });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
+    const { orderId, code, licenseId } = await sell();
+    expect((await post(h, 'stripe', app, renewal(1))).json().outcome).toBe('renewed');
+    expect((await order(orderId)).licenses[0]).toMatchObject({ minutes: 30 * DAY, renewal_minutes: 30 * DAY });
+    await change(t.id, { minutes: 365 * DAY });
+    // The new duration, plus the period the buyer already paid for.
+    expect((await h.admin('GET', `/apps/${app.id}/licenses/${licenseId}`)).json()).toMatchObject({ minutes: 395 * DAY });
+    expect((await order(orderId)).licenses[0]).toMatchObject({ minutes: 365 * DAY, renewal_minutes: 30 * DAY });
+    const userId = await redeem(code, 'patient');
+    expect(await membership(userId)).toMatchObject({ active_until: h.clock.iso(395 * DAY * MINUTE) });
+    const r = await post(h, 'stripe', app, refund());
+    expect(r.json(), r.body).toMatchObject({ outcome: 'refunded' });
+    expect(await membership(userId)).toMatchObject({ is_active: false, active_until: h.clock.iso() });
+  });
+
   it('a license redeemed before the apply keeps what it was sold with: the refund takes that', async () => {
     const t = await template({ name: 'Pro', minutes: 30 * DAY });
     await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });

@@ -228,6 +228,8 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
     // Conditional on used_at IS NULL: a code redeemed meanwhile falls through to its redeemer below.
     if (await tx.sales.addMinutesToUnredeemed(appId, ol.licenseId, ol.minutes)) {
+      // Recorded as the redeemer's would be: whoever redeems the code gets them, and a full refund takes them back.
+      await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
       const extended = await tx.licenses.findById(appId, ol.licenseId);
       if (extended) await w.emit('license.extended', appId, { license: licenseData(extended), minutes_added: ol.minutes, order_id: found.id, provider: found.provider });
       codes++;

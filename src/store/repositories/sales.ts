@@ -309,9 +309,16 @@ export function salesRepository(q: Queryable) {
 
     /**
      * An applied template rewrote the duration of its unused licenses (applyTemplate): the orders that sold them
-     * grant what the licenses now grant, so a renewal adds and a refund takes back that (docs/decisions.md).
+     * grant what the licenses now grant, so a renewal adds and a refund takes back that (docs/decisions.md). A
+     * sold code keeps the minutes renewals added to it while unredeemed (paid for), on top of its new duration.
      */
     async regrantUnusedOfTemplate(appId: string, templateId: string, minutes: number | null, lifetime: boolean): Promise<number> {
+      const sold = `SELECT license_id FROM integration_order_licenses WHERE state = 'issued' AND renewal_minutes > 0`;
+      await q.run(
+        `UPDATE licenses SET minutes = minutes + (SELECT ol.renewal_minutes FROM integration_order_licenses ol WHERE ol.license_id = licenses.id AND ol.state = 'issued')
+         WHERE app_id = ? AND template_id = ? AND used_at IS NULL AND minutes IS NOT NULL AND id IN (${sold})`,
+        [appId, templateId],
+      );
       return q.run(
         `UPDATE integration_order_licenses SET minutes = ?, lifetime = ? WHERE state = 'issued' AND license_id IN
          (SELECT id FROM licenses WHERE app_id = ? AND template_id = ? AND used_at IS NULL)`,

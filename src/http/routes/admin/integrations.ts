@@ -59,7 +59,7 @@ const orderWithLicenses = {
         type: 'object', additionalProperties: false, required: ['license_id', 'code', 'minutes', 'lifetime', 'renewal_minutes', 'state'],
         properties: {
           license_id: uuid, code: { type: 'string' }, minutes: { type: ['integer', 'null'] }, lifetime: { type: 'boolean' },
-          renewal_minutes: { type: 'integer', description: 'Minutes renewals added to the redeemer’s membership' },
+          renewal_minutes: { type: 'integer', description: 'Minutes renewals added (to the unredeemed code, or to the redeemer’s membership)' },
           state: { type: 'string', enum: ['issued', 'revoked'] },
         },
       },
