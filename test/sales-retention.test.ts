@@ -52,6 +52,34 @@ describe('integration_events retention', () => {
     await h.tollgate.outbox.sweep();
     expect(await stored('evt_later')).toBeUndefined();
   });
+
+  it('a renewal resent after its event id was forgotten extends nothing: each bill renews an order once, kept with the order', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'price_1MtHZ8LkdIwHu7ixzyRd6pY1', minutes: 30 * 1440 });
+    const sold = await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'));
+    const orderId = sold.json().order_id;
+    const licenseId = (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().licenses[0].license_id;
+    const minutes = async () => (await h.admin('GET', `/apps/${app.id}/licenses/${licenseId}`)).json().minutes;
+    const renewal = (eventId: string, invoice: string) => variant('stripe', 'invoice.paid', (e) => {
+      e.id = eventId; e.data.object.id = invoice; e.data.object.billing_reason = 'subscription_cycle';
+    });
+    h.clock.advance(29 * DAY);
+    expect((await post(h, 'stripe', app, renewal('evt_cycle_1', 'in_cycle_1'))).json()).toMatchObject({ outcome: 'renewed', order_id: orderId });
+    expect(await minutes()).toBe(60 * 1440);
+
+    // Day 40: the renewal's event id is forgotten; Stripe's "resend" of it (same event, same invoice) is a duplicate still.
+    h.clock.advance(11 * DAY);
+    await h.tollgate.outbox.sweep();
+    expect(await stored('evt_cycle_1')).toBeUndefined();
+    const resent = await post(h, 'stripe', app, renewal('evt_cycle_1', 'in_cycle_1'));
+    expect(resent.json(), resent.body).toMatchObject({ outcome: 'duplicate', order_id: orderId, licenses_created: 0 });
+    // Another event about the same invoice (a second endpoint's copy, another event type) renews nothing either.
+    expect((await post(h, 'stripe', app, renewal('evt_cycle_1_copy', 'in_cycle_1'))).json()).toMatchObject({ outcome: 'duplicate' });
+    expect(await minutes()).toBe(60 * 1440);
+    // The next bill renews.
+    expect((await post(h, 'stripe', app, renewal('evt_cycle_2', 'in_cycle_2'))).json().outcome).toBe('renewed');
+    expect(await minutes()).toBe(90 * 1440);
+  });
 });
 
 describe('INTEGRATION_EVENT_RETENTION_DAYS', () => {

@@ -212,7 +212,7 @@ const WRITES: Record<AuditAction, Scenario[]> = {
 const TABLES = [
   'apps', 'licenses', 'users', 'activations', 'devices', 'user_ips', 'sessions', 'variables', 'blobs', 'files', 'bans', 'admin_tokens', 'audit_log',
   'signing_keys', 'operators', 'operator_sessions', 'events', 'webhook_endpoints', 'license_templates', 'entitlement_grants', 'trials',
-  'integrations', 'integration_products', 'integration_events', 'integration_orders', 'integration_order_licenses',
+  'integrations', 'integration_products', 'integration_events', 'integration_orders', 'integration_order_licenses', 'integration_renewals',
 ];
 
 /**

@@ -317,7 +317,7 @@ export const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   integrationEventRetentionDays: {
     key: 'integrationEventRetentionDays', env: 'INTEGRATION_EVENT_RETENTION_DAYS', flag: '--integration-event-retention-days',
     description: 'days the ids of received store events are kept, so a redelivery is answered duplicate (default 90; at least 7: the stores retry for 3 days)',
-    // Shorter than a store's redelivery window would let a late retry of a renewal extend twice (docs/integrations.md).
+    // A redelivery after its id is forgotten is harmless (a renewal is kept per bill, docs/integrations.md); 7 keeps the stores' retries `duplicate`.
     parse: (raw) => (/^\d{1,4}$/.test(raw) && Number(raw) >= 7 && Number(raw) <= 3650 ? Number(raw) : fail('must be a whole number of days from 7 to 3650')),
   },
 };

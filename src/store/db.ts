@@ -95,6 +95,17 @@ export class UniqueViolation extends Error {
   }
 }
 
+/**
+ * Thrown by a dialect when a foreign key rejects a write: a row names one that a concurrent transaction
+ * deleted, or a delete would leave rows naming it (a reference without ON DELETE, migration 16's mappings).
+ */
+export class ForeignKeyViolation extends Error {
+  constructor(readonly detail: string) {
+    super(`foreign key constraint: ${detail}`);
+    this.name = 'ForeignKeyViolation';
+  }
+}
+
 export interface MessageBus {
   subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
   publish(channel: string, payload: string): Promise<void>;

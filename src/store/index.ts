@@ -20,7 +20,7 @@ import { usersRepository } from './repositories/users.js';
 import { variablesRepository } from './repositories/variables.js';
 import { webhooksRepository } from './repositories/webhooks.js';
 
-/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint). */
+/** `dialect`: the few repositories whose SQL differs by store (the licenses' any-case filters, src/store/fold.ts; the bans' creation lock; the operator's row lock for a token's mint; a template's lock against a mapping naming it). */
 export function repositories(q: Queryable, dialect: Dialect) {
   return {
     apps: appsRepository(q),
@@ -36,7 +36,7 @@ export function repositories(q: Queryable, dialect: Dialect) {
     leases: leasesRepository(q),
     operators: operatorsRepository(q, dialect),
     stats: statsRepository(q),
-    templates: templatesRepository(q),
+    templates: templatesRepository(q, dialect),
     entitlements: entitlementsRepository(q),
     trials: trialsRepository(q),
     sales: salesRepository(q),

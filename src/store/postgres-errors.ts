@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from './db.js';
+import { ForeignKeyViolation, StoreMissing, StoreUnavailable, UniqueViolation, UnstorableValue } from './db.js';
 
 export { maskedUrl } from './masked-url.js';
 
@@ -57,6 +57,8 @@ export function mapError(err: unknown, location: string): unknown {
   if (err instanceof StoreUnavailable || err instanceof StoreMissing) return err;
   const code = codeOf(err);
   if (code === '23505') return new UniqueViolation((err as { constraint?: string }).constraint ?? 'unique');
+  // 23503 foreign_key_violation.
+  if (code === '23503') return new ForeignKeyViolation((err as { constraint?: string }).constraint ?? 'foreign key');
   if (UNSTORABLE.has(code)) return new UnstorableValue((err as Error).message);
   // 3D000 invalid_catalog_name: the URL names a database that does not exist; retrying will not help.
   if (code === '3D000') return new StoreMissing(location, `no PostgreSQL database at ${location}: ${(err as Error).message}`);

@@ -3,7 +3,7 @@ import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database, { type Connection, type Statement } from './sqlite-driver.js';
 import type { Db, Param, Queryable, Row } from './db.js';
-import { StoreMissing, StoreUnavailable, UniqueViolation } from './db.js';
+import { ForeignKeyViolation, StoreMissing, StoreUnavailable, UniqueViolation } from './db.js';
 import { SQLITE_FOLD } from './fold.js';
 
 function bind(params: readonly Param[]): unknown[] {
@@ -30,6 +30,7 @@ function codeOf(err: unknown): string {
 function translate(err: unknown): unknown {
   const code = codeOf(err);
   if (code.startsWith('SQLITE_CONSTRAINT_UNIQUE') || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return new UniqueViolation((err as Error).message);
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return new ForeignKeyViolation((err as Error).message);
   if (UNAVAILABLE.test(code)) return new StoreUnavailable(`SQLite: ${(err as Error).message} (${code})`, { cause: err });
   return err;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ForeignKeyViolation } from '../../store/db.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { Repositories } from '../../store/index.js';
 import type { Page } from '../../store/records.js';
@@ -150,11 +151,20 @@ function grantOf(input: { minutes?: number | null; lifetime?: boolean; template_
   return { minutes, lifetime, templateId: null };
 }
 
-/** A template named by a mapping must be one of the mapping's app (one of another app is as unknown as none). */
+const unknownTemplate = () => validationError('body.template_id', 'is not a template of this application');
+
+/**
+ * A template named by a mapping must be one of the mapping's app (one of another app is as unknown as none). Its
+ * row is read under a share lock until the mapping commits: a deletion of the template at the same moment comes
+ * wholly before (no template: 422) or after (it sees the mapping: 409), never leaving a mapping that grants nothing.
+ */
 async function checkTemplate(tx: Repositories, appId: string, grant: Grant): Promise<void> {
-  if (grant.templateId !== null && !(await tx.templates.findById(appId, grant.templateId))) {
-    throw validationError('body.template_id', 'is not a template of this application');
-  }
+  if (grant.templateId !== null && !(await tx.templates.findLocked(appId, grant.templateId, 'share'))) throw unknownTemplate();
+}
+
+/** The mapping's foreign key refused a template deleted after all (a lock the check missed): as unknown as none. */
+function deletedTemplate(err: unknown): never {
+  throw err instanceof ForeignKeyViolation ? unknownTemplate() : err;
 }
 
 /** What the audit entry of a mapping change records of it. */
@@ -180,7 +190,7 @@ export async function createMapping(s: AdminServices, appId: string, provider: P
     if (!(await tx.sales.insertMapping(record))) throw new DomainError('conflict', 'This product or price id is already mapped for this store');
     await audit('integration.product_create', appId, record.id, audited(record));
     return viewMapping(record);
-  });
+  }).catch(deletedTemplate);
 }
 
 /** Changes what future sales grant; licenses already sold keep what they were sold with. */
@@ -203,7 +213,7 @@ export async function updateMapping(s: AdminServices, appId: string, provider: P
     await tx.sales.updateMapping(after);
     await audit('integration.product_update', appId, id, audited(after));
     return viewMapping(after);
-  });
+  }).catch(deletedTemplate);
 }
 
 export async function deleteMapping(s: AdminServices, appId: string, provider: Provider, id: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueViolation } from '../../store/db.js';
+import { ForeignKeyViolation, UniqueViolation } from '../../store/db.js';
 import type { Cursor } from '../../store/pagination.js';
 import type { Page, TemplateRecord } from '../../store/records.js';
 import { checkCodes } from '../entitlements.js';
@@ -128,7 +128,8 @@ export async function updateTemplate(s: AdminServices, appId: string, id: string
  * The explicit bulk action: the template's current effects are copied onto every license made from
  * it. Unused licenses take all of them (duration included); used ones take the entitlements and
  * limits, and their redemptions' grants are rewritten with the new codes, each keeping the end its
- * redemption computed (time already added to a membership is not taken back or added again).
+ * redemption computed (time already added to a membership is not taken back or added again). A store's order
+ * that sold an unused one renews and refunds it by its new duration (docs/decisions.md).
  */
 export async function applyTemplate(s: AdminServices, appId: string, id: string): Promise<{ unused_licenses: number; used_licenses: number; users: number }> {
   await getApp(s, appId);
@@ -136,6 +137,10 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
     const t = await tx.templates.findById(appId, id);
     if (!t) throw notFound();
     const counts = await tx.licenses.applyTemplate(appId, id, t);
+    // The orders that sold the unused ones follow in the same unit of work: a store's refund or renewal then
+    // takes back or adds what the license grants now, not what it was sold with. After the rewrite, which holds
+    // those rows: a redemption racing it is wholly before (the license is used in both statements) or after.
+    await tx.sales.regrantUnusedOfTemplate(appId, id, t.minutes, t.grantsLifetime);
     const activations = await tx.licenses.activationsOfTemplate(appId, id);
     const users = new Set<string>();
     const rewritten = new Set<string>();
@@ -159,19 +164,22 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
 
 /**
  * Licenses made from it keep what they copied; they show no template from then on. A template a store's product
- * mapping sells is refused (409): its next sale would otherwise grant nothing (docs/integrations.md).
+ * mapping sells is refused (409): its next sale would otherwise grant nothing (docs/integrations.md). Its row is
+ * locked first, so a mapping created at the same moment is seen here, or finds no template; the mapping's
+ * foreign key (no ON DELETE, migration 16) refuses what a lock would miss, answered the same 409.
  */
 export async function deleteTemplate(s: AdminServices, appId: string, id: string): Promise<void> {
   await getApp(s, appId);
+  const sells = (what: string) => new DomainError('conflict', `A store sells this template (${what}): map those products to something else first`);
   await write(s, async ({ tx, audit, emit }) => {
-    const t = await tx.templates.findById(appId, id);
+    const t = await tx.templates.findLocked(appId, id, 'update');
     if (!t) throw notFound();
     const sold = await tx.sales.mappingsOfTemplate(appId, id);
-    if (sold.length > 0) {
-      throw new DomainError('conflict', `A store sells this template (${sold.map((m) => `${m.provider} ${m.productKey}`).join(', ')}): map those products to something else first`);
-    }
+    if (sold.length > 0) throw sells(sold.map((m) => `${m.provider} ${m.productKey}`).join(', '));
     if (!(await tx.templates.delete(appId, id))) throw notFound();
     await audit('template.delete', appId, id, { before: viewTemplate(t) });
     await emit('template.deleted', appId, viewTemplate(t));
+  }).catch((err: unknown) => {
+    throw err instanceof ForeignKeyViolation ? sells('a product mapping names it') : err;
   });
 }

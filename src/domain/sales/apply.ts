@@ -61,7 +61,10 @@ export async function applySale(s: Services, appId: string, provider: Provider, 
   const answer: SaleAnswer = applied === null
     ? { received: true, event_id: event.id, outcome: 'duplicate', order_id: (await s.store.sales.findEvent(appId, provider, event.id))?.orderId ?? null, licenses_created: 0 }
     : { received: true, event_id: event.id, outcome: applied.outcome, order_id: applied.orderId, licenses_created: applied.created };
-  const line = { event: 'sale', appId, provider, eventId: event.id, type: event.type, outcome: answer.outcome, orderId: answer.order_id ?? undefined };
+  const line = {
+    event: 'sale', appId, provider, eventId: event.id, type: event.type, outcome: answer.outcome, orderId: answer.order_id ?? undefined,
+    ...(answer.outcome === 'ignored' && applied ? { reason: applied.details.reason } : {}),
+  };
   // An unknown product or order is the operator's to look at (a missing mapping): said at warn, never a 500.
   if (answer.outcome.startsWith('unknown_')) s.log.warn({ ...line, ...(applied?.details ?? {}) }, 'sale event acknowledged but not applied');
   else s.log.info(line, 'sale event');
@@ -90,8 +93,13 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
       await tx.sales.lockOrder(found.id, now);
       const current = await tx.sales.findOrder(appId, found.id);
       if (current?.status !== 'active') return { outcome: 'already_ended', orderId: found.id, created: 0, details: { status: current?.status ?? null } };
+      // Each bill renews once, kept with the order for as long as the order is: a resend after the event's id was
+      // forgotten (INTEGRATION_EVENT_RETENTION_DAYS), or another event type about the same bill, extends nothing.
+      if (!(await tx.sales.claimRenewal(found.id, a.billRef, now))) {
+        return { outcome: 'duplicate', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, bill_ref: a.billRef } };
+      }
       const extended = await renew(w, appId, found, now);
-      return { outcome: 'renewed', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, ...extended } };
+      return { outcome: 'renewed', orderId: found.id, created: 0, details: { subscription_ref: a.subscriptionRef, bill_ref: a.billRef, ...extended } };
     }
     case 'cancel': {
       const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);
@@ -102,9 +110,15 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     case 'refund': {
       const found = (a.orderRef !== null ? await tx.sales.findOrderByRef(appId, provider, a.orderRef) : undefined)
         ?? (a.paymentRef !== null ? await tx.sales.findOrderByPayment(appId, provider, a.paymentRef) : undefined);
+      if (a.partial) {
+        // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes
+        // nothing back; that of a renewal's bill (a Stripe invoice or Paddle transaction of a cycle) against the
+        // order it renewed. One naming no order takes nothing back either: acknowledged and logged at info.
+        const renewed = found ?? (a.orderRef !== null ? await tx.sales.findOrderByRenewal(appId, provider, a.orderRef) : undefined);
+        if (!renewed) return { outcome: 'ignored', orderId: null, created: 0, details: { reason: 'partial refund of no order Tollgate knows', order_ref: a.orderRef, payment_ref: a.paymentRef } };
+        return { outcome: 'partially_refunded', orderId: renewed.id, created: 0, details: { refunded_amount: a.amount, status: renewed.status, ...(found ? {} : { bill_ref: a.orderRef }) } };
+      }
       if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
-      // A partial refund (usually a goodwill discount) is recorded against the order, in the audit log, and takes nothing back.
-      if (a.partial) return { outcome: 'partially_refunded', orderId: found.id, created: 0, details: { refunded_amount: a.amount, status: found.status } };
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }
@@ -119,8 +133,9 @@ interface Made {
 }
 
 /**
- * Undefined when the mapping grants nothing: its template was deleted in a race with the mapping (deleting a
- * template a mapping sells is refused, docs/integrations.md); the line is then unmapped, acknowledged and logged.
+ * Undefined when the mapping grants nothing: a mapping's template cannot be deleted under it (the template's row
+ * lock and migration 16's foreign key), so only a row written by other means; the line is then unmapped,
+ * acknowledged and logged.
  */
 function madeOf(m: ProductMappingRecord, templates: Map<string, TemplateRecord>): Made | undefined {
   if (m.templateId !== null) {
@@ -172,8 +187,9 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
       const license: LicenseRecord = {
         id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: made.minutes,
         grantsLifetime: made.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
-        // A template's redeem window runs from the sale, as for licenses the operator makes from it (createLicenses).
-        expiresAt: t?.redeemWithinMinutes != null ? now + t.redeemWithinMinutes * 60_000 : null, createdAt: now, usedAt: null, usedByUserId: null,
+        // A template's redeem window is for codes an operator hands out; a sold code was paid for and never dies
+        // unredeemed, while its renewals extend it (docs/decisions.md, "Sold codes have no redeem window").
+        expiresAt: null, createdAt: now, usedAt: null, usedByUserId: null,
         // Without a template a store's sale is an implicit one (issue 24): time only, no entitlements or limits of its own.
         templateId: t?.id ?? null, entitlements: t?.entitlements ?? [], maxDevices: t?.maxDevices ?? null, maxSeats: t?.maxSeats ?? null,
         heartbeatSeconds: t?.heartbeatSeconds ?? null,
@@ -212,6 +228,8 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
     // Conditional on used_at IS NULL: a code redeemed meanwhile falls through to its redeemer below.
     if (await tx.sales.addMinutesToUnredeemed(appId, ol.licenseId, ol.minutes)) {
+      // Recorded as the redeemer's would be: whoever redeems the code gets them, and a full refund takes them back.
+      await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
       const extended = await tx.licenses.findById(appId, ol.licenseId);
       if (extended) await w.emit('license.extended', appId, { license: licenseData(extended), minutes_added: ol.minutes, order_id: found.id, provider: found.provider });
       codes++;

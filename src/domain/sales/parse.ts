@@ -16,7 +16,8 @@ export interface BoughtItem {
 
 export type SaleAction =
   | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[] }
-  | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null }
+  /** `billRef`: the store's id of the bill paid (Stripe invoice, Paddle transaction, Lemon Squeezy subscription invoice): one renewal each, whatever the event ids. */
+  | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null; billRef: string }
   | { kind: 'link'; subscriptionRef: string; orderRef: string }
   | { kind: 'cancel'; subscriptionRef: string }
   /** `partial`: the store refunded part of the order (recorded, nothing revoked); `amount`: what it says was refunded so far, in its minor unit. */
@@ -131,7 +132,7 @@ function stripeAction(type: string, o: Json): SaleAction {
       const paymentRef = idOrObject(o.payment_intent) ?? idOrObject(o.charge) ?? idOrObject(payment.payment_intent) ?? idOrObject(payment.charge);
       if (o.billing_reason === 'subscription_cycle') {
         if (subscription === null) throw invalid('data.object.subscription');
-        return { kind: 'renewal', subscriptionRef: subscription, paymentRef };
+        return { kind: 'renewal', subscriptionRef: subscription, paymentRef, billRef: requiredId(o, 'id', 'data.object.id') };
       }
       if (subscription !== null && o.billing_reason !== 'subscription_create') return { kind: 'ignore', reason: `billing_reason ${String(o.billing_reason)}` };
       const lines = isObject(o.lines) && Array.isArray(o.lines.data) ? o.lines.data.filter(isObject) : [];
@@ -147,12 +148,15 @@ function stripeAction(type: string, o: Json): SaleAction {
     }
     case 'customer.subscription.deleted':
       return { kind: 'cancel', subscriptionRef: requiredId(o, 'id', 'data.object.id') };
-    case 'charge.refunded':
+    case 'charge.refunded': {
       // Only a full refund takes anything back; a partial one (a discount after the fact) is recorded and leaves the licenses.
-      return {
-        kind: 'refund', orderRef: idOrObject(o.invoice), paymentRef: idOrObject(o.payment_intent) ?? requiredId(o, 'id', 'data.object.id'),
-        partial: o.refunded !== true, amount: amount(o.amount_refunded),
-      };
+      const partial = o.refunded !== true;
+      const paymentRef = idOrObject(o.payment_intent) ?? id(o.id);
+      const orderRef = idOrObject(o.invoice);
+      // A partial refund naming no charge changes nothing: acknowledged (a 4xx makes Stripe retry it for days).
+      if (partial && paymentRef === null && orderRef === null) return { kind: 'ignore', reason: 'partial refund naming no charge' };
+      return { kind: 'refund', orderRef, paymentRef: paymentRef ?? requiredId(o, 'id', 'data.object.id'), partial, amount: amount(o.amount_refunded) };
+    }
     default:
       return { kind: 'ignore', reason: `event type ${type} is not used` };
   }
@@ -173,7 +177,8 @@ function paddleAction(type: string, d: Json): SaleAction {
       const subscription = id(d.subscription_id);
       if (d.origin === 'subscription_recurring') {
         if (subscription === null) throw invalid('data.subscription_id');
-        return { kind: 'renewal', subscriptionRef: subscription, paymentRef: requiredId(d, 'id', 'data.id') };
+        const transaction = requiredId(d, 'id', 'data.id');
+        return { kind: 'renewal', subscriptionRef: subscription, paymentRef: transaction, billRef: transaction };
       }
       // A plan change or a payment-method update is billed as a transaction of its subscription: no new sale.
       if (d.origin === 'subscription_update' || d.origin === 'subscription_payment_method_change') return { kind: 'ignore', reason: `origin ${String(d.origin)}` };
@@ -239,7 +244,7 @@ function lemonAction(type: string, dataId: string, a: Json): SaleAction {
     case 'subscription_payment_success':
       // The first payment is the order_created sale; only renewals extend.
       if (a.billing_reason !== 'renewal') return { kind: 'ignore', reason: `billing_reason ${String(a.billing_reason)}` };
-      return { kind: 'renewal', subscriptionRef: requiredId(a, 'subscription_id', 'data.attributes.subscription_id'), paymentRef: dataId };
+      return { kind: 'renewal', subscriptionRef: requiredId(a, 'subscription_id', 'data.attributes.subscription_id'), paymentRef: dataId, billRef: dataId };
     case 'subscription_cancelled':
     case 'subscription_expired':
       return { kind: 'cancel', subscriptionRef: dataId };

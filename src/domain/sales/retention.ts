@@ -6,9 +6,9 @@ const BATCH = 1000;
 /**
  * Retention of `integration_events`, the ids of received store events (docs/integrations.md): ids received
  * longer than `retentionMs` ago are forgotten, in batches of their own transactions so a large backlog never
- * holds one long write. An id is the only guard against a redelivered renewal extending twice (an order's
- * grant and a revocation are guarded by the order row as well), so the default keeps it far past every
- * store's retry window. Every node may run it at once: each deletes what is still there.
+ * holds one long write. A forgotten id is harmless: a redelivered sale finds its order's unique reference, a
+ * revocation the order already ended, and a renewal its bill already claimed (integration_renewals, kept with
+ * the order). Every node may run it at once: each deletes what is still there.
  */
 export async function sweepIntegrationEvents(s: Services, retentionMs: number): Promise<number> {
   const before = s.clock() - retentionMs;

@@ -245,6 +245,16 @@ export function salesRepository(q: Queryable) {
       return r && toOrder(r);
     },
 
+    /** The order a renewal's bill (claimRenewal) renewed: what a refund of that bill names. */
+    async findOrderByRenewal(appId: string, provider: Provider, billRef: string): Promise<OrderRecord | undefined> {
+      const r = await q.one(
+        `SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND provider = ? AND id IN (SELECT order_id FROM integration_renewals WHERE bill_ref = ?)
+         ORDER BY created_at, id LIMIT 1`,
+        [appId, provider, billRef],
+      );
+      return r && toOrder(r);
+    },
+
     /** The order that started a subscription (its first, which holds the licenses). */
     async findOrderBySubscription(appId: string, provider: Provider, subscriptionRef: string): Promise<OrderRecord | undefined> {
       const r = await q.one(`SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND provider = ? AND subscription_ref = ? ORDER BY created_at, id LIMIT 1`, [appId, provider, subscriptionRef]);
@@ -295,6 +305,33 @@ export function salesRepository(q: Queryable) {
 
     async orderLicenses(orderId: string): Promise<OrderLicenseRecord[]> {
       return (await q.all(`SELECT ${ORDER_LICENSE} FROM integration_order_licenses WHERE order_id = ? ORDER BY code`, [orderId])).map(toOrderLicense);
+    },
+
+    /**
+     * An applied template rewrote the duration of its unused licenses (applyTemplate): the orders that sold them
+     * grant what the licenses now grant, so a renewal adds and a refund takes back that (docs/decisions.md). A
+     * sold code keeps the minutes renewals added to it while unredeemed (paid for), on top of its new duration.
+     */
+    async regrantUnusedOfTemplate(appId: string, templateId: string, minutes: number | null, lifetime: boolean): Promise<number> {
+      const sold = `SELECT license_id FROM integration_order_licenses WHERE state = 'issued' AND renewal_minutes > 0`;
+      await q.run(
+        `UPDATE licenses SET minutes = minutes + (SELECT ol.renewal_minutes FROM integration_order_licenses ol WHERE ol.license_id = licenses.id AND ol.state = 'issued')
+         WHERE app_id = ? AND template_id = ? AND used_at IS NULL AND minutes IS NOT NULL AND id IN (${sold})`,
+        [appId, templateId],
+      );
+      return q.run(
+        `UPDATE integration_order_licenses SET minutes = ?, lifetime = ? WHERE state = 'issued' AND license_id IN
+         (SELECT id FROM licenses WHERE app_id = ? AND template_id = ? AND used_at IS NULL)`,
+        [minutes, lifetime, appId, templateId],
+      );
+    },
+
+    /** Records that the order's bill `billRef` renewed it; false when it already had (migration 16's integration_renewals). */
+    async claimRenewal(orderId: string, billRef: string, now: number): Promise<boolean> {
+      return (await q.run(
+        'INSERT INTO integration_renewals (order_id, bill_ref, renewed_at) VALUES (?, ?, ?) ON CONFLICT (order_id, bill_ref) DO NOTHING',
+        [orderId, billRef, now],
+      )) === 1;
     },
 
     async addRenewalMinutes(orderId: string, licenseId: string, minutes: number): Promise<void> {

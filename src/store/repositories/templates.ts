@@ -1,4 +1,4 @@
-import type { Queryable, Row } from '../db.js';
+import type { Dialect, Queryable, Row } from '../db.js';
 import { nullableNumber } from '../rows.js';
 import { AFTER_CURSOR, cursorParams, toPage, type Cursor } from '../pagination.js';
 import type { Page, TemplateRecord } from '../records.js';
@@ -29,7 +29,7 @@ const values = (t: TemplateRecord) => [
 ];
 
 /** License templates (policies) per app; names unique per app (the unique index: UniqueViolation). */
-export function templatesRepository(q: Queryable) {
+export function templatesRepository(q: Queryable, dialect: Dialect) {
   return {
     async insert(t: TemplateRecord): Promise<void> {
       await q.run(
@@ -48,6 +48,17 @@ export function templatesRepository(q: Queryable) {
 
     async findById(appId: string, id: string): Promise<TemplateRecord | undefined> {
       const r = await q.one(`SELECT ${COLUMNS} FROM license_templates WHERE id = ? AND app_id = ?`, [id, appId]);
+      return r && toTemplate(r);
+    },
+
+    /**
+     * The template, read under a lock of its row until the transaction ends: `share` for a write that names it (a
+     * product mapping), `update` for its deletion, so the two come wholly one before the other (PostgreSQL's
+     * READ COMMITTED; SQLite's write transaction already admits one writer at a time).
+     */
+    async findLocked(appId: string, id: string, mode: 'share' | 'update'): Promise<TemplateRecord | undefined> {
+      const lock = dialect === 'postgres' ? (mode === 'share' ? ' FOR SHARE' : ' FOR UPDATE') : '';
+      const r = await q.one(`SELECT ${COLUMNS} FROM license_templates WHERE id = ? AND app_id = ?${lock}`, [id, appId]);
       return r && toTemplate(r);
     },
 

@@ -59,7 +59,7 @@ const orderWithLicenses = {
         type: 'object', additionalProperties: false, required: ['license_id', 'code', 'minutes', 'lifetime', 'renewal_minutes', 'state'],
         properties: {
           license_id: uuid, code: { type: 'string' }, minutes: { type: ['integer', 'null'] }, lifetime: { type: 'boolean' },
-          renewal_minutes: { type: 'integer', description: 'Minutes renewals added to the redeemer’s membership' },
+          renewal_minutes: { type: 'integer', description: 'Minutes renewals added (to the unredeemed code, or to the redeemer’s membership)' },
           state: { type: 'string', enum: ['issued', 'revoked'] },
         },
       },
@@ -70,7 +70,7 @@ const orderWithLicenses = {
 const grantProperties = {
   minutes: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Minutes each code adds to a membership (and each renewal adds again)' },
   lifetime: { type: 'boolean', description: 'Each code grants lifetime access instead of minutes' },
-  template_id: { ...uuid, description: 'A license template of this app: each code is made from it (its duration, entitlements, device and seat limits, redeem window), and a renewal extends by its duration; then no minutes or lifetime' },
+  template_id: { ...uuid, description: 'A license template of this app: each code is made from it (its duration, entitlements, device and seat limits; not its redeem window: a sold code never expires unredeemed), and a renewal extends by its duration; then no minutes or lifetime' },
   codes_per_unit: { type: 'integer', minimum: 1, maximum: 100, default: 1, description: 'Codes per unit bought (a quantity of 3 makes 3 × this)' },
   note: { type: ['string', 'null'], maxLength: 1000 },
 } as const;
