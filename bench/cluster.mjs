@@ -12,7 +12,10 @@
 // code every request, argon2id); then how long a ban and a device reset made
 // on one node take to be in force on every other node (p50/p99 over --tries).
 //
-//   node bench/cluster.mjs [--duration S] [--tries N] [--json]
+//   node bench/cluster.mjs [--duration S] [--tries N] [--warmup S] [--json]
+//
+// --warmup (default 2): seconds of each row's load through the front before any row is measured, so every
+// node runs warm code (0: the rows start on cold nodes, as before 2026-11-27).
 //
 // Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a fresh
 // database is created there for each layout and dropped after.
@@ -69,7 +72,7 @@ function psql(url, sql) {
   return execFileSync('psql', [url, '-AtXqc', sql], { stdio: 'pipe' }).toString().trim();
 }
 
-async function freshDatabase() {
+export async function freshDatabase() {
   const name = `tollgate_cluster_bench_${process.pid}_${Date.now()}`;
   psql(BASE_DB, `CREATE DATABASE ${name}`);
   const url = new URL(BASE_DB);
@@ -77,7 +80,7 @@ async function freshDatabase() {
   return { url: url.toString(), drop: () => psql(BASE_DB, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-async function startRedis(dir) {
+export async function startRedis(dir) {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   others.add(child);
@@ -93,7 +96,7 @@ async function startRedis(dir) {
   throw new Error('redis-server did not start');
 }
 
-async function startNginx(dir, upstreams) {
+export async function startNginx(dir, upstreams) {
   const port = await freePort();
   const conf = join(dir, `nginx-${port}.conf`);
   mkdirSync(join(dir, 'nginx-temp'), { recursive: true });
@@ -141,7 +144,7 @@ async function startNginx(dir, upstreams) {
   throw new Error(`nginx did not start (see ${dir}/nginx-${port}-error.log)`);
 }
 
-async function startNodes(dir, count, env) {
+export async function startNodes(dir, count, env) {
   const nodes = [];
   for (let i = 0; i < count; i++) {
     const port = await freePort();
@@ -161,7 +164,7 @@ async function startNodes(dir, count, env) {
 }
 
 /** wrk on core 1 against `url`; parses req/s, p50, p99 and non-2xx from its --latency output. */
-function wrk(url, { duration, connections, headers = {}, script }) {
+export function wrk(url, { duration, connections, headers = {}, script }) {
   const args = [...LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), ...(script ? ['-s', script] : []), url];
   const out = execFileSync(args[0], args.slice(1), { stdio: 'pipe', timeout: (duration + 60) * 1000 }).toString();
   const toMs = (v, unit) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? 1);
@@ -226,7 +229,7 @@ async function reachAll(nodes, headers, want, since) {
 }
 
 /** One layout: `count` nodes, optionally behind nginx; runs the load rows, and the propagation rows when count > 1. */
-async function layout(dir, { count, proxied, duration, tries }) {
+async function layout(dir, { count, proxied, duration, tries, warmup }) {
   const db = await freshDatabase();
   const redis = await startRedis(dir);
   let nodes = [];
@@ -255,6 +258,18 @@ async function layout(dir, { count, proxied, duration, tries }) {
     const bearer = { ...appHeaders, authorization: `Bearer ${session.session_token}` };
     // Enough codes that activation never runs out (argon2id bounds it to a few hundred a second here).
     const codes = await createCodes(client, app.id, Math.max(2000, duration * 600));
+    if (warmup > 0) {
+      // Every node through the front, every row's path, before anything is measured: a fresh node's first
+      // thousands of requests run cold code (V8 compiles the hot paths as they turn hot), about 0.3 s of CPU per
+      // node here (docs/performance.md). Without this the 3-node layout paid it three times inside its first
+      // row, and node 0 alone had been warmed by the set-up.
+      const signedHeaders = { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' };
+      wrk(`${front}/app_context`, { duration: warmup, connections: 50, headers: bearer });
+      wrk(`${front}/app_context`, { duration: warmup, connections: 50, headers: signedHeaders });
+      wrk(`${front}/auth/login`, { duration: warmup, connections: 8, script: luaPost(dir, `warm-login-${count}`, '/auth/login', appHeaders, users.map((u) => JSON.stringify({ credentials: { username: u, password: PASSWORD } }))) });
+      const warmCodes = await createCodes(client, app.id, 300);
+      wrk(`${front}/activate_license`, { duration: warmup, connections: 8, script: luaPost(dir, `warm-activate-${count}`, '/activate_license', appHeaders, warmCodes.map((code, i) => JSON.stringify({ code, username: users[i % users.length], password: PASSWORD }))) });
+    }
     const rows = {};
     rows['app_context'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer });
     const probe = await fetch(`${front}/app_context`, { headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
@@ -310,18 +325,18 @@ async function layout(dir, { count, proxied, duration, tries }) {
   }
 }
 
-export async function runCluster({ duration = 10, tries = 100 } = {}) {
+export async function runCluster({ duration = 10, tries = 100, warmup = 2 } = {}) {
   const why = clusterUnavailable();
   if (why) return { skipped: why };
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-bench-'));
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
-    const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0 });
-    const one = await layout(dir, { count: 1, proxied: true, duration, tries: 0 });
-    const three = await layout(dir, { count: 3, proxied: true, duration, tries });
+    const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0, warmup });
+    const one = await layout(dir, { count: 1, proxied: true, duration, tries: 0, warmup });
+    const three = await layout(dir, { count: 3, proxied: true, duration, tries, warmup });
     return {
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model, node: process.version, pinned, loadAtStart, loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },
-      duration, direct, one, three,
+      duration, warmup, direct, one, three,
     };
   } finally {
     killAllChildren();
@@ -336,7 +351,7 @@ const f2 = (n) => (n === null ? '—' : n.toFixed(2));
 export function formatCluster(r) {
   if (r.skipped) return `3 nodes: skipped (${r.skipped})`;
   const lines = [
-    `3 nodes on PostgreSQL + Redis behind nginx (least_conn) against 1 node, ${r.duration} s per row; ${r.machine.pinned ? 'nodes and nginx on core 0, wrk on core 1' : 'not pinned'}; load average ${r.machine.loadAtStart.join(' ')} → ${r.machine.loadAtEnd.join(' ')}`,
+    `3 nodes on PostgreSQL + Redis behind nginx (least_conn) against 1 node, ${r.duration} s per row after ${r.warmup ?? 0} s of warm-up per row; ${r.machine.pinned ? 'nodes and nginx on core 0, wrk on core 1' : 'not pinned'}; load average ${r.machine.loadAtStart.join(' ')} → ${r.machine.loadAtEnd.join(' ')}`,
     `${'row'.padEnd(20)} ${'1 node direct'.padStart(22)} ${'1 node + nginx'.padStart(22)} ${'3 nodes + nginx'.padStart(22)} ${'3 / 1 (nginx)'.padStart(14)}`,
   ];
   for (const name of Object.keys(r.three.rows)) {
@@ -360,9 +375,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       process.exit(130);
     });
   }
-  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false }, warmup: { type: 'string', default: '2' } } });
   try {
-    const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries) });
+    const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries), warmup: Number(values.warmup) });
     if (!result.skipped) {
       mkdirSync(RESULTS, { recursive: true });
       writeFileSync(join(RESULTS, `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2) + '\n');
