@@ -12,12 +12,17 @@
 // code every request, argon2id); then how long a ban and a device reset made
 // on one node take to be in force on every other node (p50/p99 over --tries).
 //
-//   node bench/cluster.mjs [--duration S] [--tries N] [--json]
+//   node bench/cluster.mjs [--duration S] [--tries N] [--warmup S] [--json]
+//
+// --warmup (default 10): seconds of each /app_context row's load through the front before any row is measured
+// (login and activation: 2 s at most), so every node runs warm code; a node behind a 3-way balancer sees a third
+// of the requests and needs about 20 s at this rate to stop getting cheaper (0: rows start on cold nodes, as
+// before 2026-11-27).
 //
 // Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a fresh
 // database is created there for each layout and dropped after.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,7 +74,7 @@ function psql(url, sql) {
   return execFileSync('psql', [url, '-AtXqc', sql], { stdio: 'pipe' }).toString().trim();
 }
 
-async function freshDatabase() {
+export async function freshDatabase() {
   const name = `tollgate_cluster_bench_${process.pid}_${Date.now()}`;
   psql(BASE_DB, `CREATE DATABASE ${name}`);
   const url = new URL(BASE_DB);
@@ -77,7 +82,7 @@ async function freshDatabase() {
   return { url: url.toString(), drop: () => psql(BASE_DB, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
-async function startRedis(dir) {
+export async function startRedis(dir) {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
   others.add(child);
@@ -93,7 +98,7 @@ async function startRedis(dir) {
   throw new Error('redis-server did not start');
 }
 
-async function startNginx(dir, upstreams) {
+export async function startNginx(dir, upstreams) {
   const port = await freePort();
   const conf = join(dir, `nginx-${port}.conf`);
   mkdirSync(join(dir, 'nginx-temp'), { recursive: true });
@@ -131,7 +136,7 @@ async function startNginx(dir, upstreams) {
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
-      if ((await fetch(`${url}/healthz`)).status === 200) return { url, stop: () => child.kill('SIGQUIT') };
+      if ((await fetch(`${url}/healthz`)).status === 200) return { url, pid: child.pid, stop: () => child.kill('SIGQUIT') };
     } catch {
       // not yet
     }
@@ -141,7 +146,7 @@ async function startNginx(dir, upstreams) {
   throw new Error(`nginx did not start (see ${dir}/nginx-${port}-error.log)`);
 }
 
-async function startNodes(dir, count, env) {
+export async function startNodes(dir, count, env) {
   const nodes = [];
   for (let i = 0; i < count; i++) {
     const port = await freePort();
@@ -161,7 +166,7 @@ async function startNodes(dir, count, env) {
 }
 
 /** wrk on core 1 against `url`; parses req/s, p50, p99 and non-2xx from its --latency output. */
-function wrk(url, { duration, connections, headers = {}, script }) {
+export function wrk(url, { duration, connections, headers = {}, script }) {
   const args = [...LOAD_CORE, 'wrk', '-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), ...(script ? ['-s', script] : []), url];
   const out = execFileSync(args[0], args.slice(1), { stdio: 'pipe', timeout: (duration + 60) * 1000 }).toString();
   const toMs = (v, unit) => Number(v) * ({ us: 0.001, ms: 1, s: 1000 }[unit] ?? 1);
@@ -170,10 +175,11 @@ function wrk(url, { duration, connections, headers = {}, script }) {
     return m ? toMs(m[1], m[2]) : null;
   };
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const errors = /Socket errors:.*/.exec(out)?.[0] ?? null;
   const statuses = Object.fromEntries([...out.matchAll(/^status (\d+): (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
-  return { rps, p50: lat(50), p99: lat(99), non2xx, errors, statuses };
+  return { rps, requests, p50: lat(50), p99: lat(99), non2xx, errors, statuses };
 }
 
 function luaPost(dir, name, path, headers, bodies) {
@@ -205,6 +211,25 @@ function luaPost(dir, name, path, headers, bodies) {
   return file;
 }
 
+const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+/** utime + stime of a process as the kernel counts it, in ms: what a loaded machine does not inflate the way it does req/s. */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
+}
+
+/** Runs one wrk row and adds the CPU µs per request the nodes and nginx spent on it. */
+function withCpu(nodePids, nginxPids, run) {
+  const sum = (pids) => pids.reduce((s, p) => s + cpuMs(p), 0);
+  const [n0, x0] = [sum(nodePids), sum(nginxPids)];
+  const row = run();
+  const [n1, x1] = [sum(nodePids), sum(nginxPids)];
+  row.nodeUs = Math.round(((n1 - n0) * 10_000) / row.requests) / 10;
+  row.nginxUs = Math.round(((x1 - x0) * 10_000) / row.requests) / 10;
+  return row;
+}
+
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const pct = (xs, p) => (xs.length ? sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : null);
 
@@ -226,7 +251,7 @@ async function reachAll(nodes, headers, want, since) {
 }
 
 /** One layout: `count` nodes, optionally behind nginx; runs the load rows, and the propagation rows when count > 1. */
-async function layout(dir, { count, proxied, duration, tries }) {
+async function layout(dir, { count, proxied, duration, tries, warmup }) {
   const db = await freshDatabase();
   const redis = await startRedis(dir);
   let nodes = [];
@@ -255,16 +280,32 @@ async function layout(dir, { count, proxied, duration, tries }) {
     const bearer = { ...appHeaders, authorization: `Bearer ${session.session_token}` };
     // Enough codes that activation never runs out (argon2id bounds it to a few hundred a second here).
     const codes = await createCodes(client, app.id, Math.max(2000, duration * 600));
+    if (warmup > 0) {
+      // Every node through the front, every row's path, before anything is measured: a fresh node's first
+      // thousands of requests run cold code (V8 compiles the hot paths as they turn hot), about 0.3 s of CPU per
+      // node here (docs/performance.md). Without this the 3-node layout paid it three times inside its first
+      // row, and node 0 alone had been warmed by the set-up.
+      const signedHeaders = { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' };
+      wrk(`${front}/app_context`, { duration: warmup, connections: 50, headers: bearer });
+      wrk(`${front}/app_context`, { duration: warmup, connections: 50, headers: signedHeaders });
+      // argon2id bounds login and activation to a few dozen a second: their hot paths turn hot within seconds.
+      wrk(`${front}/auth/login`, { duration: Math.min(warmup, 2), connections: 8, script: luaPost(dir, `warm-login-${count}`, '/auth/login', appHeaders, users.map((u) => JSON.stringify({ credentials: { username: u, password: PASSWORD } }))) });
+      const warmCodes = await createCodes(client, app.id, 300);
+      wrk(`${front}/activate_license`, { duration: Math.min(warmup, 2), connections: 8, script: luaPost(dir, `warm-activate-${count}`, '/activate_license', appHeaders, warmCodes.map((code, i) => JSON.stringify({ code, username: users[i % users.length], password: PASSWORD }))) });
+    }
     const rows = {};
-    rows['app_context'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer });
+    const nodePids = nodes.map((n) => n.child.pid);
+    const nginxPids = nginx ? [nginx.pid, ...execFileSync('pgrep', ['-P', String(nginx.pid)]).toString().trim().split('\n').map(Number)] : [];
+    const measured = (run) => withCpu(nodePids, nginxPids, run);
+    rows['app_context'] = measured(() => wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer }));
     const probe = await fetch(`${front}/app_context`, { headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
     await probe.arrayBuffer();
     if (!probe.headers.get('tollgate-signature')) throw new Error('the signed row would measure unsigned answers: no Tollgate-Signature');
-    rows['app_context signed'] = wrk(`${front}/app_context`, { duration, connections: 50, headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
+    rows['app_context signed'] = measured(() => wrk(`${front}/app_context`, { duration, connections: 50, headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } }));
     const loginScript = luaPost(dir, `login-${count}`, '/auth/login', appHeaders, users.map((u) => JSON.stringify({ credentials: { username: u, password: PASSWORD } })));
-    rows['login'] = wrk(`${front}/auth/login`, { duration, connections: 8, script: loginScript });
+    rows['login'] = measured(() => wrk(`${front}/auth/login`, { duration, connections: 8, script: loginScript }));
     const activateScript = luaPost(dir, `activate-${count}`, '/activate_license', appHeaders, codes.map((code, i) => JSON.stringify({ code, username: users[i % users.length], password: PASSWORD })));
-    rows['activation'] = wrk(`${front}/activate_license`, { duration, connections: 8, script: activateScript });
+    rows['activation'] = measured(() => wrk(`${front}/activate_license`, { duration, connections: 8, script: activateScript }));
 
     let propagation = null;
     if (count > 1) {
@@ -310,18 +351,18 @@ async function layout(dir, { count, proxied, duration, tries }) {
   }
 }
 
-export async function runCluster({ duration = 10, tries = 100 } = {}) {
+export async function runCluster({ duration = 10, tries = 100, warmup = 10 } = {}) {
   const why = clusterUnavailable();
   if (why) return { skipped: why };
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-bench-'));
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
-    const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0 });
-    const one = await layout(dir, { count: 1, proxied: true, duration, tries: 0 });
-    const three = await layout(dir, { count: 3, proxied: true, duration, tries });
+    const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0, warmup });
+    const one = await layout(dir, { count: 1, proxied: true, duration, tries: 0, warmup });
+    const three = await layout(dir, { count: 3, proxied: true, duration, tries, warmup });
     return {
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model, node: process.version, pinned, loadAtStart, loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },
-      duration, direct, one, three,
+      duration, warmup, direct, one, three,
     };
   } finally {
     killAllChildren();
@@ -336,7 +377,7 @@ const f2 = (n) => (n === null ? '—' : n.toFixed(2));
 export function formatCluster(r) {
   if (r.skipped) return `3 nodes: skipped (${r.skipped})`;
   const lines = [
-    `3 nodes on PostgreSQL + Redis behind nginx (least_conn) against 1 node, ${r.duration} s per row; ${r.machine.pinned ? 'nodes and nginx on core 0, wrk on core 1' : 'not pinned'}; load average ${r.machine.loadAtStart.join(' ')} → ${r.machine.loadAtEnd.join(' ')}`,
+    `3 nodes on PostgreSQL + Redis behind nginx (least_conn) against 1 node, ${r.duration} s per row after ${r.warmup ?? 0} s of warm-up per row; ${r.machine.pinned ? 'nodes and nginx on core 0, wrk on core 1' : 'not pinned'}; load average ${r.machine.loadAtStart.join(' ')} → ${r.machine.loadAtEnd.join(' ')}`,
     `${'row'.padEnd(20)} ${'1 node direct'.padStart(22)} ${'1 node + nginx'.padStart(22)} ${'3 nodes + nginx'.padStart(22)} ${'3 / 1 (nginx)'.padStart(14)}`,
   ];
   for (const name of Object.keys(r.three.rows)) {
@@ -344,6 +385,17 @@ export function formatCluster(r) {
     lines.push(`${name.padEnd(20)} ${cell(r.direct.rows[name]).padStart(22)} ${cell(r.one.rows[name]).padStart(22)} ${cell(r.three.rows[name]).padStart(22)} ${(r.three.rows[name].rps / r.one.rows[name].rps).toFixed(2).padStart(14)}`);
   }
   lines.push('  (cells: req/s, p50|p99 latency; "N!" = N answers that were not 2xx)');
+  // The same rows by CPU: what the kernel counted for the nodes and nginx, per answered request. A loaded machine
+  // stretches wall-clock rates; it hardly changes what one request costs, so this ratio holds when req/s do not.
+  if (r.three.rows.app_context?.nodeUs !== undefined) {
+    lines.push(`${'CPU µs per request'.padEnd(20)} ${'1 node direct'.padStart(22)} ${'1 node + nginx'.padStart(22)} ${'3 nodes + nginx'.padStart(22)} ${'1 / 3 (nginx)'.padStart(14)}`);
+    const cpu = (row) => `${row.nodeUs.toFixed(1)}${row.nginxUs ? ` + ${row.nginxUs.toFixed(1)}` : ''}`;
+    const total = (row) => row.nodeUs + row.nginxUs;
+    for (const name of Object.keys(r.three.rows)) {
+      lines.push(`${name.padEnd(20)} ${cpu(r.direct.rows[name]).padStart(22)} ${cpu(r.one.rows[name]).padStart(22)} ${cpu(r.three.rows[name]).padStart(22)} ${(total(r.one.rows[name]) / total(r.three.rows[name])).toFixed(2).padStart(14)}`);
+    }
+    lines.push('  (cells: nodes + nginx; the last column is what 3 nodes get from one core per 1 node\'s, ≥ 0.85 is the target)');
+  }
   const p = r.three.propagation;
   if (p) {
     lines.push(`a ban made on one node, in force on the 2 others: p50 ${p.ban.p50} ms, p99 ${p.ban.p99} ms, max ${p.ban.max} ms (${p.tries} tries, ${p.missed} not within 10 s)`);
@@ -360,9 +412,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       process.exit(130);
     });
   }
-  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, tries: { type: 'string', default: '100' }, json: { type: 'boolean', default: false }, warmup: { type: 'string', default: '10' } } });
   try {
-    const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries) });
+    const result = await runCluster({ duration: Number(values.duration), tries: Number(values.tries), warmup: Number(values.warmup) });
     if (!result.skipped) {
       mkdirSync(RESULTS, { recursive: true });
       writeFileSync(join(RESULTS, `cluster-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2) + '\n');
