@@ -23,6 +23,7 @@ const STORE_INDEPENDENT = [
   'test/openapi-lint.test.ts',
   'test/signing-vectors.test.ts',
   'test/steps.test.ts',
+  'test/tick-shape.test.ts',
 ];
 
 /**

@@ -15,6 +15,7 @@ import { auditCommand, bansCommand, tokensCommand } from './commands/operators.j
 import { seatsCommand } from './commands/seats.js';
 import { trialsCommand, usersCommand } from './commands/users.js';
 import { webhooksCommand } from './commands/webhooks.js';
+import { keepTickShape } from '../http/tick-shape.js';
 import { localCommands } from './local.js';
 import { resealCommand } from './reseal.js';
 import { commandName, VERSION } from './package-info.js';
@@ -40,6 +41,9 @@ serve.action(async (options: Record<string, string>) => {
   // GC, and the chunks' memory forced ~10 full GCs a second: a 100 MiB download ran at 520-620 MiB/s.
   // Without pretenuring the chunks die young: 850-970 MiB/s, no full GC (measured, docs/performance.md).
   setFlagsFromString('--no-allocation-site-pretenuring');
+  // Before anything else can run a full GC on an idle process: node:http's ~10 ticks per answer stay ~30 ns each
+  // instead of ~250 ns once V8 lost nextTick's feedback (src/http/tick-shape.ts, docs/performance.md).
+  keepTickShape();
   const flags: Flags = {};
   for (const [key, value] of Object.entries(options)) flags[key as keyof Config] = value;
   const config = configOrExit(flags);
