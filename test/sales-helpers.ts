@@ -93,3 +93,28 @@ export async function licenseCount(h: Harness, app: TestApp): Promise<number> {
   expect(res.statusCode, res.body).toBe(200);
   return res.json().items.length;
 }
+
+/** The price of test/fixtures/sales/stripe/invoice.paid.json (a subscription's first bill). */
+export const STRIPE_PRICE = 'price_1MtHZ8LkdIwHu7ixzyRd6pY1';
+
+/** The n-th renewal of that subscription: its own event and bill. */
+export const stripeRenewal = (n: number): Buffer => variant('stripe', 'invoice.paid', (e) => {
+  e.id = `evt_renewal_${n}`; e.data.object.id = `in_renewal_${n}`; e.data.object.billing_reason = 'subscription_cycle';
+});
+
+export async function createTemplate(h: Harness, appId: string, body: Record<string, unknown>): Promise<Record<string, any>> {
+  const res = await h.admin('POST', `/apps/${appId}/templates`, body);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+export async function order(h: Harness, app: TestApp, orderId: string): Promise<any> {
+  return (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json();
+}
+
+/** Sells the Stripe subscription's first bill (it must be granted) and answers with its order. */
+export async function sellStripe(h: Harness, app: TestApp): Promise<any> {
+  const res = await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'));
+  expect(res.json().outcome, res.body).toBe('granted');
+  return order(h, app, res.json().order_id);
+}

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ForeignKeyViolation } from '../src/store/db.js';
 import { expectError, harness, PASSWORD, STORE, writableStore, type Harness, type TestApp } from './helpers.js';
-import { connect, fixture, map, post, variant } from './sales-helpers.js';
+import { connect, createTemplate, map, order as orderOf, post, sellStripe, STRIPE_PRICE as PRICE, stripeRenewal as renewal, variant } from './sales-helpers.js';
 
 /**
  * A template a store sells, changed after the sale (review of the sales integration, docs/decisions.md "Sold codes
@@ -11,7 +11,6 @@ import { connect, fixture, map, post, variant } from './sales-helpers.js';
  */
 const MINUTE = 60_000;
 const DAY = 1440;
-const PRICE = 'price_1MtHZ8LkdIwHu7ixzyRd6pY1'; // the price of test/fixtures/sales/stripe/invoice.paid.json
 
 describe(`sold licenses after their template changes (${STORE})`, () => {
   let h: Harness;
@@ -24,25 +23,16 @@ describe(`sold licenses after their template changes (${STORE})`, () => {
   });
   afterEach(async () => h.close());
 
-  async function template(body: Record<string, unknown>): Promise<Record<string, any>> {
-    const res = await h.admin('POST', `/apps/${app.id}/templates`, body);
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json();
-  }
-  const order = async (orderId: string) => (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json();
+  const template = (body: Record<string, unknown>) => createTemplate(h, app.id, body);
+  const order = (orderId: string) => orderOf(h, app, orderId);
   const membership = async (id: string) => (await h.admin('GET', `/apps/${app.id}/users/${id}`)).json().membership;
   const refund = () => variant('stripe', 'charge.refunded', (e) => {
     e.data.object.payment_intent = 'pi_3MtHbFLkdIwHu7ix0W5Bs8hH';
     e.data.object.invoice = 'in_1MtHbELkdIwHu7ixl4OzzPMv';
   });
-  const renewal = (n: number) => variant('stripe', 'invoice.paid', (e) => {
-    e.id = `evt_renewal_${n}`; e.data.object.id = `in_renewal_${n}`; e.data.object.billing_reason = 'subscription_cycle';
-  });
 
   async function sell(): Promise<{ orderId: string; code: string; licenseId: string }> {
-    const res = await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'));
-    expect(res.json().outcome, res.body).toBe('granted');
-    const o = await order(res.json().order_id);
+    const o = await sellStripe(h, app);
     return { orderId: o.id, code: o.licenses[0].code, licenseId: o.licenses[0].license_id };
   }
   async function change(id: string, body: Record<string, unknown>): Promise<void> {

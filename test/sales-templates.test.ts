@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectError, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
-import { connect, fixture, map, post, variant } from './sales-helpers.js';
+import { connect, createTemplate, fixture, map, order as orderOf, post, sellStripe, STRIPE_PRICE as PRICE, stripeRenewal as renewal, variant } from './sales-helpers.js';
 
 /**
  * A store sells tiers: a product mapping names a license template of its app, so each sold code is made from it
@@ -9,7 +9,6 @@ import { connect, fixture, map, post, variant } from './sales-helpers.js';
  */
 const MINUTE = 60_000;
 const DAY = 1440;
-const PRICE = 'price_1MtHZ8LkdIwHu7ixzyRd6pY1'; // the price of test/fixtures/sales/stripe/invoice.paid.json
 
 describe(`sales of license templates (${STORE})`, () => {
   let h: Harness;
@@ -22,22 +21,13 @@ describe(`sales of license templates (${STORE})`, () => {
   });
   afterEach(async () => h.close());
 
-  async function template(body: Record<string, unknown>, appId = app.id): Promise<Record<string, any>> {
-    const res = await h.admin('POST', `/apps/${appId}/templates`, body);
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json();
-  }
-  const order = async (orderId: string) => (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json();
+  const template = (body: Record<string, unknown>, appId = app.id) => createTemplate(h, appId, body);
+  const order = (orderId: string) => orderOf(h, app, orderId);
   const license = async (id: string) => (await h.admin('GET', `/apps/${app.id}/licenses/${id}`)).json();
   const user = async (id: string) => (await h.admin('GET', `/apps/${app.id}/users/${id}`)).json();
-  const renewal = (n: number) => variant('stripe', 'invoice.paid', (e) => {
-    e.id = `evt_renewal_${n}`; e.data.object.id = `in_renewal_${n}`; e.data.object.billing_reason = 'subscription_cycle';
-  });
 
   async function sell(): Promise<{ orderId: string; licenseIds: string[]; codes: string[] }> {
-    const res = await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'));
-    expect(res.json().outcome, res.body).toBe('granted');
-    const o = await order(res.json().order_id);
+    const o = await sellStripe(h, app);
     return { orderId: o.id, licenseIds: o.licenses.map((l: any) => l.license_id), codes: o.licenses.map((l: any) => l.code) };
   }
   async function redeem(code: string, username: string): Promise<string> {
