@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { StoreUnavailable } from '../src/store/db.js';
+import { leasesRepository } from '../src/store/repositories/leases.js';
 import type { PostgresDb } from '../src/store/postgres.js';
 import { PASSWORD, STORE, expectError, harness, type Harness, type TestApp } from './helpers.js';
 
@@ -54,6 +55,18 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
     await admin.end();
     process.off('uncaughtException', record);
     process.off('unhandledRejection', record);
+  });
+
+  it('a lease sequence for a user deleted by a transaction that commits under it: none (the foreign key refusal), not an error', async () => {
+    const app = await h!.createApp();
+    const userId = await h!.signUp(app, 'leaving');
+    await admin.query('BEGIN');
+    await admin.query(`DELETE FROM ${schema}.users WHERE id = $1`, [userId]);
+    // The INSERT … SELECT still sees the user; its foreign key check waits for the DELETE, then finds it gone.
+    const seq = leasesRepository(h!.tollgate.services.store.db).nextSeq({ appId: app.id, userId, hwidHash: 'h', leaseId: 'l', issuedAt: Date.now() });
+    await sleep(300);
+    await admin.query('COMMIT');
+    await expect(seq).resolves.toBeUndefined();
   });
 
   it('a connection terminated between two statements of a transaction fails that transaction with StoreUnavailable, and the node serves on', async () => {

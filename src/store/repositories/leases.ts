@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import { ForeignKeyViolation, type Queryable } from '../db.js';
 
 export interface LeaseIssue {
   appId: string;
@@ -6,14 +6,6 @@ export interface LeaseIssue {
   hwidHash: string;
   leaseId: string;
   issuedAt: number;
-}
-
-/** SQLSTATE 23503 (PostgreSQL) and SQLite's extended code: a foreign key refused the row. */
-const FOREIGN_KEY = new Set(['23503', 'SQLITE_CONSTRAINT_FOREIGNKEY']);
-
-function isForeignKeyViolation(err: unknown): boolean {
-  const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
-  return FOREIGN_KEY.has(code);
 }
 
 /** lease_devices (migration 6): the lease sequence of each (app, user, hashed hardware id). */
@@ -40,7 +32,7 @@ export function leasesRepository(q: Queryable) {
         return row === undefined ? undefined : Number(row.seq);
       } catch (err) {
         // PostgreSQL: the user was deleted by a transaction that committed after our SELECT saw it.
-        if (isForeignKeyViolation(err)) return undefined;
+        if (err instanceof ForeignKeyViolation) return undefined;
         throw err;
       }
     },
