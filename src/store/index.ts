@@ -75,12 +75,12 @@ const READS = {
   leases: ['seqOf'],
   operators: ['findByUsernameKey', 'findById', 'list', 'countActiveOwners', 'findSession'],
   stats: ['activity', 'topBanHits', 'activeMemberships'],
-  events: ['find', 'list', 'expiredBetween'],
+  events: ['list', 'expiredBetween'],
   templates: ['findById', 'findByName', 'list'],
   entitlements: ['grantsOf', 'listFor'],
   trials: ['findByHwid', 'existsByEmail', 'findById', 'list', 'count', 'startedPerBucket'],
   sales: ['findIntegration', 'integrations', 'findMapping', 'mappings', 'findEvent', 'findOrderByRef', 'findOrderByPayment', 'findOrderBySubscription', 'findOrder', 'listOrders', 'orderLicenses', 'storedSecrets'],
-  webhooks: ['findEndpoint', 'listEndpoints', 'subscribers', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
+  webhooks: ['findEndpoint', 'listEndpoints', 'anyDue', 'findDelivery', 'listDeliveries', 'attemptsOf', 'queue', 'findKey'],
   seats: ['findLive', 'countLive', 'liveOfUser', 'liveOfApp', 'lastSelfReset', 'selfResetsSince', 'selfResetStats'],
 } as const satisfies { [R in keyof Repositories]: readonly (keyof Repositories[R])[] };
 

@@ -30,11 +30,6 @@ export function eventsRepository(q: Queryable) {
       await q.run('INSERT INTO events (id, type, occurred_at, app_id, data) VALUES (?, ?, ?, ?, ?)', [e.id, e.type, e.occurredAt, e.appId, JSON.stringify(e.data)]);
     },
 
-    async find(id: string): Promise<EventRecord | undefined> {
-      const r = await q.one('SELECT id, type, occurred_at, app_id, data FROM events WHERE id = ?', [id]);
-      return r && toEvent(r);
-    },
-
     /** Newest first, keyset-paginated on (occurred_at, id) descending, like the audit log. */
     async list(filter: EventFilter, cursor: Cursor | null, limit: number): Promise<Page<EventRecord>> {
       const where: string[] = [];

@@ -63,6 +63,18 @@ const ENDPOINT_COLUMN_LIST = ENDPOINT_COLUMNS.split(', ');
 const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, status, attempts, next_at, claimed_until, last_status, created_at, updated_at';
 
 /** Event types are stored as `,a,b,`, so one LIKE finds a subscriber in either store. */
+/** The due deliveries' ids, oldest first (parameters: now, now, limit); the claim appends its lock. */
+const DUE_IDS = `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+             ORDER BY next_at LIMIT ?`;
+
+/** The enabled endpoints an event of this type in this app (null: the service) goes to, as a WHERE clause. */
+function subscriberFilter(appId: string | null, type: string): { where: string; params: string[] } {
+  return {
+    where: `WHERE enabled = 1 AND (app_id IS NULL${appId === null ? '' : ' OR app_id = ?'}) AND (event_types IS NULL OR event_types LIKE ? ESCAPE '\\')`,
+    params: [...(appId === null ? [] : [appId]), `%,${escapeLike(type)},%`],
+  };
+}
+
 const typesColumn = (types: string[] | null): string | null => (types === null ? null : `,${types.join(',')},`);
 
 function toEndpoint(r: Row): EndpointRecord {
@@ -173,26 +185,16 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
       await q.run('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL', [id]);
     },
 
-    /** The enabled endpoints an event of this type in this app (null: the service) goes to. */
-    async subscribers(appId: string | null, type: string): Promise<string[]> {
-      const rows = await q.all<{ id: string }>(
-        `SELECT id FROM webhook_endpoints WHERE enabled = 1 AND (app_id IS NULL${appId === null ? '' : ' OR app_id = ?'}) AND (event_types IS NULL OR event_types LIKE ? ESCAPE '\\')`,
-        [...(appId === null ? [] : [appId]), `%,${escapeLike(type)},%`],
-      );
-      return rows.map((r) => r.id);
-    },
-
     /**
-     * Fans an event out: a pending delivery, due at once, for each enabled endpoint subscribed to it (as
-     * `subscribers` finds them); resolves to how many. `newId` makes UUIDv7s. PostgreSQL: one INSERT … SELECT,
+     * Fans an event out: a pending delivery, due at once, for each enabled endpoint subscribed to it
+     * (`subscriberFilter`); resolves to how many. `newId` makes UUIDv7s. PostgreSQL: one INSERT … SELECT,
      * whatever the number of endpoints (a round trip each would make a write with subscribers cost more than one
      * without); the ids are the time and counter of one UUIDv7 (its first 19 characters) and a random tail of 62
      * bits the database draws per row. SQLite, in process, has no round trips to save, and there the INSERT …
      * SELECT measured twice the cost of the read and one INSERT per endpoint (the bench's two: 120 against 50 µs).
      */
     async fanOut(eventId: string, appId: string | null, type: string, now: number, newId: () => string): Promise<number> {
-      const where = `WHERE enabled = 1 AND (app_id IS NULL${appId === null ? '' : ' OR app_id = ?'}) AND (event_types IS NULL OR event_types LIKE ? ESCAPE '\\')`;
-      const params = [...(appId === null ? [] : [appId]), `%,${escapeLike(type)},%`];
+      const { where, params } = subscriberFilter(appId, type);
       if (dialect === 'postgres') {
         return q.run(
           `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, status, attempts, next_at, created_at, updated_at)
@@ -218,24 +220,10 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     },
 
     /**
-     * Claims up to `limit` due deliveries until `until`: each worker gets its own (SKIP LOCKED on PostgreSQL,
-     * where every node runs one; SQLite has a single writer). A claim that outlives its node expires, and
-     * the delivery is due again.
-     */
-    async claimDue(now: number, until: number, limit: number): Promise<DeliveryRecord[]> {
-      const lock = dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-      const rows = await q.all(
-        `UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (
-           SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
-           ORDER BY next_at LIMIT ?${lock}) RETURNING ${DELIVERY_COLUMNS}`,
-        [until, now, now, limit],
-      );
-      return rows.map(toDelivery);
-    },
-
-    /**
-     * `claimDue` with each delivery's event and endpoint, read in the same statement on PostgreSQL (one round
-     * trip for the whole batch) and in the same transaction on SQLite, rather than two reads per delivery.
+     * Claims up to `limit` due deliveries until `until`, each with its event and endpoint: each worker gets its
+     * own (SKIP LOCKED on PostgreSQL, where every node runs one; SQLite has a single writer), and a claim that
+     * outlives its node expires, so the delivery is due again. The event and endpoint are read in the same
+     * statement on PostgreSQL (one round trip for the whole batch) and in the same transaction on SQLite.
      */
     async claimDueWith(now: number, until: number, limit: number): Promise<Claimed[]> {
       const joined = `SELECT ${DELIVERY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')},
@@ -245,17 +233,13 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
       let rows: Row[];
       if (dialect === 'postgres') {
         rows = await q.all(
-          `WITH d AS (UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (
-             SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
-             ORDER BY next_at LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING ${DELIVERY_COLUMNS})
+          `WITH d AS (UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (${DUE_IDS} FOR UPDATE SKIP LOCKED) RETURNING ${DELIVERY_COLUMNS})
            ${joined} FROM d ${from} ORDER BY d.next_at`,
           [until, now, now, limit],
         );
       } else {
         const ids = (await q.all<{ id: string }>(
-          `UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (
-             SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
-             ORDER BY next_at LIMIT ?) RETURNING id`,
+          `UPDATE webhook_deliveries SET claimed_until = ? WHERE id IN (${DUE_IDS}) RETURNING id`,
           [until, now, now, limit],
         )).map((r) => r.id);
         if (ids.length === 0) return [];
@@ -279,12 +263,6 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     async findDelivery(id: string): Promise<DeliveryRecord | undefined> {
       const r = await q.one(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?`, [id]);
       return r && toDelivery(r);
-    },
-
-    async insertAttempt(a: AttemptRecord): Promise<void> {
-      await q.run('INSERT INTO webhook_attempts (id, delivery_id, at, status, error, body, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        a.id, a.deliveryId, a.at, a.status, a.error, a.body, a.durationMs,
-      ]);
     },
 
     /** Attempts in one statement (a group of outcomes written together). */
