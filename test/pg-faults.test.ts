@@ -136,17 +136,17 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
     let killing = true;
     const killer = async () => {
       while (killing) {
-        await sleep(40);
+        await sleep(40 + Math.random() * 160); // some gaps long enough for a sign-up and its activation on a loaded machine
         terminated += await terminate();
       }
     };
     const running = [...Array.from({ length: 8 }, worker), killer()];
     await sleep(2500);
-    killing = false;
-    // The writers go on after the terminations until one activation is acknowledged (10 s at most): on a loaded
-    // machine a sign-up and its activation may never both fit between two terminations 40 ms apart (the test
-    // failed 4 runs in 10 so, on the code before and after), and the loss check below needs something to check.
+    // The terminations go on until one activation is acknowledged under them (12.5 s at most): on a loaded machine
+    // 2.5 s may hold none (the test failed 4 runs in 10 so, on the code before and after), and the loss check
+    // below must check writes acknowledged while backends were being terminated, not after.
     for (const end = Date.now() + 10_000; activated.length === 0 && Date.now() < end; ) await sleep(50);
+    killing = false;
     stop = true;
     await Promise.all(running);
 
