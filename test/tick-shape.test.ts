@@ -21,7 +21,7 @@ import { MAIN, ROOT } from './cli-process.js';
 import { buildIfStale } from './setup/build.js';
 
 const PROBE = `
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 const noop = () => {};
 function cost() {
   let best = Infinity;
@@ -41,7 +41,8 @@ export async function measure(out) {
     await idle(20);
   }
   const after = cost();
-  writeFileSync(out, JSON.stringify({ before, after }));
+  writeFileSync(out + '.tmp', JSON.stringify({ before, after }));
+  renameSync(out + '.tmp', out); // whole or absent: the test reads it as soon as it exists
 }
 process.on('SIGUSR2', () => void measure(process.env.PROBE_OUT));
 `;
@@ -82,7 +83,6 @@ async function costsIn(args: string[], env: Record<string, string>, ready: () =>
       if (Date.now() > deadline + 20_000 || child.exitCode !== null) throw new Error(`no measurement: ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 50));
     return JSON.parse(readFileSync(out, 'utf8')) as Costs;
   } finally {
     child.kill('SIGKILL');

@@ -17,6 +17,11 @@ import { createHook } from 'node:async_hooks';
  * whole chain alive, so the feedback stays valid. The tick is caught by an async hook enabled for
  * one synchronous nextTick call; it is caught again every few minutes, since the maps change once
  * in a process's life (the async id counter outgrows small integers after ~10^9 async operations).
+ *
+ * Its price: enabling an init hook, even for one call, installs V8's promise hooks, and V8 keeps its
+ * promise fast paths off for the rest of the process (a microbenchmark of await/then loops on Node 20:
+ * 200 → 236-261 ns an iteration of three promises, ~13 ns a promise). The fast path's answers use no
+ * promise; a route that awaits ~100 promises pays ~1.3 µs beside its milliseconds of database or argon2.
  */
 let kept: object | null = null;
 let timer: NodeJS.Timeout | null = null;
