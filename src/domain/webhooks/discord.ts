@@ -1,6 +1,5 @@
 import type { EventRecord } from '../../store/repositories/events.js';
 import { EVENT_CATALOGUE, isEventType } from '../outbox/catalogue.js';
-import { withoutLicenseCodes } from './license-codes.js';
 
 const GREEN = 0x2ecc71;
 const RED = 0xe74c3c;
@@ -19,7 +18,7 @@ function fields(data: Record<string, unknown>): { name: string; value: string; i
     });
 }
 
-/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON), never a license code (license-codes.ts). */
+/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON), of the event deliveryBody gives it (without license codes: payload.ts). */
 export function discordBody(event: EventRecord): string {
   const summary = isEventType(event.type) ? EVENT_CATALOGUE[event.type].split('. data:')[0] : event.type;
   return JSON.stringify({
@@ -29,7 +28,7 @@ export function discordBody(event: EventRecord): string {
       description: summary,
       color: colour(event.type),
       timestamp: new Date(event.occurredAt).toISOString(),
-      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...withoutLicenseCodes(event.type, event.data) }),
+      fields: fields({ ...(event.appId !== null && { app_id: event.appId }), ...event.data }),
       footer: { text: event.id },
     }],
   });

@@ -5,15 +5,15 @@ import { getsLicenseCodes, withoutLicenseCodes } from './license-codes.js';
 
 /**
  * What each endpoint is sent of an event: its kind's body, with the license codes it may get
- * (license-codes.ts): the body a delivery sends (worker.ts is to call deliveryBody, docs/decisions.md).
+ * (license-codes.ts, decided here alone: discordBody shows what it is given): the body a delivery sends.
  */
 
 /** The event as this endpoint may see it. */
-export const eventFor = (event: EventRecord, endpoint: Pick<EndpointRecord, 'kind' | 'appId'>): EventRecord =>
+const eventFor = (event: EventRecord, endpoint: Pick<EndpointRecord, 'kind' | 'appId'>): EventRecord =>
   getsLicenseCodes(endpoint) ? event : { ...event, data: withoutLicenseCodes(event.type, event.data) };
 
 /** The body of a standard endpoint: the spec's suggested shape (type, timestamp, data) with the event's id and app. */
-export function standardBody(event: EventRecord): string {
+function standardBody(event: EventRecord): string {
   return JSON.stringify({ id: event.id, type: event.type, timestamp: new Date(event.occurredAt).toISOString(), app_id: event.appId, data: event.data });
 }
 
