@@ -35,6 +35,17 @@ describe('deliveryBody: license codes go to the app’s own standard endpoints o
     for (const appId of [APP, null]) expect(deliveryBody(created, { kind: 'discord', appId })).not.toContain('AAAA-BBBB-CCCC');
   });
 
+  it('a variable’s value goes to the app’s own standard endpoints only; its name to every one', () => {
+    const put: EventRecord = { ...created, type: 'variable.updated', data: { name: 'download_key', value: 'dl-7f3a-secret' } };
+    expect(dataOf(deliveryBody(put, { kind: 'standard', appId: APP }))).toEqual(put.data);
+    expect(dataOf(deliveryBody(put, { kind: 'standard', appId: null }))).toEqual({ name: 'download_key' });
+    for (const appId of [APP, null]) {
+      const discord = deliveryBody(put, { kind: 'discord', appId });
+      expect(discord).not.toContain('dl-7f3a-secret');
+      expect(discord).toContain('download_key');
+    }
+  });
+
   it('a `code` that is no license code stays (an entitlement’s), on every kind', () => {
     const granted: EventRecord = { ...created, type: 'entitlement.granted', data: { user_id: 'u1', code: 'pro', until: null } };
     expect(dataOf(deliveryBody(granted, { kind: 'standard', appId: null }))).toEqual(granted.data);

@@ -1,16 +1,16 @@
 import type { EventRecord } from '../../store/repositories/events.js';
 import type { EndpointRecord } from '../../store/repositories/webhooks.js';
 import { discordBody } from './discord.js';
-import { getsLicenseCodes, withoutLicenseCodes } from './license-codes.js';
+import { getsWithheld, withoutWithheld } from './withheld.js';
 
 /**
- * What each endpoint is sent of an event: its kind's body, with the license codes it may get
- * (license-codes.ts, decided here alone: discordBody shows what it is given): the body a delivery sends.
+ * What each endpoint is sent of an event: its kind's body, with the fields it may get (license codes,
+ * variable values: withheld.ts, decided here alone: discordBody shows what it is given): the body a delivery sends.
  */
 
 /** The event as this endpoint may see it. */
 const eventFor = (event: EventRecord, endpoint: Pick<EndpointRecord, 'kind' | 'appId'>): EventRecord =>
-  getsLicenseCodes(endpoint) ? event : { ...event, data: withoutLicenseCodes(event.type, event.data) };
+  getsWithheld(endpoint) ? event : { ...event, data: withoutWithheld(event.type, event.data) };
 
 /** The body of a standard endpoint: the spec's suggested shape (type, timestamp, data) with the event's id and app. */
 function standardBody(event: EventRecord): string {
