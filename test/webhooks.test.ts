@@ -355,6 +355,11 @@ describe('SSRF: where a webhook may go', () => {
     ['https://[::1]/hook', /loopback/],
     ['https://[::ffff:127.0.0.1]/hook', /loopback/],
     ['https://224.0.0.1/hook', /multicast/],
+    // Forms a node with an IPv6-to-IPv4 translator would carry to an IPv4 or internal host, and Azure's platform address.
+    ['https://[::127.0.0.1]/hook', /reserved/],
+    ['https://[::ffff:0:127.0.0.1]/hook', /reserved/],
+    ['https://[fec0::1]/hook', /reserved/],
+    ['https://168.63.129.16/hook', /reserved/],
     ['https://user:pw@example.com/hook', /user name/],
     ['not a url', /not a URL/],
   ] as const) {

@@ -18,7 +18,12 @@ import { addRange, canonicalIp, inList, parseIpRange } from '../../net/address.j
 const BLOCKED = [
   '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
   '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
-  '::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'ff00::/8',
+  // Azure's platform address (wire server, metadata relay): public in form, never a receiver.
+  '168.63.129.16/32',
+  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible form (::127.0.0.1); ::ffff:0:0:0/96 is SIIT's
+  // IPv4-translated form (::ffff:0:127.0.0.1); fec0::/10 the deprecated site-local range: each reaches an IPv4
+  // or internal host on a node with a translator.
+  '::/96', '::ffff:0:0:0/96', 'fec0::/10', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'ff00::/8',
 ];
 
 const blocked = new BlockList();
