@@ -13,8 +13,8 @@ import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
 import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
-import { applyLicense, type MembershipState } from '../membership.js';
-import { MAX_TIME } from '../validation.js';
+import { holdingEnd } from '../entitlements.js';
+import { applyLicense, type LicenseEffect, type MembershipState } from '../membership.js';
 import { licenseData } from '../outbox/data.js';
 import type { Services } from '../services.js';
 import { write, type AdminWork } from '../unit-of-work.js';
@@ -238,11 +238,11 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     const license = await tx.licenses.findById(appId, ol.licenseId);
     const userId = license?.usedByUserId;
     if (!userId) continue;
-    const effect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
+    const effect: LicenseEffect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
     let before: MembershipState | undefined;
     if (await changeMembership(w, appId, userId, now, (m) => applyLicense((before = m), effect, now))) {
       await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
-      await renewHolding(tx, ol.licenseId, userId, before!, ol.minutes, now);
+      await renewHolding(tx, ol.licenseId, userId, before!, effect, now);
       members++;
     }
   }
@@ -252,16 +252,14 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
 /**
  * A renewal of a redeemed license extends what its redemption holds as well as the membership: the template's
  * entitlements and limits it lends (a template's license) end with the new membership end, as they did with the
- * first one at redemption (entitlements.ts holdingEnd), never earlier than they did. A holding that never ends
- * (a lifetime license) has nothing to extend.
+ * first one at redemption: the new end is entitlements.ts holdingEnd's, the one rule for both, and never earlier
+ * than the holding's end. A holding that never ends (a lifetime license) has nothing to extend.
  */
-async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, minutes: number, now: number): Promise<void> {
+async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, effect: LicenseEffect, now: number): Promise<void> {
   const end = await tx.sales.holdingEnd(licenseId, userId);
   if (end === undefined || end === null) return;
-  const after = applyLicense(before, { minutes, grantsLifetime: false, revokesLifetime: false }, now);
-  // On a lifetime membership the minutes extend nothing; the holding then gains them from its own end (or now).
-  const to = !after.isLifetime && after.activeUntil !== null ? after.activeUntil : Math.min(Math.max(end, now) + minutes * 60_000, MAX_TIME);
-  if (to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
+  const to = holdingEnd(before, effect, now, end);
+  if (to !== null && to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
 }
 
 /**
