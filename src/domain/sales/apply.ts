@@ -14,6 +14,7 @@ import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
 import { holdingEnd } from '../entitlements.js';
+import { endHolding, extendHolding } from '../licenses.js';
 import { applyLicense, type LicenseEffect, type MembershipState } from '../membership.js';
 import { licenseData } from '../outbox/data.js';
 import type { Services } from '../services.js';
@@ -256,10 +257,10 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
  * than the holding's end. A holding that never ends (a lifetime license) has nothing to extend.
  */
 async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, effect: LicenseEffect, now: number): Promise<void> {
-  const end = await tx.sales.holdingEnd(licenseId, userId);
+  const end = await tx.licenses.holdingEnd(licenseId, userId);
   if (end === undefined || end === null) return;
   const to = holdingEnd(before, effect, now, end);
-  if (to !== null && to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
+  if (to !== null && to > end) await extendHolding(tx, licenseId, userId, end, to);
 }
 
 /**
@@ -299,7 +300,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     if (ol.lifetime) {
       await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       // What the license lends (a template's entitlements and limits) goes with the lifetime it granted.
-      await tx.sales.endHolding(ol.licenseId, userId, now);
+      await endHolding(tx, ol.licenseId, userId, now);
       await tx.sales.markRevoked(found.id, ol.licenseId);
       await revoked(license, userId);
       lifetimeRevoked++;
@@ -313,7 +314,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     await changeMembership(w, appId, userId, now, (m) =>
       m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take) },
     );
-    await tx.sales.endHolding(ol.licenseId, userId, now);
+    await endHolding(tx, ol.licenseId, userId, now);
     await tx.sales.markRevoked(found.id, ol.licenseId);
     await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
