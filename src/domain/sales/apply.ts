@@ -266,7 +266,8 @@ async function renewHolding(tx: Repositories, licenseId: string, userId: string,
 /**
  * Cancellation and refund (docs/decisions.md):
  * - an unredeemed code is deleted (both);
- * - a redeemed lifetime code: the redeemer's lifetime is revoked (both);
+ * - a redeemed lifetime code: what it lends ends, and the redeemer's lifetime is revoked unless another lifetime
+ *   license the redeemer holds still grants it (both);
  * - a redeemed minutes code: on a refund, the minutes it and its renewals added are taken from the
  *   membership (never below now); on a cancellation the redeemer keeps the time already paid for.
  */
@@ -275,6 +276,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
   await tx.sales.lockOrder(found.id, now);
   let deleted = 0;
   let lifetimeRevoked = 0;
+  let lifetimeKept = 0;
   let minutesTaken = 0;
   let kept = 0;
   for (const ol of await tx.sales.orderLicenses(found.id)) {
@@ -298,9 +300,14 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
       continue;
     }
     if (ol.lifetime) {
-      await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
-      // What the license lends (a template's entitlements and limits) goes with the lifetime it granted.
+      // What this license lends (a template's entitlements and limits) ends with the lifetime it granted; what other
+      // licenses lend stays. Unlike an operator's revocation (endLifetimeHoldings), a refund takes back one sale.
       await endHolding(tx, ol.licenseId, userId, now);
+      // Lifetime is one flag: it stays while another lifetime license the user redeemed (another sale, or one an
+      // operator handed out) still holds, since this sale did not grant that one.
+      await tx.users.lockRow(userId, now);
+      if (await tx.licenses.holdsLifetime(userId)) lifetimeKept++;
+      else await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       await tx.sales.markRevoked(found.id, ol.licenseId);
       await revoked(license, userId);
       lifetimeRevoked++;
@@ -319,7 +326,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
   }
-  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, minutes_taken: minutesTaken, memberships_kept: kept };
+  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, lifetime_kept: lifetimeKept, minutes_taken: minutesTaken, memberships_kept: kept };
 }
 
 /** Read-modify-write of one membership under its row lock, with its user.updated event; false when the user is gone. Caches drop after commit. */
