@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import type { Repositories } from '../src/store/index.js';
+import { expectError, harness, PASSWORD, STORE, writableStore, type Harness, type TestApp } from './helpers.js';
 import { connect, createTemplate, fixture, map, order as orderOf, post, sellStripe, STRIPE_PRICE as PRICE, stripeRenewal as renewal, variant } from './sales-helpers.js';
 
 /**
@@ -36,6 +37,28 @@ describe(`sales of license templates (${STORE})`, () => {
     expect(res.statusCode, res.body).toBe(200);
     return id;
   }
+
+  it('a sale reads the templates of the mappings its lines matched, not of every mapping of the app', async () => {
+    const sold = await template({ name: 'Sold', minutes: 30 * DAY, entitlements: ['pro'] });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: sold.id });
+    const others = [];
+    for (let i = 0; i < 5; i++) {
+      const t = await template({ name: `Other ${i}`, minutes: 60 });
+      await map(h, app, 'stripe', { product_key: `price_other_${i}`, template_id: t.id });
+      others.push(t.id);
+    }
+    // Which templates the sale's transaction reads.
+    const read: string[] = [];
+    const store = writableStore(h.tollgate.services);
+    const real = store.transaction.bind(store);
+    store.transaction = <T>(fn: (tx: Repositories) => Promise<T>) => real((tx) => fn({
+      ...tx,
+      templates: { ...tx.templates, findById: async (appId: string, id: string) => { read.push(id); return tx.templates.findById(appId, id); } },
+    }));
+    const { licenseIds } = await sell();
+    expect(read).toEqual([sold.id]);
+    expect(await license(licenseIds[0])).toMatchObject({ template_id: sold.id, entitlements: ['pro'] });
+  });
 
   it('a mapping names a template: the sold license carries its duration, entitlements, device and seat limits', async () => {
     const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro', 'export'], max_devices: 3, max_seats: 2, heartbeat_seconds: 120 });

@@ -159,15 +159,16 @@ function mappingOf(item: BoughtItem, mappings: Map<string, ProductMappingRecord>
 async function order(s: Services, w: AdminWork, appId: string, provider: Provider, event: SaleEvent, a: Extract<SaleAction, { kind: 'order' }>, now: number): Promise<Applied> {
   const tx = w.tx;
   const mappings = new Map((await tx.sales.mappings(appId, provider)).map((m) => [m.productKey, m]));
-  // The templates the mappings name, read in this transaction: the sold licenses copy them as they are now.
+  const matched = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }));
+  // The templates of the mappings this order's lines matched (not of every mapping of the app), read in this
+  // transaction: the sold licenses copy them as they are now.
   const templates = new Map<string, TemplateRecord>();
-  for (const m of mappings.values()) {
-    if (m.templateId === null || templates.has(m.templateId)) continue;
-    const t = await tx.templates.findById(appId, m.templateId);
+  for (const { mapping } of matched) {
+    if (!mapping || mapping.templateId === null || templates.has(mapping.templateId)) continue;
+    const t = await tx.templates.findById(appId, mapping.templateId);
     if (t) templates.set(t.id, t);
   }
-  const grants = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }))
-    .map((g) => ({ ...g, made: g.mapping && madeOf(g.mapping, templates) }));
+  const grants = matched.map((g) => ({ ...g, made: g.mapping && madeOf(g.mapping, templates) }));
   const unmapped = grants.filter((g) => !g.made).map((g) => g.item.keys);
   const mapped = grants.filter((g): g is { item: BoughtItem; mapping: ProductMappingRecord; made: Made } => g.made !== undefined);
   if (mapped.length === 0) return { outcome: 'unknown_product', orderId: null, created: 0, details: { order_ref: a.orderRef, unmapped } };
