@@ -57,7 +57,7 @@ describe(`sales of license templates (${STORE})`, () => {
     }));
     const { licenseIds } = await sell();
     expect(read).toEqual([sold.id]);
-    expect(await license(licenseIds[0])).toMatchObject({ template_id: sold.id, entitlements: ['pro'] });
+    expect(await license(licenseIds[0]!)).toMatchObject({ template_id: sold.id, entitlements: ['pro'] });
   });
 
   it('a mapping names a template: the sold license carries its duration, entitlements, device and seat limits', async () => {
