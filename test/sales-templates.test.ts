@@ -103,6 +103,29 @@ describe(`sales of license templates (${STORE})`, () => {
     expect(after.entitlement_grants).toEqual([expect.objectContaining({ code: 'pro', live: false, until: h.clock.iso() })]);
   });
 
+  it('on a lifetime membership a renewal stacks what the template lends on its own end (holdingEnd), early or late', async () => {
+    const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro'] });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
+    const { codes } = await sell();
+    const userId = await h.signUp(app, 'lifer');
+    const own = await h.admin('PATCH', `/apps/${app.id}/users/${userId}`, { lifetime: true });
+    expect(own.statusCode, own.body).toBe(200);
+    const res = await h.client(app, 'POST', '/activate_license', { code: codes[0], username: 'lifer', password: PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    const start = h.clock.ms;
+    const until = async () => (await user(userId)).entitlement_grants.map((g: any) => g.until);
+    expect(await until()).toEqual([new Date(start + 30 * DAY * MINUTE).toISOString()]);
+    // Day 10: an early renewal adds its period after the paid one, not from now.
+    h.clock.advance(10 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, renewal(1))).json().outcome).toBe('renewed');
+    expect(await until()).toEqual([new Date(start + 60 * DAY * MINUTE).toISOString()]);
+    // Day 70, the holding run out: the next period counts from now.
+    h.clock.advance(60 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, renewal(2))).json().outcome).toBe('renewed');
+    expect(await until()).toEqual([new Date(start + 100 * DAY * MINUTE).toISOString()]);
+    expect((await user(userId)).membership).toMatchObject({ is_lifetime: true, entitlements: ['pro'] });
+  });
+
   it('a lifetime template is not extended by a renewal; a cancellation revokes the lifetime and what it lends', async () => {
     const t = await template({ name: 'Forever', lifetime: true, entitlements: ['pro'] });
     await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
