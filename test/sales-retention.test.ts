@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULTS, loadConfig } from '../src/config/index.js';
-import { harness, type Harness, type TestApp } from './helpers.js';
+import { sweepIntegrationEvents } from '../src/domain/sales/retention.js';
+import type { Repositories } from '../src/store/index.js';
+import { harness, STORE, writableStore, type Harness, type TestApp } from './helpers.js';
 import { connect, fixture, map, post, variant } from './sales-helpers.js';
 
 /**
@@ -9,7 +11,7 @@ import { connect, fixture, map, post, variant } from './sales-helpers.js';
  */
 const DAY = 24 * 3_600_000;
 
-describe('integration_events retention', () => {
+describe(`integration_events retention (${STORE})`, () => {
   let h: Harness;
   let app: TestApp;
 
@@ -51,6 +53,34 @@ describe('integration_events retention', () => {
     h.clock.advance(6 * DAY);
     await h.tollgate.outbox.sweep();
     expect(await stored('evt_later')).toBeUndefined();
+  });
+
+  it('a backlog larger than one batch is forgotten whole, one transaction per batch; younger ids stay', async () => {
+    const other = await h.createApp();
+    const store = writableStore(h.tollgate.services);
+    const start = h.clock.ms;
+    // 7 old ids over two apps and two stores, 2 younger than the retention.
+    const old = Array.from({ length: 7 }, (_, i) => ({ appId: i % 2 === 0 ? app.id : other.id, provider: i % 3 === 0 ? 'paddle' as const : 'stripe' as const, eventId: `evt_old_${i}`, receivedAt: start + i * 60_000 }));
+    const young = [0, 1].map((i) => ({ appId: app.id, provider: 'stripe' as const, eventId: `evt_young_${i}`, receivedAt: start + 5 * DAY + i }));
+    for (const e of [...old, ...young]) {
+      expect(await store.sales.claimEvent({ ...e, eventType: 'test.event', outcome: 'ignored', orderId: null })).toBe(true);
+    }
+    h.clock.advance(11 * DAY);
+    const batches: number[] = [];
+    const real = store.transaction.bind(store);
+    store.transaction = <T>(fn: (tx: Repositories) => Promise<T>) => real((tx) => fn({
+      ...tx,
+      sales: { ...tx.sales, forgetEventsBefore: async (before: number, batch: number) => { const n = await tx.sales.forgetEventsBefore(before, batch); batches.push(n); return n; } },
+    }));
+    expect(await sweepIntegrationEvents(h.tollgate.services, 10 * DAY, 3)).toBe(7);
+    expect(batches).toEqual([3, 3, 1]);
+    for (const e of old) expect(await store.sales.findEvent(e.appId, e.provider, e.eventId), e.eventId).toBeUndefined();
+    for (const e of young) expect(await store.sales.findEvent(e.appId, e.provider, e.eventId), e.eventId).toMatchObject({ outcome: 'ignored' });
+    // An exact multiple of the batch ends with one empty batch.
+    batches.length = 0;
+    h.clock.advance(5 * DAY);
+    expect(await sweepIntegrationEvents(h.tollgate.services, 10 * DAY, 2)).toBe(2);
+    expect(batches).toEqual([2, 0]);
   });
 
   it('a renewal resent after its event id was forgotten extends nothing: each bill renews an order once, kept with the order', async () => {

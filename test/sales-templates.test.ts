@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import type { Repositories } from '../src/store/index.js';
+import { expectError, harness, PASSWORD, STORE, writableStore, type Harness, type TestApp } from './helpers.js';
 import { connect, createTemplate, fixture, map, order as orderOf, post, sellStripe, STRIPE_PRICE as PRICE, stripeRenewal as renewal, variant } from './sales-helpers.js';
 
 /**
@@ -36,6 +37,28 @@ describe(`sales of license templates (${STORE})`, () => {
     expect(res.statusCode, res.body).toBe(200);
     return id;
   }
+
+  it('a sale reads the templates of the mappings its lines matched, not of every mapping of the app', async () => {
+    const sold = await template({ name: 'Sold', minutes: 30 * DAY, entitlements: ['pro'] });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: sold.id });
+    const others = [];
+    for (let i = 0; i < 5; i++) {
+      const t = await template({ name: `Other ${i}`, minutes: 60 });
+      await map(h, app, 'stripe', { product_key: `price_other_${i}`, template_id: t.id });
+      others.push(t.id);
+    }
+    // Which templates the sale's transaction reads.
+    const read: string[] = [];
+    const store = writableStore(h.tollgate.services);
+    const real = store.transaction.bind(store);
+    store.transaction = <T>(fn: (tx: Repositories) => Promise<T>) => real((tx) => fn({
+      ...tx,
+      templates: { ...tx.templates, findById: async (appId: string, id: string) => { read.push(id); return tx.templates.findById(appId, id); } },
+    }));
+    const { licenseIds } = await sell();
+    expect(read).toEqual([sold.id]);
+    expect(await license(licenseIds[0]!)).toMatchObject({ template_id: sold.id, entitlements: ['pro'] });
+  });
 
   it('a mapping names a template: the sold license carries its duration, entitlements, device and seat limits', async () => {
     const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro', 'export'], max_devices: 3, max_seats: 2, heartbeat_seconds: 120 });
@@ -78,6 +101,29 @@ describe(`sales of license templates (${STORE})`, () => {
     const after = await user(userId);
     expect(after.membership).toMatchObject({ is_active: false, entitlements: [] });
     expect(after.entitlement_grants).toEqual([expect.objectContaining({ code: 'pro', live: false, until: h.clock.iso() })]);
+  });
+
+  it('on a lifetime membership a renewal stacks what the template lends on its own end (holdingEnd), early or late', async () => {
+    const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro'] });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
+    const { codes } = await sell();
+    const userId = await h.signUp(app, 'lifer');
+    const own = await h.admin('PATCH', `/apps/${app.id}/users/${userId}`, { lifetime: true });
+    expect(own.statusCode, own.body).toBe(200);
+    const res = await h.client(app, 'POST', '/activate_license', { code: codes[0], username: 'lifer', password: PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    const start = h.clock.ms;
+    const until = async () => (await user(userId)).entitlement_grants.map((g: any) => g.until);
+    expect(await until()).toEqual([new Date(start + 30 * DAY * MINUTE).toISOString()]);
+    // Day 10: an early renewal adds its period after the paid one, not from now.
+    h.clock.advance(10 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, renewal(1))).json().outcome).toBe('renewed');
+    expect(await until()).toEqual([new Date(start + 60 * DAY * MINUTE).toISOString()]);
+    // Day 70, the holding run out: the next period counts from now.
+    h.clock.advance(60 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, renewal(2))).json().outcome).toBe('renewed');
+    expect(await until()).toEqual([new Date(start + 100 * DAY * MINUTE).toISOString()]);
+    expect((await user(userId)).membership).toMatchObject({ is_lifetime: true, entitlements: ['pro'] });
   });
 
   it('a lifetime template is not extended by a renewal; a cancellation revokes the lifetime and what it lends', async () => {

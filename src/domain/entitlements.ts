@@ -53,14 +53,16 @@ export function checkCode(field: string, code: string): void {
  * redemption: a lifetime license never ends (null); a license of minutes holds them until the
  * membership end it stacked onto (the new active_until), or, on a lifetime membership that the
  * minutes do not extend, for its own minutes from now; a license that adds no time holds nothing
- * (it ends at once).
+ * (it ends at once). A store's renewal of a redeemed license computes its holding's new end here too,
+ * passing `heldUntil`, the end the holding had: on a lifetime membership the renewed minutes stack on
+ * that end (or now, when it has passed) as minutes stack on a membership.
  */
-export function holdingEnd(before: MembershipState, effect: LicenseEffect, now: number): number | null {
+export function holdingEnd(before: MembershipState, effect: LicenseEffect, now: number, heldUntil = now): number | null {
   if (effect.grantsLifetime) return null;
   if (effect.minutes === null) return now;
   const after = applyLicense(before, effect, now);
   if (!after.isLifetime && after.activeUntil !== null) return after.activeUntil;
-  return Math.min(now + effect.minutes * 60_000, MAX_TIME);
+  return Math.min(Math.max(heldUntil, now) + effect.minutes * 60_000, MAX_TIME);
 }
 
 /** A trial user now: the trial is not converted and has not ended. */

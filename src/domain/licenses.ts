@@ -94,3 +94,19 @@ export async function endLifetimeHoldings(tx: Repositories, userId: string, now:
   await tx.licenses.endOpenActivations(userId, now);
   await tx.entitlements.endOpenLicenseGrants(userId, now);
 }
+
+/**
+ * A store's renewal of a redeemed license: what its redemption holds (the template limits it lends, its
+ * entitlement grants) moves from `from` to `to`. Only what still ends with the holding moves: a grant the
+ * operator ended apart stays ended.
+ */
+export async function extendHolding(tx: Repositories, licenseId: string, userId: string, from: number, to: number): Promise<void> {
+  await tx.licenses.extendActivation(licenseId, userId, from, to);
+  await tx.entitlements.extendLicenseGrants(licenseId, userId, from, to);
+}
+
+/** A refund, or the lifetime a sold license granted revoked: what that one redemption still holds ends now. */
+export async function endHolding(tx: Repositories, licenseId: string, userId: string, now: number): Promise<void> {
+  await tx.licenses.endActivation(licenseId, userId, now);
+  await tx.entitlements.endLicenseGrants(licenseId, userId, now);
+}

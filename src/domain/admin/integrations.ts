@@ -162,9 +162,18 @@ async function checkTemplate(tx: Repositories, appId: string, grant: Grant): Pro
   if (grant.templateId !== null && !(await tx.templates.findLocked(appId, grant.templateId, 'share'))) throw unknownTemplate();
 }
 
-/** The mapping's foreign key refused a template deleted after all (a lock the check missed): as unknown as none. */
-function deletedTemplate(err: unknown): never {
-  throw err instanceof ForeignKeyViolation ? unknownTemplate() : err;
+/**
+ * A mapping's foreign keys name its integration (which goes with its app) and its template: a refusal means one of
+ * them was deleted after the checks read it. The refusal does not say which (SQLite names no constraint), so they
+ * are read again, outermost first, and the answer is the one the checks would have given had they run after the
+ * delete: no app, no integration (404), or no template (422). Anything else stays a store conflict (409).
+ */
+async function vanished(s: Services, appId: string, provider: Provider, templateId: string | null, err: unknown): Promise<never> {
+  if (!(err instanceof ForeignKeyViolation)) throw err;
+  await getApp(s, appId);
+  if (!(await s.store.sales.findIntegration(appId, provider))) throw noIntegration();
+  if (templateId !== null && !(await s.store.templates.findById(appId, templateId))) throw unknownTemplate();
+  throw err;
 }
 
 /** What the audit entry of a mapping change records of it. */
@@ -190,7 +199,7 @@ export async function createMapping(s: AdminServices, appId: string, provider: P
     if (!(await tx.sales.insertMapping(record))) throw new DomainError('conflict', 'This product or price id is already mapped for this store');
     await audit('integration.product_create', appId, record.id, audited(record));
     return viewMapping(record);
-  }).catch(deletedTemplate);
+  }).catch((err: unknown) => vanished(s, appId, provider, grant.templateId, err));
 }
 
 /** Changes what future sales grant; licenses already sold keep what they were sold with. */
@@ -213,7 +222,7 @@ export async function updateMapping(s: AdminServices, appId: string, provider: P
     await tx.sales.updateMapping(after);
     await audit('integration.product_update', appId, id, audited(after));
     return viewMapping(after);
-  }).catch(deletedTemplate);
+  }).catch((err: unknown) => vanished(s, appId, provider, input.template_id ?? null, err));
 }
 
 export async function deleteMapping(s: AdminServices, appId: string, provider: Provider, id: string): Promise<void> {

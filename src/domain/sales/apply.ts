@@ -13,8 +13,9 @@ import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
 import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
-import { applyLicense, type MembershipState } from '../membership.js';
-import { MAX_TIME } from '../validation.js';
+import { holdingEnd } from '../entitlements.js';
+import { endHolding, extendHolding } from '../licenses.js';
+import { applyLicense, type LicenseEffect, type MembershipState } from '../membership.js';
 import { licenseData } from '../outbox/data.js';
 import type { Services } from '../services.js';
 import { write, type AdminWork } from '../unit-of-work.js';
@@ -158,15 +159,16 @@ function mappingOf(item: BoughtItem, mappings: Map<string, ProductMappingRecord>
 async function order(s: Services, w: AdminWork, appId: string, provider: Provider, event: SaleEvent, a: Extract<SaleAction, { kind: 'order' }>, now: number): Promise<Applied> {
   const tx = w.tx;
   const mappings = new Map((await tx.sales.mappings(appId, provider)).map((m) => [m.productKey, m]));
-  // The templates the mappings name, read in this transaction: the sold licenses copy them as they are now.
+  const matched = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }));
+  // The templates of the mappings this order's lines matched (not of every mapping of the app), read in this
+  // transaction: the sold licenses copy them as they are now.
   const templates = new Map<string, TemplateRecord>();
-  for (const m of mappings.values()) {
-    if (m.templateId === null || templates.has(m.templateId)) continue;
-    const t = await tx.templates.findById(appId, m.templateId);
+  for (const { mapping } of matched) {
+    if (!mapping || mapping.templateId === null || templates.has(mapping.templateId)) continue;
+    const t = await tx.templates.findById(appId, mapping.templateId);
     if (t) templates.set(t.id, t);
   }
-  const grants = a.items.map((item) => ({ item, mapping: mappingOf(item, mappings) }))
-    .map((g) => ({ ...g, made: g.mapping && madeOf(g.mapping, templates) }));
+  const grants = matched.map((g) => ({ ...g, made: g.mapping && madeOf(g.mapping, templates) }));
   const unmapped = grants.filter((g) => !g.made).map((g) => g.item.keys);
   const mapped = grants.filter((g): g is { item: BoughtItem; mapping: ProductMappingRecord; made: Made } => g.made !== undefined);
   if (mapped.length === 0) return { outcome: 'unknown_product', orderId: null, created: 0, details: { order_ref: a.orderRef, unmapped } };
@@ -238,11 +240,11 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     const license = await tx.licenses.findById(appId, ol.licenseId);
     const userId = license?.usedByUserId;
     if (!userId) continue;
-    const effect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
+    const effect: LicenseEffect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
     let before: MembershipState | undefined;
     if (await changeMembership(w, appId, userId, now, (m) => applyLicense((before = m), effect, now))) {
       await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
-      await renewHolding(tx, ol.licenseId, userId, before!, ol.minutes, now);
+      await renewHolding(tx, ol.licenseId, userId, before!, effect, now);
       members++;
     }
   }
@@ -252,22 +254,21 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
 /**
  * A renewal of a redeemed license extends what its redemption holds as well as the membership: the template's
  * entitlements and limits it lends (a template's license) end with the new membership end, as they did with the
- * first one at redemption (entitlements.ts holdingEnd), never earlier than they did. A holding that never ends
- * (a lifetime license) has nothing to extend.
+ * first one at redemption: the new end is entitlements.ts holdingEnd's, the one rule for both, and never earlier
+ * than the holding's end. A holding that never ends (a lifetime license) has nothing to extend.
  */
-async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, minutes: number, now: number): Promise<void> {
-  const end = await tx.sales.holdingEnd(licenseId, userId);
+async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, effect: LicenseEffect, now: number): Promise<void> {
+  const end = await tx.licenses.holdingEnd(licenseId, userId);
   if (end === undefined || end === null) return;
-  const after = applyLicense(before, { minutes, grantsLifetime: false, revokesLifetime: false }, now);
-  // On a lifetime membership the minutes extend nothing; the holding then gains them from its own end (or now).
-  const to = !after.isLifetime && after.activeUntil !== null ? after.activeUntil : Math.min(Math.max(end, now) + minutes * 60_000, MAX_TIME);
-  if (to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
+  const to = holdingEnd(before, effect, now, end);
+  if (to !== null && to > end) await extendHolding(tx, licenseId, userId, end, to);
 }
 
 /**
  * Cancellation and refund (docs/decisions.md):
  * - an unredeemed code is deleted (both);
- * - a redeemed lifetime code: the redeemer's lifetime is revoked (both);
+ * - a redeemed lifetime code: what it lends ends, and the redeemer's lifetime is revoked unless another lifetime
+ *   license the redeemer holds still grants it (both);
  * - a redeemed minutes code: on a refund, the minutes it and its renewals added are taken from the
  *   membership (never below now); on a cancellation the redeemer keeps the time already paid for.
  */
@@ -276,6 +277,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
   await tx.sales.lockOrder(found.id, now);
   let deleted = 0;
   let lifetimeRevoked = 0;
+  let lifetimeKept = 0;
   let minutesTaken = 0;
   let kept = 0;
   for (const ol of await tx.sales.orderLicenses(found.id)) {
@@ -299,9 +301,14 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
       continue;
     }
     if (ol.lifetime) {
-      await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
-      // What the license lends (a template's entitlements and limits) goes with the lifetime it granted.
-      await tx.sales.endHolding(ol.licenseId, userId, now);
+      // What this license lends (a template's entitlements and limits) ends with the lifetime it granted; what other
+      // licenses lend stays. Unlike an operator's revocation (endLifetimeHoldings), a refund takes back one sale.
+      await endHolding(tx, ol.licenseId, userId, now);
+      // Lifetime is one flag: it stays while another lifetime license the user redeemed (another sale, or one an
+      // operator handed out) still holds, since this sale did not grant that one.
+      await tx.users.lockRow(userId, now);
+      if (await tx.licenses.holdsLifetime(userId)) lifetimeKept++;
+      else await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       await tx.sales.markRevoked(found.id, ol.licenseId);
       await revoked(license, userId);
       lifetimeRevoked++;
@@ -315,12 +322,12 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     await changeMembership(w, appId, userId, now, (m) =>
       m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take) },
     );
-    await tx.sales.endHolding(ol.licenseId, userId, now);
+    await endHolding(tx, ol.licenseId, userId, now);
     await tx.sales.markRevoked(found.id, ol.licenseId);
     await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
   }
-  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, minutes_taken: minutesTaken, memberships_kept: kept };
+  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, lifetime_kept: lifetimeKept, minutes_taken: minutesTaken, memberships_kept: kept };
 }
 
 /** Read-modify-write of one membership under its row lock, with its user.updated event; false when the user is gone. Caches drop after commit. */

@@ -1,7 +1,8 @@
 import type { Services } from '../services.js';
 import { write } from '../unit-of-work.js';
 
-const BATCH = 1000;
+/** Event ids forgotten per transaction. */
+export const RETENTION_BATCH = 1000;
 
 /**
  * Retention of `integration_events`, the ids of received store events (docs/integrations.md): ids received
@@ -10,12 +11,12 @@ const BATCH = 1000;
  * revocation the order already ended, and a renewal its bill already claimed (integration_renewals, kept with
  * the order). Every node may run it at once: each deletes what is still there.
  */
-export async function sweepIntegrationEvents(s: Services, retentionMs: number): Promise<number> {
+export async function sweepIntegrationEvents(s: Services, retentionMs: number, batch = RETENTION_BATCH): Promise<number> {
   const before = s.clock() - retentionMs;
   let forgotten = 0;
   for (;;) {
-    const n = await write(s, ({ tx }) => tx.sales.forgetEventsBefore(before, BATCH));
+    const n = await write(s, ({ tx }) => tx.sales.forgetEventsBefore(before, batch));
     forgotten += n;
-    if (n < BATCH) return forgotten;
+    if (n < batch) return forgotten;
   }
 }

@@ -71,6 +71,19 @@ export function entitlementsRepository(q: Queryable) {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE user_id = ? AND source = 'license' AND ends_at IS NULL", [now, userId]);
     },
 
+    /**
+     * A store's renewal: the license's grants to this user that still end with its holding (`from`) move to `to`.
+     * One the operator ended apart (endCode) keeps its end; never-ending ones (null) stay.
+     */
+    async extendLicenseGrants(licenseId: string, userId: string, from: number, to: number): Promise<void> {
+      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND ends_at = ?", [to, licenseId, userId, from]);
+    },
+
+    /** A refund or a revoked lifetime: the license's grants to this user still live end now. */
+    async endLicenseGrants(licenseId: string, userId: string, now: number): Promise<void> {
+      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND (ends_at IS NULL OR ends_at > ?)", [now, licenseId, userId, now]);
+    },
+
     /** A trial converted: its grants end now. */
     async endTrialGrants(userId: string, now: number): Promise<void> {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE user_id = ? AND source = 'trial' AND (ends_at IS NULL OR ends_at > ?)", [now, userId, now]);

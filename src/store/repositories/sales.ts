@@ -342,28 +342,6 @@ export function salesRepository(q: Queryable) {
       await q.run("UPDATE integration_order_licenses SET state = 'revoked' WHERE order_id = ? AND license_id = ?", [orderId, licenseId]);
     },
 
-    /**
-     * A renewal of a redeemed license: its redemption's holding (the template limits it lends, activations.ends_at)
-     * and the entitlement grants it made move from `from` to `to`. Only grants still ending with the holding
-     * move: one the operator ended apart (entitlements.endCode) stays ended. Never-ending ones (null) stay.
-     */
-    async extendHolding(licenseId: string, userId: string, from: number, to: number): Promise<void> {
-      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND ends_at = ?', [to, licenseId, userId, from]);
-      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND ends_at = ?", [to, licenseId, userId, from]);
-    },
-
-    /** When the license's redemption holds until (null: never), or undefined when it was not redeemed by this user. */
-    async holdingEnd(licenseId: string, userId: string): Promise<number | null | undefined> {
-      const r = await q.one('SELECT ends_at FROM activations WHERE license_id = ? AND user_id = ? ORDER BY occurred_at DESC LIMIT 1', [licenseId, userId]);
-      return r === undefined ? undefined : nullableNumber(r.ends_at);
-    },
-
-    /** A refund or a revoked lifetime: what the license's redemption still holds (limits, entitlements) ends now. */
-    async endHolding(licenseId: string, userId: string, now: number): Promise<void> {
-      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND (ends_at IS NULL OR ends_at > ?)', [now, licenseId, userId, now]);
-      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND (ends_at IS NULL OR ends_at > ?)", [now, licenseId, userId, now]);
-    },
-
     /** Adds minutes to a code nobody has redeemed yet; false when it was redeemed (or deleted) meanwhile. */
     async addMinutesToUnredeemed(appId: string, licenseId: string, minutes: number): Promise<boolean> {
       return (await q.run('UPDATE licenses SET minutes = minutes + ? WHERE id = ? AND app_id = ? AND used_at IS NULL AND minutes IS NOT NULL', [minutes, licenseId, appId])) === 1;
