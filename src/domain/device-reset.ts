@@ -31,7 +31,7 @@ export async function resetDevicesIn(
   await tx.devices.deleteFor(userId);
   await tx.users.clearDeviceSlots(userId);
   await tx.sessions.deleteForUser(userId);
-  const seats = by === 'user' ? (await tx.seats.releaseAllByUser(userId, now)).gone : await tx.seats.releaseAll(userId);
+  const seats = by === 'user' ? await tx.seats.releaseAllByUser(userId, now) : await tx.seats.releaseAll(userId);
   const seatsReleased = seats.filter((seat) => seat.expiresAt > now).map((seat) => seat.id);
   const seatsExpired = seats.filter((seat) => seat.expiresAt <= now);
   await w.audit('user.reset_devices', appId, userId, { before: { hardware_ids: devices.map((d) => d.hardwareId), seats: seatsReleased.length } });

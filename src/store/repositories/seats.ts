@@ -42,7 +42,10 @@ export interface SelfResetStats {
  * `FOR UPDATE`; SQLite's write transaction already serialises every writer).
  */
 export function seatsRepository(q: Queryable, dialect: Dialect) {
-  /** The user's release, of one device's seat or (hardwareId undefined) of all of them: see releaseAllByUser. */
+  /**
+   * The user's release, of one device's seat or (hardwareId undefined) of all of them: those a live lease holds
+   * end at lease_until (`held`), the others are deleted (`gone`). See releaseAllByUser.
+   */
   async function releaseOfUser(userId: string, now: number, hardwareId?: string): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> {
     const device = hardwareId === undefined ? '' : ' AND hardware_id = ?';
     const params = hardwareId === undefined ? [userId, now] : [userId, hardwareId, now];
@@ -146,11 +149,12 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
 
     /**
      * The user's self-reset: each seat a live lease holds (lease_until > now) is not deleted but ends at
-     * lease_until (its heartbeat part ends now, its lease part cannot) and comes back as `held`; every other is
-     * deleted, dead or alive, and comes back as `gone`. The caller holds the user's lock (lockUser), so no lease
-     * renews a seat between the two statements.
+     * lease_until (its heartbeat part ends now, its lease part cannot); every other is deleted, dead or alive,
+     * and returned. The caller holds the user's lock (lockUser), so no lease renews a seat between the two statements.
      */
-    releaseAllByUser: (userId: string, now: number): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> => releaseOfUser(userId, now),
+    async releaseAllByUser(userId: string, now: number): Promise<SeatRecord[]> {
+      return (await releaseOfUser(userId, now)).gone;
+    },
 
     async liveOfUser(userId: string, now: number): Promise<SeatRecord[]> {
       const rows = await q.all(`SELECT ${COLUMNS} FROM seats WHERE user_id = ? AND expires_at > ? ORDER BY checked_out_at, id`, [userId, now]);
