@@ -199,6 +199,23 @@ describe('an offline lease holds a seat', () => {
     expect((await liveSeats(app)).map((s) => s.hardware_id)).toEqual(['hw-2']);
   });
 
+  it('the operator’s reset-devices logs each seat it frees (seat_released by reset) and sweeps (seat_expired), as the user’s reset does', async () => {
+    const { app } = await keyed({ max_seats: 2, heartbeat_seconds: 60 });
+    const id = await h.activeUser(app, 'alice', PASSWORD, undefined, { minutes: undefined, lifetime: true });
+    const dead = (await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-1'))).json().seat.id as string;
+    const live = (await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-2'))).json().seat.id as string;
+    h.clock.advance(30_000);
+    expect((await h.client(app, 'POST', '/seats/heartbeat', undefined, seatHeaders('alice', 'hw-2'))).statusCode).toBe(200);
+    h.clock.advance(30_000); // hw-1's seat is dead now, hw-2's lives on
+    const from = log.lines.length;
+    expect((await h.admin('POST', `/apps/${app.id}/users/${id}/reset-devices`)).statusCode).toBe(204);
+    const lines = log.lines.slice(from).map(fields).filter((l) => String(l.event).startsWith('seat_'));
+    expect(lines).toEqual([
+      expect.objectContaining({ event: 'seat_released', appId: app.id, userId: id, seatId: live, by: 'reset' }),
+      expect.objectContaining({ event: 'seat_expired', appId: app.id, userId: id, seatId: dead }),
+    ]);
+  });
+
   it('the lease of the device already holding the seat renews it; without max_seats a lease takes no seat', async () => {
     const { app, root } = await keyed({ max_seats: 1, offline_grace_seconds: 3600, lease_renew_seconds: 600 });
     await h.activeUser(app, 'alice', PASSWORD, undefined, { minutes: undefined, lifetime: true });
