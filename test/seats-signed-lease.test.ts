@@ -103,6 +103,8 @@ describe('an offline lease holds a seat', () => {
     // A heartbeat never shortens a seat a lease holds.
     const beat = (await h.client(app, 'POST', '/seats/heartbeat', undefined, seatHeaders('alice', 'hw-1'))).json();
     expect(beat.seat.expires_at).toBe(new Date(lease.payload.exp as number).toISOString());
+    // Nor does a checkout of the same device, and it leaves the lease's hold (lease_until) as it was.
+    expect((await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-1'))).json().seat.expires_at).toBe(new Date(lease.payload.exp as number).toISOString());
 
     // The hole of issue 25: lease, release, lease on another device... The seat stays taken until the lease ends,
     // and the release emits nothing (the signed lease runs on offline whatever the device says).

@@ -104,16 +104,12 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
      * A lease (`leaseUntil` its exp) also pushes lease_until on to it, never back; a checkout (null) leaves it.
      */
     async extend(id: string, now: number, until: number, leaseUntil: number | null): Promise<SeatRecord | undefined> {
-      const r = leaseUntil === null
-        ? await q.one(
-          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
-          [now, until, until, id],
-        )
-        : await q.one(
-          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END,
-             lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
-          [now, until, until, leaseUntil, leaseUntil, id],
-        );
+      // The later of lease_until and leaseUntil, a null on either side ignored (NULL > x is NULL: the ELSE, then COALESCE).
+      const r = await q.one(
+        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END,
+           lease_until = COALESCE(CASE WHEN lease_until > ? THEN lease_until ELSE ? END, lease_until) WHERE id = ? RETURNING ${COLUMNS}`,
+        [now, until, until, leaseUntil, leaseUntil, id],
+      );
       return r && toSeat(r);
     },
 
