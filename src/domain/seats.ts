@@ -63,10 +63,10 @@ export async function takeSeat(
   if (!(await tx.seats.lockUser(appId, userId))) return undefined;
   const expired = await tx.seats.sweepDead(userId, now);
   const held = await tx.seats.findLive(userId, hardwareId, now);
-  if (held) {
-    const seat = (await tx.seats.extend(held.id, now, until, leaseUntil))!;
-    return { ok: true, seat, created: false, inUse: (await tx.seats.countLive(userId, now)).inUse, expired };
-  }
+  // The operator's release and reset and the periodic sweep delete seats without the user's lock: the seat
+  // found may be gone by the time it is extended, and the device then takes a new one like any other.
+  const kept = held && (await tx.seats.extend(held.id, now, until, leaseUntil));
+  if (kept) return { ok: true, seat: kept, created: false, inUse: (await tx.seats.countLive(userId, now)).inUse, expired };
   const live = await tx.seats.countLive(userId, now);
   if (live.inUse >= policy.maxSeats) return { ok: false, inUse: live.inUse, nextFreeAt: live.nextFreeAt, expired };
   const seat: SeatRecord = { id: randomUUID(), appId, userId, hardwareId, checkedOutAt: now, heartbeatAt: now, expiresAt: until, leaseUntil };
