@@ -3,7 +3,7 @@ import { uuidv7 } from './ids.js';
 import type { RequestContext } from './access.js';
 import type { AdminServices } from './admin/audit.js';
 import { DomainError } from './errors.js';
-import { events, type SeatLogContext } from './events.js';
+import { events, type LineContext } from './events.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
@@ -46,7 +46,7 @@ export async function resetDevicesIn(
 }
 
 /** The log lines of the seats a reset freed and swept (the user's and the operator's alike), once its write committed. */
-export function noteResetSeats(s: Services, ctx: SeatLogContext, userId: string, done: { seatsReleased: readonly string[]; seatsExpired: readonly SeatRecord[] }): void {
+export function noteResetSeats(s: Services, ctx: LineContext, userId: string, done: { seatsReleased: readonly string[]; seatsExpired: readonly SeatRecord[] }): void {
   for (const seatId of done.seatsReleased) events.seatReleased(s, ctx, userId, seatId, 'reset');
   noteExpired(s, ctx, done.seatsExpired);
 }

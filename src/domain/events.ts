@@ -1,7 +1,7 @@
 import type { RequestContext } from './request-context.js';
 
-/** Where a seat line happened: a client request, or an admin one (no client IP, and the app from the path). */
-export type SeatLogContext = Pick<RequestContext, 'reqId'> & { app: { id: string }; ip?: string };
+/** Where a line happened: a client request, or an admin one (no client IP; the app from the path). */
+export type LineContext = Pick<RequestContext, 'reqId'> & { app: { id: string }; ip?: string };
 
 /** What writing an event line needs: the services, or anything else with the log. */
 type Logs = { readonly log: EventLog };
@@ -74,11 +74,11 @@ export const events = {
     s.log.info({ event: 'seat_checked_out', ...who(ctx), userId, seatId }, 'seat checked out');
   },
   /** `by`: the device gave it back, the operator released it, or a reset (the user's or the operator's) freed it. */
-  seatReleased(s: Logs, ctx: SeatLogContext, userId: string, seatId: string, by: 'user' | 'operator' | 'reset'): void {
+  seatReleased(s: Logs, ctx: LineContext, userId: string, seatId: string, by: 'user' | 'operator' | 'reset'): void {
     s.log.info({ event: 'seat_released', ...who(ctx), userId, seatId, by }, 'seat released');
   },
   /** A seat found dead (its heartbeat too late) and deleted. */
-  seatExpired(s: Logs, ctx: SeatLogContext, userId: string, seatId: string): void {
+  seatExpired(s: Logs, ctx: LineContext, userId: string, seatId: string): void {
     s.log.info({ event: 'seat_expired', ...who(ctx), userId, seatId }, 'seat expired');
   },
   devicesReset(s: Logs, ctx: RequestContext, userId: string, devicesRemoved: number): void {
@@ -94,4 +94,4 @@ export const events = {
   },
 };
 
-const who = (ctx: SeatLogContext) => ({ reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip });
+const who = (ctx: LineContext) => ({ reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip });

@@ -5,7 +5,7 @@ import type { SeatRecord } from '../store/repositories/seats.js';
 import type { RequestContext } from './access.js';
 import { effectiveLimits } from './entitlements.js';
 import { DomainError } from './errors.js';
-import { events, type SeatLogContext } from './events.js';
+import { events, type LineContext } from './events.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
@@ -146,7 +146,7 @@ function answer(seat: SeatRecord, policy: SeatPolicy, inUse: number, now: number
 }
 
 /** The log line of each dead seat a request swept on its way (checkout, lease, reset), once its write committed. */
-export function noteExpired(s: Services, ctx: SeatLogContext, expired: readonly SeatRecord[]): void {
+export function noteExpired(s: Services, ctx: LineContext, expired: readonly SeatRecord[]): void {
   for (const seat of expired) events.seatExpired(s, ctx, seat.userId, seat.id);
 }
 

@@ -146,7 +146,8 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
     /**
      * The user's self-reset: each seat a live lease holds (lease_until > now) is not deleted but ends at
      * lease_until (its heartbeat part ends now, its lease part cannot); every other is deleted, dead or alive,
-     * and returned. The caller holds the user's lock (lockUser), so no lease renews a seat between the two statements.
+     * and returned. The caller holds the user's row lock (the self-reset's conditional update of the user row takes
+     * it), so no lease renews a seat between the two statements.
      */
     async releaseAllByUser(userId: string, now: number): Promise<SeatRecord[]> {
       return (await releaseOfUser(userId, now)).gone;
