@@ -177,9 +177,7 @@ export async function heartbeatSeat(s: Services, ctx: RequestContext, creds: Use
   const policy = requirePolicy(ctx, user);
   const now = ctx.now;
   const result = await write(s, async ({ tx }) => {
-    const held = await tx.seats.findLive(user.id, hardwareId, now);
-    if (!held) return undefined;
-    const seat = await tx.seats.extendLive(held.id, now, now + seatWindowMs(policy));
+    const seat = await tx.seats.extendLive(user.id, hardwareId, now, now + seatWindowMs(policy));
     return seat && { seat, inUse: (await tx.seats.countLive(user.id, now)).inUse };
   });
   if (!result) throw new DomainError('seat_not_found');

@@ -113,11 +113,12 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
       return r && toSeat(r);
     },
 
-    /** A heartbeat: only a seat still alive is extended (a dead one is never revived); undefined otherwise. */
-    async extendLive(id: string, now: number, until: number): Promise<SeatRecord | undefined> {
+    /** A heartbeat: the device's seat is extended only while it is alive (a dead one is never revived); undefined otherwise. */
+    async extendLive(userId: string, hardwareId: string, now: number, until: number): Promise<SeatRecord | undefined> {
       const r = await q.one(
-        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? AND expires_at > ? RETURNING ${COLUMNS}`,
-        [now, until, until, id, now],
+        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END
+           WHERE user_id = ? AND hardware_id = ? AND expires_at > ? RETURNING ${COLUMNS}`,
+        [now, until, until, userId, hardwareId, now],
       );
       return r && toSeat(r);
     },
