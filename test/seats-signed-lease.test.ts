@@ -103,6 +103,8 @@ describe('an offline lease holds a seat', () => {
     // A heartbeat never shortens a seat a lease holds.
     const beat = (await h.client(app, 'POST', '/seats/heartbeat', undefined, seatHeaders('alice', 'hw-1'))).json();
     expect(beat.seat.expires_at).toBe(new Date(lease.payload.exp as number).toISOString());
+    // Nor does a checkout of the same device, and it leaves the lease's hold (lease_until) as it was.
+    expect((await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-1'))).json().seat.expires_at).toBe(new Date(lease.payload.exp as number).toISOString());
 
     // The hole of issue 25: lease, release, lease on another device... The seat stays taken until the lease ends,
     // and the release emits nothing (the signed lease runs on offline whatever the device says).
@@ -197,6 +199,23 @@ describe('an offline lease holds a seat', () => {
     // hw-3's seat died; hw-2's is held by its lease and stays.
     expect(await seatLinesOf(() => h.client(app, 'POST', '/devices/reset', undefined, seatHeaders('alice', 'hw-3')))).toEqual(['seat_expired']);
     expect((await liveSeats(app)).map((s) => s.hardware_id)).toEqual(['hw-2']);
+  });
+
+  it('the operator’s reset-devices logs each seat it frees (seat_released by reset) and sweeps (seat_expired), as the user’s reset does', async () => {
+    const { app } = await keyed({ max_seats: 2, heartbeat_seconds: 60 });
+    const id = await h.activeUser(app, 'alice', PASSWORD, undefined, { minutes: undefined, lifetime: true });
+    const dead = (await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-1'))).json().seat.id as string;
+    const live = (await h.client(app, 'POST', '/seats', undefined, seatHeaders('alice', 'hw-2'))).json().seat.id as string;
+    h.clock.advance(30_000);
+    expect((await h.client(app, 'POST', '/seats/heartbeat', undefined, seatHeaders('alice', 'hw-2'))).statusCode).toBe(200);
+    h.clock.advance(30_000); // hw-1's seat is dead now, hw-2's lives on
+    const from = log.lines.length;
+    expect((await h.admin('POST', `/apps/${app.id}/users/${id}/reset-devices`)).statusCode).toBe(204);
+    const lines = log.lines.slice(from).map(fields).filter((l) => String(l.event).startsWith('seat_'));
+    expect(lines).toEqual([
+      expect.objectContaining({ event: 'seat_released', appId: app.id, userId: id, seatId: live, by: 'reset' }),
+      expect.objectContaining({ event: 'seat_expired', appId: app.id, userId: id, seatId: dead }),
+    ]);
   });
 
   it('the lease of the device already holding the seat renews it; without max_seats a lease takes no seat', async () => {

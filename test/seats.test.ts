@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import pg from 'pg';
+import { expectError, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
 
 /**
  * Floating seats (issue 25): POST /seats, POST /seats/heartbeat, DELETE /seats, on this run's store.
@@ -18,6 +19,12 @@ async function seatApp(settings: Record<string, unknown> = {}): Promise<TestApp>
   const res = await h.admin('PATCH', `/apps/${app.id}`, { max_seats: 2, heartbeat_seconds: 60, seat_grace_seconds: 30, ...settings });
   expect(res.statusCode, res.body).toBe(200);
   return app;
+}
+
+/** Polls (bounded) until `what` holds. */
+async function until(what: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) if (await what()) return;
+  throw new Error('condition not reached');
 }
 
 const checkout = (app: TestApp, user: string, hw: string) => h.client(app, 'POST', '/seats', undefined, legacy(user, hw));
@@ -158,6 +165,38 @@ describe('races: seats are counted by the database', () => {
     expect(results.every((r) => r.statusCode === 200)).toBe(true);
     expect(new Set(results.map((r) => r.json().seat.id)).size).toBe(1);
     expect((await h.admin('GET', `/apps/${app.id}/seats`)).json().total).toBe(1);
+  });
+});
+
+describe.skipIf(STORE !== 'postgres')('PostgreSQL: a seat deleted under a checkout', () => {
+  it('the operator deletes the device’s seat while its checkout waits to extend it: the checkout takes a new seat (200), not a 500', async () => {
+    const app = await seatApp();
+    await h.activeUser(app, 'alice');
+    const first = (await checkout(app, 'alice', 'hw-1')).json().seat.id as string;
+    // The operator's release and reset and the periodic sweep delete seats without the user's lock: this
+    // DELETE holds the row while the checkout (under the user's lock) finds it live and waits to extend it.
+    const operator = new pg.Client({ connectionString: h.databaseUrl });
+    await operator.connect();
+    try {
+      await operator.query('BEGIN');
+      await operator.query('DELETE FROM seats WHERE id = $1', [first]);
+      const again = checkout(app, 'alice', 'hw-1');
+      // Polled inside the transaction: pg_stat_activity is read afresh only after its snapshot is cleared.
+      await until(async () => {
+        await operator.query('SELECT pg_stat_clear_snapshot()');
+        const waiting = await operator.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE seats SET heartbeat_at%'",
+        );
+        return waiting.rowCount === 1;
+      });
+      await operator.query('COMMIT');
+      const res = await again;
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().seat.id).not.toBe(first);
+      expect((await h.admin('GET', `/apps/${app.id}/seats`)).json().items.map((s: { id: string }) => s.id)).toEqual([res.json().seat.id]);
+    } finally {
+      await operator.end();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { uuidv7 } from './ids.js';
 import type { RequestContext } from './access.js';
 import type { AdminServices } from './admin/audit.js';
 import { DomainError } from './errors.js';
-import { events } from './events.js';
+import { events, type LineContext } from './events.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
@@ -31,7 +31,7 @@ export async function resetDevicesIn(
   await tx.devices.deleteFor(userId);
   await tx.users.clearDeviceSlots(userId);
   await tx.sessions.deleteForUser(userId);
-  const seats = by === 'user' ? (await tx.seats.releaseAllByUser(userId, now)).gone : await tx.seats.releaseAll(userId);
+  const seats = by === 'user' ? await tx.seats.releaseAllByUser(userId, now) : await tx.seats.releaseAll(userId);
   const seatsReleased = seats.filter((seat) => seat.expiresAt > now).map((seat) => seat.id);
   const seatsExpired = seats.filter((seat) => seat.expiresAt <= now);
   await w.audit('user.reset_devices', appId, userId, { before: { hardware_ids: devices.map((d) => d.hardwareId), seats: seatsReleased.length } });
@@ -43,6 +43,12 @@ export async function resetDevicesIn(
   w.forgetUser(userId);
   w.changed({ user: userId });
   return { devicesRemoved: devices.length, seatsReleased, seatsExpired };
+}
+
+/** The log lines of the seats a reset freed and swept (the user's and the operator's alike), once its write committed. */
+export function noteResetSeats(s: Services, ctx: LineContext, userId: string, done: { seatsReleased: readonly string[]; seatsExpired: readonly SeatRecord[] }): void {
+  for (const seatId of done.seatsReleased) events.seatReleased(s, ctx, userId, seatId, 'reset');
+  noteExpired(s, ctx, done.seatsExpired);
 }
 
 export interface DeviceResetAnswer {
@@ -110,7 +116,6 @@ export async function selfResetDevices(s: Services, ctx: RequestContext, creds: 
     throw new DomainError('reset_cooldown', detail).with({ retry_after: retryAfter, last_reset_at: iso(outcome.lastAt) });
   }
   events.devicesReset(s, ctx, user.id, outcome.devicesRemoved);
-  for (const seatId of outcome.seatsReleased) events.seatReleased(s, ctx, user.id, seatId, 'reset');
-  noteExpired(s, ctx, outcome.seatsExpired);
+  noteResetSeats(s, ctx, user.id, outcome);
   return { reset_at: iso(now), next_reset_at: iso(outcome.nextAt), devices_removed: outcome.devicesRemoved, server_time: iso(now) };
 }

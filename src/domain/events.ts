@@ -1,5 +1,8 @@
 import type { RequestContext } from './request-context.js';
 
+/** Where a line happened: a client request, or an admin one (no client IP; the app from the path). */
+export type LineContext = Pick<RequestContext, 'reqId'> & { app: { id: string }; ip?: string };
+
 /** What writing an event line needs: the services, or anything else with the log. */
 type Logs = { readonly log: EventLog };
 
@@ -70,12 +73,12 @@ export const events = {
   seatCheckedOut(s: Logs, ctx: RequestContext, userId: string, seatId: string): void {
     s.log.info({ event: 'seat_checked_out', ...who(ctx), userId, seatId }, 'seat checked out');
   },
-  /** `by`: the device gave it back, or the operator released it. */
-  seatReleased(s: Logs, ctx: Pick<RequestContext, 'reqId'> & { app: { id: string }; ip?: string }, userId: string, seatId: string, by: 'user' | 'operator' | 'reset'): void {
-    s.log.info({ event: 'seat_released', reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip, userId, seatId, by }, 'seat released');
+  /** `by`: the device gave it back, the operator released it, or a reset (the user's or the operator's) freed it. */
+  seatReleased(s: Logs, ctx: LineContext, userId: string, seatId: string, by: 'user' | 'operator' | 'reset'): void {
+    s.log.info({ event: 'seat_released', ...who(ctx), userId, seatId, by }, 'seat released');
   },
   /** A seat found dead (its heartbeat too late) and deleted. */
-  seatExpired(s: Logs, ctx: RequestContext, userId: string, seatId: string): void {
+  seatExpired(s: Logs, ctx: LineContext, userId: string, seatId: string): void {
     s.log.info({ event: 'seat_expired', ...who(ctx), userId, seatId }, 'seat expired');
   },
   devicesReset(s: Logs, ctx: RequestContext, userId: string, devicesRemoved: number): void {
@@ -91,4 +94,4 @@ export const events = {
   },
 };
 
-const who = (ctx: RequestContext) => ({ reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip });
+const who = (ctx: LineContext) => ({ reqId: ctx.reqId, appId: ctx.app.id, ip: ctx.ip });

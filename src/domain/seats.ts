@@ -5,7 +5,7 @@ import type { SeatRecord } from '../store/repositories/seats.js';
 import type { RequestContext } from './access.js';
 import { effectiveLimits } from './entitlements.js';
 import { DomainError } from './errors.js';
-import { events } from './events.js';
+import { events, type LineContext } from './events.js';
 import { iso } from './membership.js';
 import type { Services } from './services.js';
 import { run } from './steps.js';
@@ -63,10 +63,10 @@ export async function takeSeat(
   if (!(await tx.seats.lockUser(appId, userId))) return undefined;
   const expired = await tx.seats.sweepDead(userId, now);
   const held = await tx.seats.findLive(userId, hardwareId, now);
-  if (held) {
-    const seat = (await tx.seats.extend(held.id, now, until, leaseUntil))!;
-    return { ok: true, seat, created: false, inUse: (await tx.seats.countLive(userId, now)).inUse, expired };
-  }
+  // The operator's release and reset and the periodic sweep delete seats without the user's lock: the seat
+  // found may be gone by the time it is extended, and the device then takes a new one like any other.
+  const kept = held && (await tx.seats.extend(held.id, now, until, leaseUntil));
+  if (kept) return { ok: true, seat: kept, created: false, inUse: (await tx.seats.countLive(userId, now)).inUse, expired };
   const live = await tx.seats.countLive(userId, now);
   if (live.inUse >= policy.maxSeats) return { ok: false, inUse: live.inUse, nextFreeAt: live.nextFreeAt, expired };
   const seat: SeatRecord = { id: randomUUID(), appId, userId, hardwareId, checkedOutAt: now, heartbeatAt: now, expiresAt: until, leaseUntil };
@@ -145,8 +145,8 @@ function answer(seat: SeatRecord, policy: SeatPolicy, inUse: number, now: number
   };
 }
 
-/** The log line of each dead seat a request swept on its way (checkout, lease, self-reset), once its write committed. */
-export function noteExpired(s: Services, ctx: RequestContext, expired: readonly SeatRecord[]): void {
+/** The log line of each dead seat a request swept on its way (checkout, lease, reset), once its write committed. */
+export function noteExpired(s: Services, ctx: LineContext, expired: readonly SeatRecord[]): void {
   for (const seat of expired) events.seatExpired(s, ctx, seat.userId, seat.id);
 }
 
@@ -177,9 +177,7 @@ export async function heartbeatSeat(s: Services, ctx: RequestContext, creds: Use
   const policy = requirePolicy(ctx, user);
   const now = ctx.now;
   const result = await write(s, async ({ tx }) => {
-    const held = await tx.seats.findLive(user.id, hardwareId, now);
-    if (!held) return undefined;
-    const seat = await tx.seats.extendLive(held.id, now, now + seatWindowMs(policy));
+    const seat = await tx.seats.extendLive(user.id, hardwareId, now, now + seatWindowMs(policy));
     return seat && { seat, inUse: (await tx.seats.countLive(user.id, now)).inUse };
   });
   if (!result) throw new DomainError('seat_not_found');

@@ -8,7 +8,7 @@ import { viewUserMembership, type UserMembershipView } from '../users.js';
 import type { Services } from '../service-types.js';
 import { write } from '../unit-of-work.js';
 import { Checker, parseTimestamp, TIMESTAMP_HINT, usernameKey } from '../validation.js';
-import { resetDevicesIn } from '../device-reset.js';
+import { noteResetSeats, resetDevicesIn } from '../device-reset.js';
 import { getApp } from './apps.js';
 import { viewSeat, type SeatView } from '../seats.js';
 import { type AdminServices } from './audit.js';
@@ -151,7 +151,8 @@ export async function patchUser(a: AdminServices, appId: string, userId: string,
 export async function resetDevices(a: AdminServices, appId: string, userId: string): Promise<void> {
   const user = await findUser(a, appId, userId);
   // Unlimited, and it does not start the user's self-reset cooldown (docs/decisions.md, issue 25).
-  await write(a, (w) => resetDevicesIn(w, appId, user.id, a.clock(), 'operator'));
+  const done = await write(a, (w) => resetDevicesIn(w, appId, user.id, a.clock(), 'operator'));
+  noteResetSeats(a, { app: { id: appId }, ...(a.reqId !== undefined && { reqId: a.reqId }) }, user.id, done);
 }
 
 export async function revokeSessions(a: AdminServices, appId: string, userId: string): Promise<{ revoked: number }> {

@@ -42,6 +42,18 @@ export interface SelfResetStats {
  * `FOR UPDATE`; SQLite's write transaction already serialises every writer).
  */
 export function seatsRepository(q: Queryable, dialect: Dialect) {
+  /**
+   * The user's release, of one device's seat or (hardwareId undefined) of all of them: those a live lease holds
+   * end at lease_until (`held`), the others are deleted (`gone`). See releaseAllByUser.
+   */
+  async function releaseOfUser(userId: string, now: number, hardwareId?: string): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> {
+    const device = hardwareId === undefined ? '' : ' AND hardware_id = ?';
+    const params = hardwareId === undefined ? [userId, now] : [userId, hardwareId, now];
+    const held = await q.all(`UPDATE seats SET expires_at = lease_until WHERE user_id = ?${device} AND lease_until > ? RETURNING ${COLUMNS}`, params);
+    const gone = await q.all(`DELETE FROM seats WHERE user_id = ?${device} AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`, params);
+    return { held: held.map(toSeat), gone: gone.map(toSeat) };
+  }
+
   return {
     /**
      * Serialises every seat change of this user until the transaction ends, on every node: the count of
@@ -92,45 +104,32 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
      * A lease (`leaseUntil` its exp) also pushes lease_until on to it, never back; a checkout (null) leaves it.
      */
     async extend(id: string, now: number, until: number, leaseUntil: number | null): Promise<SeatRecord | undefined> {
-      const r = leaseUntil === null
-        ? await q.one(
-          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
-          [now, until, until, id],
-        )
-        : await q.one(
-          `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END,
-             lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END WHERE id = ? RETURNING ${COLUMNS}`,
-          [now, until, until, leaseUntil, leaseUntil, id],
-        );
+      // The later of lease_until and leaseUntil, a null on either side ignored (NULL > x is NULL: the ELSE, then COALESCE).
+      const r = await q.one(
+        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END,
+           lease_until = COALESCE(CASE WHEN lease_until > ? THEN lease_until ELSE ? END, lease_until) WHERE id = ? RETURNING ${COLUMNS}`,
+        [now, until, until, leaseUntil, leaseUntil, id],
+      );
       return r && toSeat(r);
     },
 
-    /** A heartbeat: only a seat still alive is extended (a dead one is never revived); undefined otherwise. */
-    async extendLive(id: string, now: number, until: number): Promise<SeatRecord | undefined> {
+    /** A heartbeat: the device's seat is extended only while it is alive (a dead one is never revived); undefined otherwise. */
+    async extendLive(userId: string, hardwareId: string, now: number, until: number): Promise<SeatRecord | undefined> {
       const r = await q.one(
-        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END WHERE id = ? AND expires_at > ? RETURNING ${COLUMNS}`,
-        [now, until, until, id, now],
+        `UPDATE seats SET heartbeat_at = ?, expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE ? END
+           WHERE user_id = ? AND hardware_id = ? AND expires_at > ? RETURNING ${COLUMNS}`,
+        [now, until, until, userId, hardwareId, now],
       );
       return r && toSeat(r);
     },
 
     /**
-     * The user gives the device's seat back. A seat a live lease holds (lease_until > now) is not deleted: it
-     * ends at lease_until (its heartbeat part ends now, its lease part cannot) and comes back as `held`. Any
-     * other is deleted and comes back as `gone`, dead or alive. Neither when the device has no seat. The caller
-     * holds the user's lock (lockUser), so no lease renews the seat between the two statements.
+     * The user gives the device's seat back: releaseAllByUser for this device only (a device holds one seat at
+     * most, UNIQUE (user_id, hardware_id)). The caller holds the user's lock (lockUser).
      */
     async releaseByUser(userId: string, hardwareId: string, now: number): Promise<{ held?: SeatRecord; gone?: SeatRecord }> {
-      const held = await q.one(
-        `UPDATE seats SET expires_at = lease_until WHERE user_id = ? AND hardware_id = ? AND lease_until > ? RETURNING ${COLUMNS}`,
-        [userId, hardwareId, now],
-      );
-      if (held) return { held: toSeat(held) };
-      const gone = await q.one(
-        `DELETE FROM seats WHERE user_id = ? AND hardware_id = ? AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`,
-        [userId, hardwareId, now],
-      );
-      return gone ? { gone: toSeat(gone) } : {};
+      const { held, gone } = await releaseOfUser(userId, now, hardwareId);
+      return { ...(held[0] && { held: held[0] }), ...(gone[0] && { gone: gone[0] }) };
     },
 
     /** The operator releases one seat of the app. */
@@ -146,13 +145,13 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
     },
 
     /**
-     * The user's self-reset: as releaseByUser for each seat. Those a live lease holds end at lease_until
-     * (`held`); the others are deleted, dead or alive (`gone`). The caller holds the user's row lock.
+     * The user's self-reset: each seat a live lease holds (lease_until > now) is not deleted but ends at
+     * lease_until (its heartbeat part ends now, its lease part cannot); every other is deleted, dead or alive,
+     * and returned. The caller holds the user's row lock (the self-reset's conditional update of the user row takes
+     * it), so no lease renews a seat between the two statements.
      */
-    async releaseAllByUser(userId: string, now: number): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> {
-      const held = await q.all(`UPDATE seats SET expires_at = lease_until WHERE user_id = ? AND lease_until > ? RETURNING ${COLUMNS}`, [userId, now]);
-      const gone = await q.all(`DELETE FROM seats WHERE user_id = ? AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`, [userId, now]);
-      return { held: held.map(toSeat), gone: gone.map(toSeat) };
+    async releaseAllByUser(userId: string, now: number): Promise<SeatRecord[]> {
+      return (await releaseOfUser(userId, now)).gone;
     },
 
     async liveOfUser(userId: string, now: number): Promise<SeatRecord[]> {
