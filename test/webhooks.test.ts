@@ -88,18 +88,27 @@ describe('webhooks', () => {
 
   it('only subscribed types, only enabled endpoints, only the app’s own events (plus service-wide endpoints)', async () => {
     const other = await h.createApp({ name: 'Other' });
-    await endpoint({ event_types: ['license.created'] });
+    const own = await endpoint({ event_types: ['license.created'] });
+    // Subscribed to both types, but disabled: nothing is queued for it, so nothing reaches the receiver from it.
+    const disabled = await endpoint({ event_types: ['user.created', 'license.created'], enabled: false });
+    expect(disabled.enabled).toBe(false);
     const service = await Receiver.start();
     try {
       const res = await h.admin('POST', '/webhooks', { url: service.url, event_types: ['user.created'] });
       expect(res.statusCode, res.body).toBe(201);
       await h.signUp(app, 'alice');
       await h.signUp(other, 'bob');
+      await h.licenses(other); // the other app's license.created: not for this app's endpoint
       await h.licenses(app);
       await service.count(2);
       await receiver.count(1);
       await new Promise((r) => setTimeout(r, 300));
-      expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['license.created']);
+      // Subscribed type only (no user.created), own app only (not Other's license.created), enabled endpoints only.
+      expect(receiver.received.map((r) => [JSON.parse(r.body).type, JSON.parse(r.body).app_id])).toEqual([['license.created', app.id]]);
+      expect(await deliveries(own.id)).toHaveLength(1);
+      expect(await deliveries(disabled.id)).toEqual([]);
+      // The service-wide endpoint hears its type from every app, and only its type.
+      expect(service.received.map((r) => JSON.parse(r.body).type)).toEqual(['user.created', 'user.created']);
       expect(service.received.map((r) => JSON.parse(r.body).data.username).sort()).toEqual(['alice', 'bob']);
     } finally {
       await service.close();
