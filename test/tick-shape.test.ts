@@ -45,6 +45,7 @@ export async function measure(out) {
   renameSync(out + '.tmp', out); // whole or absent: the test reads it as soon as it exists
 }
 process.on('SIGUSR2', () => void measure(process.env.PROBE_OUT));
+writeFileSync(process.env.PROBE_OUT + '.armed', ''); // the signal is caught from now on, no longer fatal
 `;
 
 let dir: string;
@@ -71,16 +72,18 @@ async function costsIn(args: string[], env: Record<string, string>, ready: () =>
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
   try {
     const deadline = Date.now() + 20_000;
-    while (!(await ready().catch(() => false))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child was never ready: ${stderr}`);
+    // Ready, and the probe armed: a SIGUSR2 before its handler is installed (a loaded machine, a slow start) kills the child.
+    while (!(existsSync(`${out}.armed`) && (await ready().catch(() => false)))) {
+      if (Date.now() > deadline || gone()) throw new Error(`the child was never ready: ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 300)); // idle: the start-up's last ticks have run
     child.kill('SIGUSR2');
     while (!existsSync(out)) {
-      if (Date.now() > deadline + 20_000 || child.exitCode !== null) throw new Error(`no measurement: ${stderr}`);
+      if (Date.now() > deadline + 20_000 || gone()) throw new Error(`no measurement (${child.signalCode ?? child.exitCode ?? 'still running'}): ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     return JSON.parse(readFileSync(out, 'utf8')) as Costs;
