@@ -21,21 +21,18 @@
 //
 // Environment: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a fresh
 // database is created there for each layout and dropped after.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './lib/proc.mjs';
+import { ADMIN_TOKEN, BASE_DB, cpuMs, LOAD_CORE, pinned, releaseAll, startLayout, workDir } from './lib/layout.mjs';
 import { createCodes, PASSWORD, setUpSigningKey, tollgateClient } from './lib/tollgate.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const RESULTS = join(ROOT, 'bench', 'results');
-const ADMIN_TOKEN = 'cluster-bench-admin-token-0123456789';
-const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function has(cmd, args) {
   try {
@@ -57,112 +54,6 @@ export function clusterUnavailable() {
     return `PostgreSQL does not answer at ${BASE_DB.replace(/\/\/[^@]*@/, '//')}`;
   }
   return null;
-}
-
-/** nginx and redis-server (the Tollgate nodes are tracked by lib/proc.mjs): killed on every way out. */
-const others = new Set();
-function killOthers() {
-  for (const child of others) child.kill('SIGKILL');
-  others.clear();
-}
-
-const pinned = availableParallelism() >= 2;
-const SERVER_CORE = pinned ? ['taskset', '-c', '0'] : [];
-const LOAD_CORE = pinned ? ['taskset', '-c', '1'] : [];
-
-function psql(url, sql) {
-  return execFileSync('psql', [url, '-AtXqc', sql], { stdio: 'pipe' }).toString().trim();
-}
-
-export async function freshDatabase() {
-  const name = `tollgate_cluster_bench_${process.pid}_${Date.now()}`;
-  psql(BASE_DB, `CREATE DATABASE ${name}`);
-  const url = new URL(BASE_DB);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => psql(BASE_DB, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
-export async function startRedis(dir) {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  others.add(child);
-  for (let i = 0; i < 100; i++) {
-    try {
-      execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' });
-      return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill('SIGKILL') };
-    } catch {
-      await sleep(50);
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error('redis-server did not start');
-}
-
-export async function startNginx(dir, upstreams) {
-  const port = await freePort();
-  const conf = join(dir, `nginx-${port}.conf`);
-  mkdirSync(join(dir, 'nginx-temp'), { recursive: true });
-  writeFileSync(conf, [
-    'user root;',
-    'worker_processes 1;',
-    'daemon off;',
-    `pid ${dir}/nginx-${port}.pid;`,
-    `error_log ${dir}/nginx-${port}-error.log warn;`,
-    'events { worker_connections 4096; }',
-    'http {',
-    '  access_log off;',
-    `  client_body_temp_path ${dir}/nginx-temp/body; proxy_temp_path ${dir}/nginx-temp/proxy;`,
-    `  fastcgi_temp_path ${dir}/nginx-temp/fastcgi; uwsgi_temp_path ${dir}/nginx-temp/uwsgi; scgi_temp_path ${dir}/nginx-temp/scgi;`,
-    '  upstream tollgate {',
-    '    least_conn;',
-    ...upstreams.map((u) => `    server ${u.replace('http://', '')};`),
-    '    keepalive 128;',
-    '  }',
-    '  server {',
-    `    listen 127.0.0.1:${port};`,
-    '    location / {',
-    '      proxy_pass http://tollgate;',
-    '      proxy_http_version 1.1;',
-    '      proxy_set_header Connection "";',
-    '      proxy_set_header Host $host;',
-    '      proxy_set_header X-Forwarded-For $remote_addr;',
-    '    }',
-    '  }',
-    '}',
-    '',
-  ].join('\n'));
-  const child = spawn(SERVER_CORE[0] ?? 'nginx', [...SERVER_CORE.slice(1), ...(SERVER_CORE.length ? ['nginx'] : []), '-c', conf], { stdio: 'ignore' });
-  others.add(child);
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).status === 200) return { url, pid: child.pid, stop: () => child.kill('SIGQUIT') };
-    } catch {
-      // not yet
-    }
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`nginx did not start (see ${dir}/nginx-${port}-error.log)`);
-}
-
-export async function startNodes(dir, count, env) {
-  const nodes = [];
-  for (let i = 0; i < count; i++) {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const child = await startChild({
-      name: `tollgate-${i}`,
-      args: [MAIN, 'serve'],
-      env: cleanEnv({ ...env, PORT: String(port), HOST: '127.0.0.1', TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT: 'off', ACCESS_LOG: 'off', LOG_LEVEL: 'warn', PG_POOL_SIZE: '10', TRUST_PROXY: '127.0.0.1' }),
-      cwd: dir,
-      logFile: join(dir, `node-${i}.log`),
-      prefix: SERVER_CORE,
-      ready: async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
-    });
-    nodes.push({ url, child });
-  }
-  return nodes;
 }
 
 /** wrk on core 1 against `url`; parses req/s, p50, p99 and non-2xx from its --latency output. */
@@ -211,14 +102,6 @@ function luaPost(dir, name, path, headers, bodies) {
   return file;
 }
 
-const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-/** utime + stime of a process as the kernel counts it, in ms: what a loaded machine does not inflate the way it does req/s. */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
-}
-
 /** Runs one wrk row and adds the CPU µs per request the nodes and nginx spent on it. */
 function withCpu(nodePids, nginxPids, run) {
   const sum = (pids) => pids.reduce((s, p) => s + cpuMs(p), 0);
@@ -252,14 +135,9 @@ async function reachAll(nodes, headers, want, since) {
 
 /** One layout: `count` nodes, optionally behind nginx; runs the load rows, and the propagation rows when count > 1. */
 async function layout(dir, { count, proxied, duration, tries, warmup }) {
-  const db = await freshDatabase();
-  const redis = await startRedis(dir);
-  let nodes = [];
-  let nginx = null;
+  const started = await startLayout(dir, { count, proxied });
+  const { nodes, nginx, front } = started;
   try {
-    nodes = await startNodes(dir, count, { DATABASE_URL: db.url, REDIS_URL: redis.url });
-    nginx = proxied ? await startNginx(dir, nodes.map((n) => n.url)) : null;
-    const front = nginx?.url ?? nodes[0].url;
     const client = tollgateClient(nodes[0].url, ADMIN_TOKEN);
     const app = await client.admin('POST', '/apps', { body: { name: 'Cluster Bench' } });
     const appHeaders = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
@@ -295,7 +173,7 @@ async function layout(dir, { count, proxied, duration, tries, warmup }) {
     }
     const rows = {};
     const nodePids = nodes.map((n) => n.child.pid);
-    const nginxPids = nginx ? [nginx.pid, ...execFileSync('pgrep', ['-P', String(nginx.pid)]).toString().trim().split('\n').map(Number)] : [];
+    const nginxPids = nginx ? nginx.pids() : [];
     const measured = (run) => withCpu(nodePids, nginxPids, run);
     rows['app_context'] = measured(() => wrk(`${front}/app_context`, { duration, connections: 50, headers: bearer }));
     const probe = await fetch(`${front}/app_context`, { headers: { ...bearer, 'tollgate-nonce': 'cluster-bench-nonce-0123456789abcdef' } });
@@ -340,21 +218,14 @@ async function layout(dir, { count, proxied, duration, tries, warmup }) {
     }
     return { count, proxied, rows, propagation };
   } finally {
-    nginx?.stop();
-    for (const n of nodes) await stopChild(n.child).catch(() => undefined);
-    redis.stop();
-    try {
-      db.drop();
-    } catch {
-      // dropped by a later run's clean-up at worst
-    }
+    await started.stop();
   }
 }
 
 export async function runCluster({ duration = 10, tries = 100, warmup = 10 } = {}) {
   const why = clusterUnavailable();
   if (why) return { skipped: why };
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-cluster-bench-'));
+  const dir = workDir('tollgate-cluster-bench-');
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
     const direct = await layout(dir, { count: 1, proxied: false, duration, tries: 0, warmup });
@@ -365,8 +236,7 @@ export async function runCluster({ duration = 10, tries = 100, warmup = 10 } = {
       duration, warmup, direct, one, three,
     };
   } finally {
-    killAllChildren();
-    killOthers();
+    releaseAll();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -407,8 +277,7 @@ export function formatCluster(r) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.on(sig, () => {
-      killAllChildren();
-      killOthers();
+      releaseAll();
       process.exit(130);
     });
   }
@@ -424,6 +293,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`cluster bench: ${err.stack ?? err}`);
     process.exitCode = 1;
   } finally {
-    killAllChildren();
+    releaseAll();
   }
 }

@@ -10,29 +10,27 @@
 //   load: CPU µs per request (every node + nginx) for GET /app_context with a
 //         session, unsigned, over a wrk run of --duration seconds.
 //
-//   node bench/node-cpu.mjs [--nodes 3] [--proxied] [--idle 60] [--duration 5] [--json]
+//   node bench/node-cpu.mjs [--nodes 3] [--proxied] [--idle 60] [--duration 5] [--warmup 0] [--rounds 1] [--json]
 //   (--proxied: behind nginx even with one node; the default when --nodes > 1)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshDatabase, startNginx, startNodes, startRedis } from './cluster.mjs';
-import { killAllChildren, stopChild } from './lib/proc.mjs';
+import { ADMIN_TOKEN, BASE_DB, cpuMs, releaseAll, startLayout, workDir } from './lib/layout.mjs';
 import { createCodes, PASSWORD, tollgateClient } from './lib/tollgate.mjs';
 
-const ADMIN_TOKEN = 'cluster-bench-admin-token-0123456789';
-const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** utime + stime of a process, in ms. */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICK;
-}
+const USAGE = `node bench/node-cpu.mjs [options]
+  --nodes N      Tollgate nodes on PostgreSQL + a private Redis (default 3)
+  --proxied      behind nginx even with one node (the default when --nodes > 1)
+  --idle S       seconds of idle measured (default 60)
+  --duration S   seconds of each wrk round on GET /app_context (default 5)
+  --warmup S     seconds of unmeasured load before the rounds (default 0)
+  --rounds N     wrk rounds (default 1)
+  --json         one line of JSON
+  -h, --help     this text
+Needs nginx, redis-server, wrk, psql, taskset and the built server (npm run build);
+BENCH_DATABASE_URL (default ${BASE_DB}) is where a fresh database is made and dropped.`;
 
 /** Voluntary (the process waited: an event-loop turn found nothing more to do) and involuntary context switches. */
 function switches(pid) {
@@ -58,16 +56,12 @@ function wrkCount(url, duration, headers) {
 }
 
 export async function measure({ nodes: count, idle, duration, proxied = count > 1, warmup = 0, rounds = 1 }) {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-node-cpu-'));
-  const db = await freshDatabase();
-  const redis = await startRedis(dir);
-  let nodes = [];
-  let nginx = null;
+  const dir = workDir('tollgate-node-cpu-');
+  let layout = null;
   try {
-    nodes = await startNodes(dir, count, { DATABASE_URL: db.url, REDIS_URL: redis.url });
-    nginx = proxied ? await startNginx(dir, nodes.map((n) => n.url)) : null;
-    const nginxPid = nginx ? Number(readFileSync(join(dir, `nginx-${new URL(nginx.url).port}.pid`), 'utf8')) : null;
-    const redisPid = Number(execFileSync('redis-cli', ['-p', new URL(redis.url).port, 'info', 'server']).toString().match(/process_id:(\d+)/)[1]);
+    layout = await startLayout(dir, { count, proxied });
+    const { db, redis, nodes, nginx, front } = layout;
+    const redisPid = redis.pid();
     const client = tollgateClient(nodes[0].url, ADMIN_TOKEN);
     const app = await client.admin('POST', '/apps', { body: { name: 'Node CPU' } });
     const appHeaders = { 'x-api-key': app.api_key, 'x-api-secret': app.api_secret };
@@ -78,7 +72,7 @@ export async function measure({ nodes: count, idle, duration, proxied = count > 
     const bearer = { ...appHeaders, authorization: `Bearer ${session.session_token}` };
     await sleep(5000); // start-up work and the first flushes out of the way
     const pids = nodes.map((n) => n.child.pid);
-    const nginxPids = nginxPid ? [nginxPid, ...execFileSync('pgrep', ['-P', String(nginxPid)]).toString().trim().split('\n').map(Number)] : [];
+    const nginxPids = nginx ? nginx.pids() : [];
     const snap = () => ({ nodes: pids.map(cpuMs), sw: pids.map(switches), nginx: nginxPids.reduce((s, p) => s + cpuMs(p), 0), redis: cpuMs(redisPid), commits: commits(db.url), redisCmds: redisCommands(redis.url) });
     const a = snap();
     await sleep(idle * 1000);
@@ -91,7 +85,6 @@ export async function measure({ nodes: count, idle, duration, proxied = count > 
       pgCommitsPerMin: perMin(b.commits - a.commits),
       redisCommandsPerMin: perMin(b.redisCmds - a.redisCmds),
     };
-    const front = nginx?.url ?? nodes[0].url;
     if (warmup > 0) wrkCount(`${front}/app_context`, warmup, bearer);
     const loads = [];
     for (let r = 0; r < rounds; r++) {
@@ -115,21 +108,39 @@ export async function measure({ nodes: count, idle, duration, proxied = count > 
     }
     return { nodes: count, proxied, warmup, idleSeconds: idle, idle: idleRow, load: loads.length === 1 ? loads[0] : loads };
   } finally {
-    for (const n of nodes) await stopChild(n.child);
-    nginx?.stop();
-    redis.stop();
-    await sleep(200);
-    db.drop();
+    // Whatever happened (a node that never got ready, a wrk that failed): the layout's processes and database go.
+    await layout?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.on('SIGINT', () => {
-    killAllChildren();
-    process.exit(130);
-  });
-  const { values } = parseArgs({ options: { nodes: { type: 'string', default: '3' }, idle: { type: 'string', default: '60' }, duration: { type: 'string', default: '5' }, json: { type: 'boolean', default: false }, proxied: { type: 'boolean' }, warmup: { type: 'string', default: '0' }, rounds: { type: 'string', default: '1' } } });
-  const r = await measure({ nodes: Number(values.nodes), idle: Number(values.idle), duration: Number(values.duration), proxied: values.proxied ?? Number(values.nodes) > 1, warmup: Number(values.warmup), rounds: Number(values.rounds) });
-  console.log(values.json ? JSON.stringify(r) : JSON.stringify(r, null, 2));
+  // A signal skips every finally: kill what was started (nodes, nginx, Redis), drop the database, remove the directory here.
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      releaseAll();
+      process.exit(130);
+    });
+  }
+  const options = { nodes: { type: 'string', default: '3' }, idle: { type: 'string', default: '60' }, duration: { type: 'string', default: '5' }, json: { type: 'boolean', default: false }, proxied: { type: 'boolean' }, warmup: { type: 'string', default: '0' }, rounds: { type: 'string', default: '1' }, help: { type: 'boolean', short: 'h', default: false } };
+  let values;
+  try {
+    ({ values } = parseArgs({ options }));
+  } catch (err) {
+    console.error(`${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(USAGE);
+  } else {
+    try {
+      const r = await measure({ nodes: Number(values.nodes), idle: Number(values.idle), duration: Number(values.duration), proxied: values.proxied ?? Number(values.nodes) > 1, warmup: Number(values.warmup), rounds: Number(values.rounds) });
+      console.log(values.json ? JSON.stringify(r) : JSON.stringify(r, null, 2));
+    } catch (err) {
+      console.error(`node-cpu bench: ${err.stack ?? err}`);
+      process.exitCode = 1;
+    } finally {
+      releaseAll();
+    }
+  }
 }

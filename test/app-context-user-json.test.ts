@@ -41,6 +41,29 @@ describe("/app_context's user part", () => {
     expect(JSON.parse(first.json).membership).toMatchObject({ is_trial: true, entitlements: ['a', 'b'] });
   });
 
+  it('a lifetime user: active with no end at every instant; only its grants turn the part, the far future included', () => {
+    // A lifetime membership has no instant of its own: its part turns only where an entitlement grant ends.
+    const user: UserRecord = { ...record(), isLifetime: true, activeUntil: null, trialEndsAt: null };
+    const instants = [...Array(141).keys()].map((i) => T - 20 + i);
+    for (const now of [...instants, ...instants.reverse(), T + 1e12, T - 1e12]) {
+      const part = userJsonOf(user, now);
+      expect(part.json, `at T${now - T >= 0 ? '+' : ''}${now - T}`).toBe(fresh(user, now));
+      expect(JSON.parse(part.json).membership).toMatchObject({ is_active: true, is_lifetime: true, active_until: null });
+    }
+    expect(spanOf(user, T)).toEqual([-Infinity, T + 30]);
+    expect(spanOf(user, T + 70)).toEqual([T + 70, Infinity]);
+    const early = userJsonOf(user, T + 1);
+    expect(userJsonOf(user, T + 29)).toBe(early); // computed once for the span before the first grant ends
+    const late = userJsonOf(user, T + 70);
+    expect(JSON.parse(late.json).membership.entitlements).toEqual(['b']);
+    expect(userJsonOf(user, T + 1e12)).toBe(late); // and once for the rest of time after the last
+    // Without grants a lifetime user's part is one for ever.
+    const plain: UserRecord = { ...user, grants: [] };
+    const once = userJsonOf(plain, T - 1e12);
+    expect(userJsonOf(plain, T + 1e12)).toBe(once);
+    expect(JSON.parse(once.json).membership).toEqual({ is_active: true, is_lifetime: true, active_until: null, entitlements: [] });
+  });
+
   it("a span runs from the record's last instant at or before now to its first after it", () => {
     const user = record();
     expect(spanOf(user, T)).toEqual([-Infinity, T + 30]);

@@ -1,11 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../src/domain/outbox/catalogue.js';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { assertNoSecrets, EVENT_TYPES } from '../src/domain/outbox/catalogue.js';
 import { sweepExpiries } from '../src/domain/outbox/sweeper.js';
 import { loadConfig } from '../src/config/index.js';
 import { write } from '../src/domain/unit-of-work.js';
 import { createTollgate } from '../src/wiring.js';
-import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, type Harness, type TestApp } from './helpers.js';
+import { ADMIN_TOKEN, fastHasher, harness, PASSWORD, STORE, TestClock, type Harness, type TestApp } from './helpers.js';
 import { rootPair, rotateKey } from './signing-fixtures.js';
+import { Receiver } from './webhook-receiver.js';
+
+// The secrets check, watched: the test event's data never names a secret, so whether it passed through the check
+// shows nowhere else (the check itself is the real one).
+vi.mock('../src/domain/outbox/catalogue.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../src/domain/outbox/catalogue.js')>();
+  return { ...actual, assertNoSecrets: vi.fn(actual.assertNoSecrets) };
+});
 
 /**
  * The outbox (src/domain/unit-of-work.ts `emit`): every state change writes its events in its own transaction,
@@ -187,23 +196,29 @@ describe('events are written with their change', () => {
 describe('one recording path, the test event’s too', () => {
   let h: Harness;
   let app: TestApp;
+  let receiver: Receiver;
   beforeEach(async () => {
-    h = await harness({ env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
+    // The clock starts at the real time: standardwebhooks checks webhook-timestamp against the wall clock (5 min).
+    h = await harness({ clock: new TestClock(Date.now()), env: { WEBHOOK_ALLOW_HOSTS: '127.0.0.1' } });
     app = await h.createApp();
+    receiver = await Receiver.start();
   });
-  afterEach(async () => h.close());
+  afterEach(async () => {
+    await h.close();
+    await receiver.close();
+  });
 
-  const endpoint = async (path: string, body: Record<string, unknown> = {}): Promise<string> => {
+  const endpoint = async (path: string, body: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> => {
     const res = await h.admin('POST', path, { url: 'http://127.0.0.1:9/hook', ...body });
     expect(res.statusCode, res.body).toBe(201);
-    return res.json().id;
+    return res.json();
   };
   const deliveredTo = async (eventId: string) =>
     (await h.tollgate.services.store.db.all<{ endpoint_id: string }>('SELECT endpoint_id FROM webhook_deliveries WHERE event_id = ?', [eventId])).map((r) => r.endpoint_id);
 
   it('emit with `only` delivers to that endpoint alone, whatever the subscriptions, through the secrets check', async () => {
-    const service = await endpoint('/webhooks');
-    const own = await endpoint(`/apps/${app.id}/webhooks`, { event_types: ['user.created'] });
+    const service = (await endpoint('/webhooks')).id;
+    const own = (await endpoint(`/apps/${app.id}/webhooks`, { event_types: ['user.created'] })).id;
     const recorded = await write(h.tollgate.services, ({ emit }) => emit('webhook.test', app.id, { endpoint_id: own, message: 'hi' }, own));
     expect(recorded.deliveries).toBe(1);
     expect(recorded.deliveryId).toBeDefined();
@@ -213,13 +228,26 @@ describe('one recording path, the test event’s too', () => {
     await expect(write(h.tollgate.services, ({ emit }) => emit('webhook.test', app.id, { api_secret: 'x' }, own))).rejects.toThrow(/looks like a secret/);
   });
 
-  it('POST …/test records its event through that path: one delivery, to the endpoint tested', async () => {
+  it('POST …/test goes through emit: checked for secrets, listed as a webhook.test event, delivered to the endpoint tested alone, signed', async () => {
     await endpoint('/webhooks');
-    const own = await endpoint(`/apps/${app.id}/webhooks`, { event_types: ['user.created'] });
-    const res = await h.admin('POST', `/apps/${app.id}/webhooks/${own}/test`);
+    const own = await endpoint(`/apps/${app.id}/webhooks`, { url: receiver.url, event_types: ['user.created'] });
+    vi.mocked(assertNoSecrets).mockClear();
+    const res = await h.admin('POST', `/apps/${app.id}/webhooks/${own.id}/test`);
     expect(res.statusCode, res.body).toBe(202);
-    expect(await deliveredTo(res.json().event_id)).toEqual([own]);
-    const [event] = await h.tollgate.services.store.db.all<StoredEvent>('SELECT id, type, app_id, occurred_at, data FROM events WHERE id = ?', [res.json().event_id]);
-    expect(event).toMatchObject({ type: 'webhook.test', app_id: app.id });
+    const { event_id: eventId, delivery_id: deliveryId } = res.json() as { event_id: string; delivery_id: string };
+    // Recorded as emit records: its data went through the secrets check, the event is listed under its type.
+    const data = { endpoint_id: own.id, message: 'A test event sent from Tollgate' };
+    expect(vi.mocked(assertNoSecrets).mock.calls.filter(([type]) => type === 'webhook.test')).toEqual([['webhook.test', data]]);
+    const listed = await h.admin('GET', `/events?app_id=${app.id}&type=webhook.test`);
+    expect(listed.json().items).toEqual([expect.objectContaining({ id: eventId, type: 'webhook.test', app_id: app.id, data })]);
+    // One delivery, to the endpoint tested only (not the service-wide one, which hears of every app event).
+    expect(await deliveredTo(eventId)).toEqual([own.id]);
+    const deliveries = (await h.admin('GET', `/apps/${app.id}/webhooks/${own.id}/deliveries`)).json().items;
+    expect(deliveries.map((d: { id: string; event_id: string; event_type: string }) => [d.id, d.event_id, d.event_type])).toEqual([[deliveryId, eventId, 'webhook.test']]);
+    // It reaches the endpoint signed with the endpoint's secret, as every event does.
+    const [got] = await receiver.count(1);
+    const headers = { 'webhook-id': got!.headers['webhook-id'] as string, 'webhook-timestamp': got!.headers['webhook-timestamp'] as string, 'webhook-signature': got!.headers['webhook-signature'] as string };
+    expect(new Webhook(own.secret).verify(got!.body, headers)).toMatchObject({ id: eventId, type: 'webhook.test', app_id: app.id, data });
+    expect(headers['webhook-id']).toBe(eventId);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * process.nextTick stays on V8's fast path in a server that went idle
- * (src/http/tick-shape.ts). On Node 20 a full GC while no tick is queued
+ * (src/http/tick-shape.ts). On Node 20 (22 and 24 too) a full GC while no tick is queued
  * kills the tick object's maps that nextTick's feedback points at, and from
  * then on every nextTick costs ~8x more (node:http queues ~10 per answer).
  *
@@ -45,6 +45,7 @@ export async function measure(out) {
   renameSync(out + '.tmp', out); // whole or absent: the test reads it as soon as it exists
 }
 process.on('SIGUSR2', () => void measure(process.env.PROBE_OUT));
+writeFileSync(process.env.PROBE_OUT + '.armed', ''); // the signal is caught from now on, no longer fatal
 `;
 
 let dir: string;
@@ -71,16 +72,18 @@ async function costsIn(args: string[], env: Record<string, string>, ready: () =>
   });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
   try {
     const deadline = Date.now() + 20_000;
-    while (!(await ready().catch(() => false))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the child was never ready: ${stderr}`);
+    // Ready, and the probe armed: a SIGUSR2 before its handler is installed (a loaded machine, a slow start) kills the child.
+    while (!(existsSync(`${out}.armed`) && (await ready().catch(() => false)))) {
+      if (Date.now() > deadline || gone()) throw new Error(`the child was never ready: ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 300)); // idle: the start-up's last ticks have run
     child.kill('SIGUSR2');
     while (!existsSync(out)) {
-      if (Date.now() > deadline + 20_000 || child.exitCode !== null) throw new Error(`no measurement: ${stderr}`);
+      if (Date.now() > deadline + 20_000 || gone()) throw new Error(`no measurement (${child.signalCode ?? child.exitCode ?? 'still running'}): ${stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     return JSON.parse(readFileSync(out, 'utf8')) as Costs;
@@ -96,19 +99,30 @@ describe('process.nextTick after full GCs on an idle process', () => {
     bare = await costsIn(['-e', 'setInterval(() => {}, 1000)'], {}, async () => true);
   }, 60_000);
   const ns = (c: Costs) => `${c.before.toFixed(0)} ns a nextTick, ${c.after.toFixed(0)} ns after the GCs (a bare process: ${bare.before.toFixed(0)} → ${bare.after.toFixed(0)} ns)`;
+  /**
+   * Where V8 keeps nextTick fast after the GCs, the problem does not reproduce: the cases below would pass without
+   * the fix, so they skip, saying so, rather than pass on nothing. (Measured 2026-11-27: Node 20.20, 22.23 and 24.21
+   * all lose it, 30-70 → 260-530 ns, and the cases run on each.)
+   */
+  const keptByThisNode = () => (bare.after < 3 * bare.before ? `this Node keeps nextTick fast (a bare process: ${bare.before.toFixed(0)} → ${bare.after.toFixed(0)} ns)` : null);
 
   it('a bare Node process loses nextTick\'s fast path (the problem, on this Node; skipped where V8 keeps it)', (ctx) => {
-    if (bare.after < 3 * bare.before) ctx.skip(`this Node keeps nextTick fast (${bare.before.toFixed(0)} → ${bare.after.toFixed(0)} ns)`);
+    const kept = keptByThisNode();
+    if (kept) ctx.skip(kept);
     expect(bare.after).toBeGreaterThan(3 * bare.before);
   });
 
-  it('a process that kept a tick object keeps it', async () => {
+  it('a process that kept a tick object keeps it (skipped where V8 keeps it anyway)', async (ctx) => {
+    const kept = keptByThisNode();
+    if (kept) ctx.skip(`nothing to keep: ${kept}`);
     const keep = `import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/http/tick-shape.js')).href)}).then((m) => m.keepTickShape(0)); setInterval(() => {}, 1000)`;
     const costs = await costsIn(['-e', keep], {}, async () => true);
     expect(costs.after, ns(costs)).toBeLessThan(2 * bare.before);
   }, 60_000);
 
-  it('tollgate serve keeps nextTick fast once idle (GET /app_context queues ~10 ticks an answer)', async () => {
+  it('tollgate serve keeps nextTick fast once idle (GET /app_context queues ~10 ticks an answer; skipped where V8 keeps it anyway)', async (ctx) => {
+    const kept = keptByThisNode();
+    if (kept) ctx.skip(`nothing to keep: ${kept}`);
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const env = { PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 't.db')}`, TOLLGATE_ADMIN_TOKEN: `tg_tick_${'a'.repeat(40)}`, LOG_LEVEL: 'warn', RATE_LIMIT: 'off' };
     const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(1000) })).ok;

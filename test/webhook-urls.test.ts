@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { write } from '../src/domain/unit-of-work.js';
 import { isMaskedUrl, maskedUrl } from '../src/domain/webhooks/url-mask.js';
 import { expectError, harness, TestClock, type Harness, type TestApp } from './helpers.js';
 import { withToken } from './operator-helpers.js';
@@ -48,6 +50,29 @@ describe('maskedUrl', () => {
     }
     expect(isMaskedUrl('https://relay.example/hook?token=****wxyz', 'discord')).toBe(true);
     expect(maskedUrl(`https://relay.example/api/webhooks/42/${TOKEN}?all`, 'discord'), 'nothing in the query to mask').toBe('https://relay.example/api/webhooks/42/****wxyz?all');
+  });
+
+  it('masks a credential in the user part, whatever the kind: the password (nothing of it shown), or a user name alone', () => {
+    const PW = 'hunter2-relay-password';
+    expect(maskedUrl(`https://relay:${PW}@relay.example/to-discord/${TOKEN}`, 'discord')).toBe('https://relay:****@relay.example/to-discord/****wxyz');
+    expect(maskedUrl(`https://relay:${PW}@relay.example/hook?token=${TOKEN}`, 'discord')).toBe('https://relay:****@relay.example/****?token=****wxyz');
+    expect(maskedUrl(`https://u:${PW}@discord.com/api/webhooks/1234/${TOKEN}`, 'standard')).toBe('https://u:****@discord.com/api/webhooks/1234/****wxyz');
+    expect(maskedUrl(`https://crm:${PW}@crm.example.com/hooks/tollgate`, 'standard')).toBe('https://crm:****@crm.example.com/hooks/tollgate');
+    expect(maskedUrl('https://crm:pw@crm.example.com/hooks/tollgate', 'standard'), 'a short password too').toBe('https://crm:****@crm.example.com/hooks/tollgate');
+    // A user name alone is the key of Basic auth: masked as a token is.
+    expect(maskedUrl(`https://${OTHER_TOKEN}@crm.example.com/hooks/tollgate`, 'standard')).toBe('https://****9876@crm.example.com/hooks/tollgate');
+    // Shown again, each is known as masked and masks to itself; the stored one is not a masked one.
+    for (const [url, kind] of [
+      [`https://relay:${PW}@relay.example/to-discord/${TOKEN}`, 'discord'],
+      [`https://crm:${PW}@crm.example.com/hooks/tollgate`, 'standard'],
+      [`https://${OTHER_TOKEN}@crm.example.com/hooks/tollgate`, 'standard'],
+    ] as const) {
+      const shown = maskedUrl(url, kind);
+      expect(shown).not.toContain(PW);
+      expect(isMaskedUrl(shown, kind), shown).toBe(true);
+      expect(isMaskedUrl(url, kind), url).toBe(false);
+      expect(maskedUrl(shown, kind)).toBe(shown);
+    }
   });
 
   it('leaves other URLs as they are, and tells a masked URL from a real one', () => {
@@ -110,6 +135,34 @@ describe('a discord endpoint’s URL in views and the audit log', () => {
     expect(await stored(id)).toBe(discordUrl(TOKEN));
     const fresh = expectError(await h.admin('POST', base(), { url: masked(TOKEN), kind: 'discord' }), 422, 'validation_error');
     expect(fresh.errors![0]).toMatchObject({ field: 'body.url', message: expect.stringMatching(/masked/) });
+  });
+
+  it('a relay URL with a password in its user part (a row not saved through the API, which refuses it) is shown and audited without it', async () => {
+    const PW = 'hunter2-relay-password';
+    const url = receiver.url.replace('http://', `http://relay:${PW}@`).replace(/\/hook$/, `/to-discord/${TOKEN}`);
+    expect((await h.admin('POST', base(), { url, kind: 'discord' })).statusCode, 'refused when saved through the API').toBe(422);
+    const now = h.clock.ms;
+    const id = randomUUID();
+    await write(h.tollgate.services, ({ tx }) => tx.webhooks.insertEndpoint({
+      id, appId: app.id, url, kind: 'discord', eventTypes: null, description: '', enabled: true, disabledReason: null, secret: 'whsec_restored',
+      previousSecret: null, previousSecretUntil: null, failingSince: null, createdAt: now, updatedAt: now,
+    }));
+    const shown = receiver.url.replace('http://', 'http://relay:****@').replace(/\/hook$/, '/to-discord/****wxyz');
+    const got = await h.admin('GET', `${base()}/${id}`);
+    const listed = await h.admin('GET', base());
+    expect(got.json().url).toBe(shown);
+    expect(listed.json().items[0].url).toBe(shown);
+    // A form sending the shown URL back changes nothing; the deletion's audit entry shows it masked.
+    const same = await h.admin('PATCH', `${base()}/${id}`, { url: shown, description: 'restored' });
+    expect(same.statusCode, same.body).toBe(200);
+    expect(await stored(id)).toBe(url);
+    expect((await h.admin('DELETE', `${base()}/${id}`)).statusCode).toBe(204);
+    const deleted = (await h.admin('GET', `/audit?app_id=${app.id}&action=webhook.delete`)).json().items[0];
+    expect(deleted.details.before.url).toBe(shown);
+    for (const body of [got.body, listed.body, same.body, await audit()]) {
+      expect(body).not.toContain(PW);
+      expect(body).not.toContain(TOKEN);
+    }
   });
 
   it('a new token is stored whole, and audited masked on both sides; so is the deletion', async () => {

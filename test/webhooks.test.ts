@@ -29,6 +29,19 @@ function verifyV1a(publicKey: string, r: Received): boolean {
   return h['webhook-signature'].split(' ').filter((e) => e.startsWith('v1a,')).some((e) => verify(null, content, key, Buffer.from(e.slice(4), 'base64')));
 }
 
+/**
+ * Runs the worker until `done` holds, a turn at a time with a pause between (the background loop may take a batch
+ * first: either way it is sent once); throws if it does not hold within `ms`.
+ */
+async function workUntil(h: Harness, done: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await h.tollgate.outbox.worker.runOnce();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe('webhooks', () => {
   let h: Harness;
   let app: TestApp;
@@ -54,15 +67,7 @@ describe('webhooks', () => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json().items as { id: string; status: string; attempts: number; next_attempt_at: string | null; attempt_log: { status: number | null; error: string | null; body: string | null }[] }[];
   };
-  /** Runs the worker until `done` holds (the background loop may take a batch first: either way it is sent once). */
-  const until = async (done: () => Promise<boolean> | boolean, ms = 10_000) => {
-    const deadline = Date.now() + ms;
-    while (!(await done())) {
-      if (Date.now() > deadline) throw new Error('condition not reached');
-      await h.tollgate.outbox.worker.runOnce();
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const until = (done: () => Promise<boolean> | boolean, ms?: number) => workUntil(h, done, ms);
 
   it('a committed write reaches the endpoint, signed per Standard Webhooks (v1 by the package, v1a by its public key)', async () => {
     const ep = await endpoint();
@@ -88,18 +93,27 @@ describe('webhooks', () => {
 
   it('only subscribed types, only enabled endpoints, only the app’s own events (plus service-wide endpoints)', async () => {
     const other = await h.createApp({ name: 'Other' });
-    await endpoint({ event_types: ['license.created'] });
+    const own = await endpoint({ event_types: ['license.created'] });
+    // Subscribed to both types, but disabled: nothing is queued for it, so nothing reaches the receiver from it.
+    const disabled = await endpoint({ event_types: ['user.created', 'license.created'], enabled: false });
+    expect(disabled.enabled).toBe(false);
     const service = await Receiver.start();
     try {
       const res = await h.admin('POST', '/webhooks', { url: service.url, event_types: ['user.created'] });
       expect(res.statusCode, res.body).toBe(201);
       await h.signUp(app, 'alice');
       await h.signUp(other, 'bob');
+      await h.licenses(other); // the other app's license.created: not for this app's endpoint
       await h.licenses(app);
       await service.count(2);
       await receiver.count(1);
       await new Promise((r) => setTimeout(r, 300));
-      expect(receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['license.created']);
+      // Subscribed type only (no user.created), own app only (not Other's license.created), enabled endpoints only.
+      expect(receiver.received.map((r) => [JSON.parse(r.body).type, JSON.parse(r.body).app_id])).toEqual([['license.created', app.id]]);
+      expect(await deliveries(own.id)).toHaveLength(1);
+      expect(await deliveries(disabled.id)).toEqual([]);
+      // The service-wide endpoint hears its type from every app, and only its type.
+      expect(service.received.map((r) => JSON.parse(r.body).type)).toEqual(['user.created', 'user.created']);
       expect(service.received.map((r) => JSON.parse(r.body).data.username).sort()).toEqual(['alice', 'bob']);
     } finally {
       await service.close();
@@ -306,12 +320,7 @@ describe('a webhook key this node cannot open', () => {
       await h.signUp(app, 'alice');
       type Delivery = { status: string; attempts: number; next_attempt_at: string | null; attempt_log: { status: number | null; error: string | null }[] };
       const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}/deliveries`)).json().items as Delivery[];
-      const deadline = Date.now() + 10_000;
-      while ((await list())[0]?.attempts !== 1) {
-        if (Date.now() > deadline) throw new Error('no attempt recorded');
-        await h.tollgate.outbox.worker.runOnce();
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await workUntil(h, async () => (await list())[0]?.attempts === 1);
       const [d] = await list();
       expect(d!.status).toBe('pending');
       expect(d!.attempt_log).toHaveLength(1);
@@ -381,10 +390,9 @@ describe('SSRF: where a webhook may go', () => {
       services.egress = new EgressPolicy([]);
       await h.signUp(app, 'alice');
       const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${res.json().id}/deliveries`)).json().items;
-      const deadline = Date.now() + 5000;
-      while ((await list())[0]?.attempts !== 1 && Date.now() < deadline) await h.tollgate.outbox.worker.runOnce();
+      await workUntil(h, async () => (await list())[0]?.attempts === 1);
       const [d] = await list();
-      expect(d.attempt_log[0].error).toMatch(/^refused: the URL must be https/);
+      expect(d.attempt_log[0]).toMatchObject({ status: null, error: expect.stringMatching(/^refused: the URL must be https/) });
       expect(receiver.received).toEqual([]);
     } finally {
       await receiver.close();
@@ -410,10 +418,9 @@ describe('SSRF: where a webhook may go', () => {
       services.egress = new EgressPolicy([]);
       await h.signUp(app, 'alice');
       const list = async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${res.json().id}/deliveries`)).json().items;
-      const deadline = Date.now() + 5000;
-      while ((await list())[0]?.attempts !== 1 && Date.now() < deadline) await h.tollgate.outbox.worker.runOnce();
+      await workUntil(h, async () => (await list())[0]?.attempts === 1);
       const [d] = await list();
-      expect(d.attempt_log[0].error).toMatch(/^refused: the URL resolves to (127\.0\.0\.1|::1), a loopback/);
+      expect(d.attempt_log[0]).toMatchObject({ status: null, error: expect.stringMatching(/^refused: the URL resolves to (127\.0\.0\.1|::1), a loopback/) });
       expect(connections).toBe(0);
     } finally {
       await new Promise<void>((resolve) => listener.close(() => resolve()));

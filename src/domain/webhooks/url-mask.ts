@@ -53,12 +53,29 @@ function tokenAt(url: URL, kind: EndpointKind): { segments: string[]; at: number
 /** A token as shown: MASK, then its last four characters when it is long enough for them to say little. */
 const maskToken = (token: string) => MASK + (token.length >= SHOWN_FROM ? token.slice(-4) : '');
 
-/** The URL as an operator sees it: a token masked (and a relay's query values), everything else as stored. */
+/**
+ * The credential in a URL's user part, whatever the kind: its password, or a user name alone (`https://<key>@host`,
+ * Basic auth with the key as the user). Saving such a URL is refused (egress.ts), but a row that came another way
+ * (a restored or hand-edited database) must not show it either. A password shows nothing of itself.
+ */
+function maskUserinfo(url: URL): boolean {
+  if (url.password !== '') {
+    if (url.password.startsWith(MASK)) return false;
+    url.password = MASK;
+    return true;
+  }
+  if (url.username === '' || url.username.startsWith(MASK)) return false;
+  url.username = maskToken(url.username);
+  return true;
+}
+
+/** The URL as an operator sees it: a token masked (and a relay's query values, and a credential in its user part), everything else as stored. */
 export function maskedUrl(raw: string, kind: EndpointKind): string {
   const url = parse(raw);
   if (url === null) return raw;
   const { segments, at, relay } = tokenAt(url, kind);
-  if (at < 0 && !relay) return raw;
+  const userinfo = maskUserinfo(url);
+  if (at < 0 && !relay) return userinfo ? url.toString() : raw;
   if (at >= 0 && !segments[at]!.startsWith(MASK)) {
     segments[at] = maskToken(segments[at]!);
     url.pathname = segments.join('/');
@@ -78,6 +95,7 @@ export function isMaskedUrl(raw: string, kind: EndpointKind): boolean {
   const url = parse(raw);
   if (url === null) return false;
   const { segments, at, relay } = tokenAt(url, kind);
+  if (url.password.startsWith(MASK) || url.username.startsWith(MASK)) return true;
   if (at >= 0 && segments[at]!.startsWith(MASK)) return true;
   return relay && [...url.searchParams.values()].some((v) => v.startsWith(MASK));
 }
