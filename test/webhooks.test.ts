@@ -230,6 +230,9 @@ describe('webhooks', () => {
     await h.signUp(app, 'bob');
     await until(async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().enabled === false);
     expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().disabled_reason).toMatch(/24 hours/);
+    // A delivery still in flight when the other's outcome disabled the endpoint is recorded after the disable is
+    // visible: it ends failed too (no retry), once its answer is in.
+    await until(async () => (await deliveries(ep.id)).every((d) => d.status !== 'pending'));
     expect((await deliveries(ep.id)).map((d) => d.status)).toEqual(['failed', 'failed']);
   });
 
