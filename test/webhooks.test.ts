@@ -371,7 +371,7 @@ describe('SSRF: where a webhook may go', () => {
     ['https://[::127.0.0.1]/hook', /reserved/],
     ['https://[::ffff:0:127.0.0.1]/hook', /reserved/],
     ['https://[fec0::1]/hook', /reserved/],
-    ['https://168.63.129.16/hook', /reserved/],
+    ['https://168.63.129.16/hook', /metadata/],
     ['https://user:pw@example.com/hook', /user name/],
     ['not a url', /not a URL/],
   ] as const) {

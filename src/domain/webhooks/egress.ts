@@ -14,20 +14,58 @@ import { addRange, canonicalIp, inList, parseIpRange } from '../../net/address.j
  * could answer differently).
  */
 
-/** Never reachable by a webhook, whatever the name resolves to (IANA special-purpose registries, cloud metadata). */
-const BLOCKED = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
-  '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
-  // Azure's platform address (wire server, metadata relay): public in form, never a receiver.
-  '168.63.129.16/32',
-  // ::/96 holds ::, ::1 and the deprecated IPv4-compatible form (::127.0.0.1); ::ffff:0:0:0/96 is SIIT's
-  // IPv4-translated form (::ffff:0:127.0.0.1); fec0::/10 the deprecated site-local range: each reaches an IPv4
-  // or internal host on a node with a translator.
-  '::/96', '::ffff:0:0:0/96', 'fec0::/10', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'ff00::/8',
+/**
+ * Never reachable by a webhook, whatever the name resolves to (IANA special-purpose registries, cloud metadata),
+ * each range with the category a refusal names. Looked up most specific first: the metadata addresses sit inside
+ * the link-local and unique-local ranges, and a refusal says `metadata` for them.
+ */
+export type AddressCategory = 'unspecified' | 'loopback' | 'private' | 'shared' | 'link-local' | 'metadata' | 'multicast' | 'reserved';
+const BLOCKED: readonly (readonly [AddressCategory, readonly string[]])[] = [
+  // 168.63.129.16: Azure's platform address (wire server, metadata relay), public in form, never a receiver.
+  ['metadata', ['169.254.169.254/32', 'fd00:ec2::254/128', '168.63.129.16/32']],
+  ['unspecified', ['0.0.0.0/8', '::/128']],
+  ['loopback', ['127.0.0.0/8', '::1/128']],
+  ['private', ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7']],
+  ['shared', ['100.64.0.0/10']],
+  ['link-local', ['169.254.0.0/16', 'fe80::/10']],
+  ['multicast', ['224.0.0.0/4', 'ff00::/8']],
+  ['reserved', [
+    '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '240.0.0.0/4',
+    '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/23', '2001:db8::/32', '2002::/16',
+    // ::/96 (after :: and ::1 above) is the deprecated IPv4-compatible form (::127.0.0.1); ::ffff:0:0:0/96 is SIIT's
+    // IPv4-translated form (::ffff:0:127.0.0.1); fec0::/10 the deprecated site-local range: each reaches an IPv4 or
+    // internal host on a node with a translator.
+    '::/96', '::ffff:0:0:0/96', 'fec0::/10',
+  ]],
 ];
 
-const blocked = new BlockList();
-for (const r of BLOCKED) addRange(blocked, parseIpRange(r)!);
+const blocked: [AddressCategory, BlockList][] = BLOCKED.map(([category, ranges]) => {
+  const list = new BlockList();
+  for (const r of ranges) addRange(list, parseIpRange(r)!);
+  return [category, list];
+});
+
+/** What an address is to the check: the category of the first blocked range it is in, or null (public). */
+export function addressCategory(address: string): AddressCategory | null {
+  const canonical = canonicalIp(address) ?? address;
+  for (const [category, list] of blocked) if (inList(list, canonical)) return category;
+  return null;
+}
+
+/** What a refusal names (each category once): the URL's syntax, its scheme, user info, a failed lookup, or an address's category. */
+export type RefusalCategory = 'url' | 'scheme' | 'credentials' | 'unresolvable' | AddressCategory;
+
+const DESCRIBED: Record<AddressCategory, string> = {
+  unspecified: 'an unspecified address', loopback: 'a loopback address', private: 'a private address', shared: 'a shared address (CGNAT)',
+  'link-local': 'a link-local address', metadata: 'a cloud metadata address', multicast: 'a multicast address', reserved: 'a reserved address',
+};
+
+/** A refusal's words for a blocked address: its category, and for a metadata address the range it sits in. */
+function described(address: string, category: AddressCategory): string {
+  if (category !== 'metadata') return DESCRIBED[category];
+  const within = blocked.slice(1).find(([, list]) => inList(list, address))?.[0];
+  return within === undefined ? DESCRIBED.metadata : `${DESCRIBED.metadata} (${within})`;
+}
 
 /** WEBHOOK_ALLOW_HOSTS: host names (exact, any case) and addresses or ranges exempt from the check, for development and tests. */
 export class EgressPolicy {
@@ -64,7 +102,8 @@ export interface Target {
 }
 
 export class EgressRefused extends Error {
-  constructor(message: string) {
+  /** Which check refused (docs/webhooks.md lists them). */
+  constructor(message: string, readonly category: RefusalCategory) {
     super(message);
     this.name = 'EgressRefused';
   }
@@ -76,14 +115,14 @@ export function parseEndpointUrl(raw: string, policy: EgressPolicy): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new EgressRefused('is not a URL');
+    throw new EgressRefused('is not a URL', 'url');
   }
   const host = bareHost(url);
-  if (url.username || url.password) throw new EgressRefused('must not carry a user name or password');
+  if (url.username || url.password) throw new EgressRefused('must not carry a user name or password', 'credentials');
   if (url.protocol === 'http:') {
-    if (!policy.allowedHost(host) && !(isIP(host) && policy.allowedAddress(canonicalIp(host) ?? host))) throw new EgressRefused('must be https');
+    if (!policy.allowedHost(host) && !(isIP(host) && policy.allowedAddress(canonicalIp(host) ?? host))) throw new EgressRefused('must be https', 'scheme');
   } else if (url.protocol !== 'https:') {
-    throw new EgressRefused('must be https');
+    throw new EgressRefused('must be https', 'scheme');
   }
   return url;
 }
@@ -101,23 +140,22 @@ export async function resolveTarget(raw: string, policy: EgressPolicy, resolve: 
     try {
       addresses = await resolve(host, { all: true, verbatim: true });
     } catch (err) {
-      throw new EgressRefused(`its host does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`);
+      throw new EgressRefused(`its host does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'})`, 'unresolvable');
     }
-    if (addresses.length === 0) throw new EgressRefused('its host does not resolve');
+    if (addresses.length === 0) throw new EgressRefused('its host does not resolve', 'unresolvable');
   }
   const hostAllowed = policy.allowedHost(host);
   // Every address is checked, not only the first: a name that resolves to one public and one private address
   // would otherwise reach the private one whenever the resolver's order changed.
   for (const a of addresses) {
     const address = canonicalIp(a.address) ?? a.address;
-    if (!hostAllowed && !policy.allowedAddress(address) && isBlocked(address)) {
-      throw new EgressRefused(`resolves to ${address}, a loopback, private, link-local, multicast or reserved address`);
-    }
+    const category = hostAllowed || policy.allowedAddress(address) ? null : addressCategory(address);
+    if (category !== null) throw new EgressRefused(`resolves to ${address}, ${described(address, category)}`, category);
   }
   const first = addresses[0]!;
   return { url, address: canonicalIp(first.address) ?? first.address, family: isIP(canonicalIp(first.address) ?? first.address) === 6 ? 6 : 4 };
 }
 
 export function isBlocked(address: string): boolean {
-  return inList(blocked, canonicalIp(address) ?? address);
+  return addressCategory(address) !== null;
 }
