@@ -5,6 +5,7 @@
  * fields changes nothing. A payload missing what its event type needs is a
  * 422 (the signature was good, the content is not something a store sends).
  */
+import { createHash } from 'node:crypto';
 import type { Provider } from '../../store/repositories/sales.js';
 import { DomainError } from '../errors.js';
 
@@ -43,11 +44,21 @@ function obj(o: Json, key: string, path: string): Json {
   return v;
 }
 
-/** A non-empty id of at most 255 characters; numbers (Lemon Squeezy's ids) become their decimal text. */
+/**
+ * A non-empty id of at most 255 characters, without NUL and well-formed UTF-16 (so both stores keep the same
+ * bytes: PostgreSQL refuses NUL, and a lone surrogate would be stored as U+FFFD); numbers (Lemon Squeezy's ids)
+ * become their decimal text.
+ */
 function id(v: unknown): string | null {
   if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
-  if (typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\0')) return v;
+  if (typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\0') && !/\p{Surrogate}/u.test(v)) return v;
   return null;
+}
+
+/** A part of a derived event id that a store may leave out (then empty), else an id as above: 422 otherwise. */
+function optionalPart(o: Json, key: string, path: string): string {
+  if (o[key] === undefined || o[key] === null) return '';
+  return requiredId(o, key, path);
 }
 
 function requiredId(o: Json, key: string, path: string): string {
@@ -222,10 +233,14 @@ function lemonSqueezy(body: Json): SaleEvent {
   const a = obj(data, 'attributes', 'data.attributes');
   // Lemon Squeezy sends no event id: the event name and the object it is about identify a delivery (a redelivery
   // carries both again). Each subscription payment is its own subscription-invoice object, so renewals stay apart.
-  let eventId = `${type}:${String(data.type ?? '')}:${dataId}`;
+  // Every part is bounded (an id: 255 characters, no NUL), so the key is too, alike on both stores.
+  let eventId = `${type}:${optionalPart(data, 'type', 'data.type')}:${dataId}`;
   // Each refund of an order is an order_refunded about the same order: its status and the amount refunded so far
   // tell them apart, so a partial refund's key does not make the later full refund a duplicate.
-  if (type === 'order_refunded') eventId += `:${String(a.status ?? '')}:${amount(a.refunded_amount) ?? ''}`;
+  if (type === 'order_refunded') eventId += `:${optionalPart(a, 'status', 'data.attributes.status')}:${amount(a.refunded_amount) ?? ''}`;
+  // Stripe's and Paddle's ids are at most 255 characters: so is this key (a real one is far shorter). A longer one
+  // is kept by its digest, so the stored key and the primary key's index entry stay small on both stores.
+  if (eventId.length > 255) eventId = `sha256:${createHash('sha256').update(eventId).digest('hex')}`;
   return { id: eventId, type, action: lemonAction(type, dataId, a) };
 }
 
