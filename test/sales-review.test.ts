@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { harness, type Harness, type TestApp } from './helpers.js';
-import { connect, licenseCount, map, orders, post, variant } from './sales-helpers.js';
+import { harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
+import { connect, fixture, licenseCount, map, orders, post, variant } from './sales-helpers.js';
 
 /** Gaps an attacker's review of the sales webhooks found (docs/decisions.md, "Sales: a review's gaps"). */
 describe('a Lemon Squeezy event key is bounded alike on both stores', () => {
@@ -47,5 +47,83 @@ describe('a Lemon Squeezy event key is bounded alike on both stores', () => {
     expect((await post(h, 'lemonsqueezy', app, body)).json()).toMatchObject({ outcome: 'duplicate', event_id: first.json().event_id });
     expect(await stored()).toEqual([first.json().event_id]);
     expect(await orders(h, app)).toHaveLength(1);
+  });
+});
+
+describe('a refund takes back the sale\'s own lifetime only', () => {
+  let h: Harness;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    h = await harness();
+    app = await h.createApp();
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'plink_1PgaflB7WZ01zgkW2Wn4ZAnp', lifetime: true });
+  });
+  afterEach(async () => h.close());
+
+  async function redeem(code: string, userId: string, username: string): Promise<void> {
+    const res = await h.client(app, 'POST', '/activate_license', { code, username, password: PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(userId).toBeTruthy();
+  }
+  const membership = async (userId: string) => (await h.admin('GET', `/apps/${app.id}/users/${userId}`)).json().membership;
+  async function soldCode(): Promise<string> {
+    const res = await post(h, 'stripe', app, fixture('stripe', 'checkout.session.completed'));
+    expect(res.json().outcome, res.body).toBe('granted');
+    return (await h.admin('GET', `/apps/${app.id}/orders/${res.json().order_id}`)).json().licenses[0].code;
+  }
+  const refund = async () => {
+    const res = await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'));
+    expect(res.json(), res.body).toMatchObject({ outcome: 'refunded' });
+  };
+  async function operatorLicense(): Promise<string> {
+    const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, lifetime: true });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json().licenses[0].code;
+  }
+
+  it('an operator-issued lifetime license redeemed before the sold one keeps the user lifetime', async () => {
+    const before = await h.signUp(app, 'before');
+    await redeem(await operatorLicense(), before, 'before');
+    await redeem(await soldCode(), before, 'before');
+    await refund();
+    expect(await membership(before)).toMatchObject({ is_lifetime: true, is_active: true });
+  });
+
+  it('a lifetime license redeemed after the sold one keeps the user lifetime; the sale alone is taken back', async () => {
+    const user = await h.signUp(app, 'after');
+    await redeem(await soldCode(), user, 'after');
+    await redeem(await operatorLicense(), user, 'after');
+    await refund();
+    expect(await membership(user)).toMatchObject({ is_lifetime: true });
+  });
+
+  it('the operator\'s lifetime grant keeps the user lifetime; one revoked since does not', async () => {
+    const user = await h.signUp(app, 'granted');
+    expect((await h.admin('PATCH', `/apps/${app.id}/users/${user}`, { lifetime: true })).statusCode).toBe(200);
+    await redeem(await soldCode(), user, 'granted');
+    await refund();
+    expect(await membership(user)).toMatchObject({ is_lifetime: true });
+
+    // Granted, then revoked by the operator: the sold code is then the only source, and its refund takes it.
+    const other = await h.signUp(app, 'revoked');
+    expect((await h.admin('PATCH', `/apps/${app.id}/users/${other}`, { lifetime: true })).statusCode).toBe(200);
+    expect((await h.admin('PATCH', `/apps/${app.id}/users/${other}`, { lifetime: false })).statusCode).toBe(200);
+    const res = await post(h, 'stripe', app, variant('stripe', 'checkout.session.completed', (e) => { e.id = 'evt_second'; e.data.object.id = 'cs_second'; e.data.object.payment_intent = 'pi_second'; }));
+    expect(res.json().outcome, res.body).toBe('granted');
+    await redeem((await h.admin('GET', `/apps/${app.id}/orders/${res.json().order_id}`)).json().licenses[0].code, other, 'revoked');
+    expect(await membership(other)).toMatchObject({ is_lifetime: true });
+    const second = await post(h, 'stripe', app, variant('stripe', 'charge.refunded', (e) => { e.id = 'evt_second_refund'; e.data.object.id = 'ch_second'; e.data.object.payment_intent = 'pi_second'; }));
+    expect(second.json(), second.body).toMatchObject({ outcome: 'refunded' });
+    expect(await membership(other)).toMatchObject({ is_lifetime: false });
+  });
+
+  it('with no other source the refund revokes the lifetime, as before', async () => {
+    const user = await h.signUp(app, 'only');
+    await redeem(await soldCode(), user, 'only');
+    expect(await membership(user)).toMatchObject({ is_lifetime: true });
+    await refund();
+    expect(await membership(user)).toMatchObject({ is_lifetime: false });
   });
 });

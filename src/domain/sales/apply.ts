@@ -276,6 +276,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
   await tx.sales.lockOrder(found.id, now);
   let deleted = 0;
   let lifetimeRevoked = 0;
+  let lifetimeKept = 0;
   let minutesTaken = 0;
   let kept = 0;
   for (const ol of await tx.sales.orderLicenses(found.id)) {
@@ -299,7 +300,11 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
       continue;
     }
     if (ol.lifetime) {
-      await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
+      // Only what this sale granted is taken: a lifetime the user also holds from elsewhere (another lifetime
+      // license redeemed and not taken back, the operator's grant) stays (docs/decisions.md, "A sale's refund
+      // takes back its own lifetime only").
+      if (await tx.sales.otherLifetimeSource(appId, userId, ol.licenseId)) lifetimeKept++;
+      else await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       // What the license lends (a template's entitlements and limits) goes with the lifetime it granted.
       await tx.sales.endHolding(ol.licenseId, userId, now);
       await tx.sales.markRevoked(found.id, ol.licenseId);
@@ -320,7 +325,7 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
     await revoked(license, userId);
     minutesTaken += (ol.minutes ?? 0) + ol.renewalMinutes;
   }
-  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, minutes_taken: minutesTaken, memberships_kept: kept };
+  return { codes_deleted: deleted, lifetime_revoked: lifetimeRevoked, lifetime_kept: lifetimeKept, minutes_taken: minutesTaken, memberships_kept: kept };
 }
 
 /** Read-modify-write of one membership under its row lock, with its user.updated event; false when the user is gone. Caches drop after commit. */
