@@ -127,3 +127,75 @@ describe('a refund takes back the sale\'s own lifetime only', () => {
     expect(await membership(user)).toMatchObject({ is_lifetime: false });
   });
 });
+
+describe('a revocation that arrives before its purchase waits for it', () => {
+  let h: Harness;
+  let app: TestApp;
+
+  beforeEach(async () => {
+    h = await harness();
+    app = await h.createApp();
+  });
+  afterEach(async () => h.close());
+
+  /** Delivers as a store does: again while the answer is not 2xx (each store retries those), at most 20 times. */
+  async function untilAccepted(provider: 'stripe' | 'paddle' | 'lemonsqueezy', body: Buffer): Promise<{ outcome: string; tries: number }> {
+    for (let tries = 1; tries <= 20; tries++) {
+      const res = await post(h, provider, app, body);
+      if (res.statusCode === 200) return { outcome: res.json().outcome, tries };
+      expect(res.statusCode, res.body).toBe(409);
+      expect(res.json()).toMatchObject({ code: 'conflict' });
+    }
+    throw new Error('never accepted');
+  }
+
+  it('a refund or cancellation before its order is 409 and stores nothing; redelivered after the order, it revokes', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'plink_1PgaflB7WZ01zgkW2Wn4ZAnp', minutes: 1440 });
+    await map(h, app, 'stripe', { product_key: 'price_1MtHZ8LkdIwHu7ixzyRd6pY1', minutes: 1440 });
+    const early = await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'));
+    expect(early.statusCode, early.body).toBe(409);
+    const cancel = await post(h, 'stripe', app, fixture('stripe', 'customer.subscription.deleted'));
+    expect(cancel.statusCode, cancel.body).toBe(409);
+    expect(await h.tollgate.services.store.db.all('SELECT event_id FROM integration_events')).toEqual([]);
+    expect((await post(h, 'stripe', app, fixture('stripe', 'checkout.session.completed'))).json().outcome).toBe('granted');
+    expect((await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'))).json().outcome).toBe('granted');
+    expect((await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'))).json().outcome).toBe('refunded');
+    expect((await post(h, 'stripe', app, fixture('stripe', 'customer.subscription.deleted'))).json().outcome).toBe('cancelled');
+    expect(await licenseCount(h, app)).toBe(0);
+  });
+
+  it('20 purchase and refund pairs delivered at once all end refunded once the refunds are redelivered', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: 'plink_1PgaflB7WZ01zgkW2Wn4ZAnp', minutes: 1440 });
+    const pairs = Array.from({ length: 20 }, (_, i) => ({
+      sale: variant('stripe', 'checkout.session.completed', (e) => { e.id = `evt_sale_${i}`; e.data.object.id = `cs_${i}`; e.data.object.payment_intent = `pi_${i}`; }),
+      refund: variant('stripe', 'charge.refunded', (e) => { e.id = `evt_refund_${i}`; e.data.object.id = `ch_${i}`; e.data.object.payment_intent = `pi_${i}`; }),
+    }));
+    const results = await Promise.all(pairs.map(async (p) => {
+      const [sale, refund] = await Promise.all([post(h, 'stripe', app, p.sale), untilAccepted('stripe', p.refund)]);
+      expect(sale.json().outcome, sale.body).toBe('granted');
+      return refund;
+    }));
+    expect(results.map((r) => r.outcome)).toEqual(Array(20).fill('refunded'));
+    const all = await orders(h, app);
+    expect(all).toHaveLength(20);
+    expect(all.every((o) => o.status === 'refunded')).toBe(true);
+    expect(await licenseCount(h, app)).toBe(0);
+  });
+
+  it('Paddle and Lemon Squeezy refunds before their orders are 409 too', async () => {
+    await connect(h, app, 'paddle');
+    await connect(h, app, 'lemonsqueezy');
+    await map(h, app, 'paddle', { product_key: 'pri_01gsz8x8sawmvhz1pv30nge1ke', minutes: 1440 });
+    await map(h, app, 'lemonsqueezy', { product_key: '1', minutes: 1440 });
+    expect((await post(h, 'paddle', app, fixture('paddle', 'adjustment.updated'))).statusCode).toBe(409);
+    const lemonRefund = variant('lemonsqueezy', 'order_refunded', (e) => { e.data.attributes.updated_at = h.clock.iso(); });
+    expect((await post(h, 'lemonsqueezy', app, lemonRefund)).statusCode).toBe(409);
+    expect((await post(h, 'paddle', app, fixture('paddle', 'transaction.completed'))).json().outcome).toBe('granted');
+    expect((await post(h, 'lemonsqueezy', app, fixture('lemonsqueezy', 'order_created'))).json().outcome).toBe('granted');
+    expect((await post(h, 'paddle', app, fixture('paddle', 'adjustment.updated'))).json().outcome).toBe('refunded');
+    expect((await post(h, 'lemonsqueezy', app, lemonRefund)).json().outcome).toBe('refunded');
+    expect(await licenseCount(h, app)).toBe(0);
+  });
+});

@@ -37,6 +37,20 @@ export interface SaleAnswer {
   licenses_created: number;
 }
 
+/**
+ * A full refund or a cancellation of an order Tollgate has not seen is answered 409 (nothing stored, so the store
+ * delivers it again) while the store's event is at most this old: the purchase may still be on its way or in
+ * flight beside it. Older, it is acknowledged as `unknown_order`/`unknown_subscription` (a sale Tollgate never
+ * granted: another product of the store account, one from before the integration), so no store retries it for days.
+ */
+export const AWAIT_ORDER_MS = 24 * 60 * 60_000;
+
+function awaitOrder(event: SaleEvent, now: number): void {
+  if (event.occurredAt !== null && now - event.occurredAt <= AWAIT_ORDER_MS) {
+    throw new DomainError('conflict', 'The order this event is about has not arrived yet; the store will deliver this event again');
+  }
+}
+
 interface Applied {
   outcome: SaleOutcome;
   orderId: string | null;
@@ -103,7 +117,11 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     }
     case 'cancel': {
       const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);
-      if (!found) return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      if (!found) {
+        // Before (or beside) its purchase: 409 so the store delivers it again (docs/decisions.md, "A revocation waits for its order").
+        awaitOrder(event, now);
+        return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      }
       if (!(await tx.sales.advanceStatus(found.id, 'cancelled', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'cancelled', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'cancel', now) };
     }
@@ -118,7 +136,10 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
         if (!renewed) return { outcome: 'ignored', orderId: null, created: 0, details: { reason: 'partial refund of no order Tollgate knows', order_ref: a.orderRef, payment_ref: a.paymentRef } };
         return { outcome: 'partially_refunded', orderId: renewed.id, created: 0, details: { refunded_amount: a.amount, status: renewed.status, ...(found ? {} : { bill_ref: a.orderRef }) } };
       }
-      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      if (!found) {
+        awaitOrder(event, now);
+        return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      }
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }

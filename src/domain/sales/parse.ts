@@ -29,6 +29,8 @@ export interface SaleEvent {
   id: string;
   type: string;
   action: SaleAction;
+  /** When the store says the event happened (ms), null when it says nothing readable: how long a revocation of an order not yet seen waits for it. */
+  occurredAt: number | null;
 }
 
 type Json = Record<string, unknown>;
@@ -83,6 +85,13 @@ function amount(v: unknown): number | null {
   return null;
 }
 
+/** An RFC 3339 time (Paddle, Lemon Squeezy) in ms, or null. */
+function instant(v: unknown): number | null {
+  if (typeof v !== 'string' || v.length > 64) return null;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : null;
+}
+
 function quantity(v: unknown): number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? Math.min(v, 1000) : 1;
 }
@@ -107,7 +116,9 @@ function stripe(body: Json): SaleEvent {
   const eventId = requiredId(body, 'id', 'id');
   const type = requiredId(body, 'type', 'type');
   const object = obj(obj(body, 'data', 'data'), 'object', 'data.object');
-  return { id: eventId, type, action: stripeAction(type, object) };
+  // Stripe's `created`: seconds since the epoch, the same on every retry of the event.
+  const created = typeof body.created === 'number' && Number.isSafeInteger(body.created) ? body.created * 1000 : null;
+  return { id: eventId, type, action: stripeAction(type, object), occurredAt: created };
 }
 
 function stripeAction(type: string, o: Json): SaleAction {
@@ -179,7 +190,7 @@ function paddle(body: Json): SaleEvent {
   const eventId = requiredId(body, 'event_id', 'event_id');
   const type = requiredId(body, 'event_type', 'event_type');
   const data = obj(body, 'data', 'data');
-  return { id: eventId, type, action: paddleAction(type, data) };
+  return { id: eventId, type, action: paddleAction(type, data), occurredAt: instant(body.occurred_at) };
 }
 
 function paddleAction(type: string, d: Json): SaleAction {
@@ -241,7 +252,8 @@ function lemonSqueezy(body: Json): SaleEvent {
   // Stripe's and Paddle's ids are at most 255 characters: so is this key (a real one is far shorter). A longer one
   // is kept by its digest, so the stored key and the primary key's index entry stay small on both stores.
   if (eventId.length > 255) eventId = `sha256:${createHash('sha256').update(eventId).digest('hex')}`;
-  return { id: eventId, type, action: lemonAction(type, dataId, a) };
+  // No event time: the object's `updated_at` is when it was refunded or cancelled.
+  return { id: eventId, type, action: lemonAction(type, dataId, a), occurredAt: instant(a.updated_at) };
 }
 
 function lemonAction(type: string, dataId: string, a: Json): SaleAction {
