@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { harness, PASSWORD, type Harness, type TestApp } from './helpers.js';
-import { connect, fixture, licenseCount, map, orders, post, variant } from './sales-helpers.js';
+import { connect, fixture, licenseCount, map, orders, post, STRIPE_PRICE, stripeRenewal, variant } from './sales-helpers.js';
 
 /** Gaps an attacker's review of the sales webhooks found (docs/decisions.md, "Sales: a review's gaps"). */
 describe('a Lemon Squeezy event key is bounded alike on both stores', () => {
@@ -197,5 +197,79 @@ describe('a revocation that arrives before its purchase waits for it', () => {
     expect((await post(h, 'paddle', app, fixture('paddle', 'adjustment.updated'))).json().outcome).toBe('refunded');
     expect((await post(h, 'lemonsqueezy', app, lemonRefund)).json().outcome).toBe('refunded');
     expect(await licenseCount(h, app)).toBe(0);
+  });
+});
+
+describe('a full refund of a renewal\'s bill takes back that renewal\'s period', () => {
+  let h: Harness;
+  let app: TestApp;
+  const MINUTE = 60_000;
+  const DAY = 1440;
+
+  beforeEach(async () => {
+    h = await harness();
+    app = await h.createApp();
+  });
+  afterEach(async () => h.close());
+
+  const membership = async (userId: string) => (await h.admin('GET', `/apps/${app.id}/users/${userId}`)).json().membership;
+  const codeMinutes = async (code: string) => (await h.admin('GET', `/apps/${app.id}/licenses?q=${code}`)).json().items[0].minutes;
+
+  it('Stripe: charge.refunded of the renewal invoice shortens the redeemer and the unredeemed code by one period, once; the order stays active', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: STRIPE_PRICE, minutes: 30 * DAY, codes_per_unit: 2 });
+    const sold = await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'));
+    const orderId = sold.json().order_id;
+    const codes = (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().licenses.map((l: { code: string }) => l.code);
+    const userId = await h.signUp(app, 'subscriber');
+    expect((await h.client(app, 'POST', '/activate_license', { code: codes[0], username: 'subscriber', password: PASSWORD })).statusCode).toBe(200);
+    const start = h.clock.ms;
+    h.clock.advance(29 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, stripeRenewal(1))).json().outcome).toBe('renewed');
+    expect((await membership(userId)).active_until).toBe(new Date(start + 60 * DAY * MINUTE).toISOString());
+    expect(await codeMinutes(codes[1])).toBe(60 * DAY);
+
+    const refund = (id: string) => variant('stripe', 'charge.refunded', (e) => {
+      e.id = id; e.created = Math.floor(h.clock.ms / 1000); e.data.object.id = 'ch_renewal_1'; e.data.object.payment_intent = 'pi_renewal_1'; e.data.object.invoice = 'in_renewal_1';
+    });
+    const res = await post(h, 'stripe', app, refund('evt_refund_renewal'));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ outcome: 'renewal_refunded', order_id: orderId });
+    expect((await membership(userId)).active_until).toBe(new Date(start + 30 * DAY * MINUTE).toISOString());
+    expect(await codeMinutes(codes[1])).toBe(30 * DAY);
+    // Another event about the same bill (a dispute after the refund) takes nothing more.
+    expect((await post(h, 'stripe', app, refund('evt_refund_renewal_again'))).json()).toMatchObject({ outcome: 'duplicate', order_id: orderId });
+    expect((await membership(userId)).active_until).toBe(new Date(start + 30 * DAY * MINUTE).toISOString());
+    const detail = (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json();
+    expect(detail.status).toBe('active');
+    // The next renewal still extends; a full refund of the first bill takes what remains (the first period and that renewal).
+    expect((await post(h, 'stripe', app, stripeRenewal(2))).json().outcome).toBe('renewed');
+    expect((await membership(userId)).active_until).toBe(new Date(start + 60 * DAY * MINUTE).toISOString());
+    const whole = variant('stripe', 'charge.refunded', (e) => { e.id = 'evt_refund_all'; e.data.object.payment_intent = 'pi_3MtHbFLkdIwHu7ix0W5Bs8hH'; e.created = Math.floor(h.clock.ms / 1000); });
+    expect((await post(h, 'stripe', app, whole)).json()).toMatchObject({ outcome: 'refunded', order_id: orderId });
+    expect(await membership(userId)).toMatchObject({ is_active: false, active_until: new Date(h.clock.ms).toISOString() });
+  });
+
+  it('Paddle: a full refund or a chargeback adjustment of the renewal transaction shortens the redeemer by one period', async () => {
+    await connect(h, app, 'paddle');
+    await map(h, app, 'paddle', { product_key: 'pri_01gsz8x8sawmvhz1pv30nge1ke', minutes: 30 * DAY });
+    const sold = await post(h, 'paddle', app, fixture('paddle', 'transaction.completed'));
+    const orderId = sold.json().order_id;
+    const code = (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().licenses[0].code;
+    const userId = await h.signUp(app, 'payer');
+    expect((await h.client(app, 'POST', '/activate_license', { code, username: 'payer', password: PASSWORD })).statusCode).toBe(200);
+    const start = h.clock.ms;
+    for (const n of [1, 2]) {
+      const recurring = variant('paddle', 'transaction.completed', (e) => { e.event_id = `evt_recurring_${n}`; e.data.id = `txn_renewal_${n}`; e.data.origin = 'subscription_recurring'; });
+      expect((await post(h, 'paddle', app, recurring)).json()).toMatchObject({ outcome: 'renewed', order_id: orderId });
+    }
+    expect((await membership(userId)).active_until).toBe(new Date(start + 90 * DAY * MINUTE).toISOString());
+    const refund = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_adj_renewal_1'; e.data.transaction_id = 'txn_renewal_1'; });
+    expect((await post(h, 'paddle', app, refund)).json()).toMatchObject({ outcome: 'renewal_refunded', order_id: orderId });
+    expect((await membership(userId)).active_until).toBe(new Date(start + 60 * DAY * MINUTE).toISOString());
+    const chargeback = variant('paddle', 'adjustment.updated', (e) => { e.event_id = 'evt_adj_renewal_2'; e.event_type = 'adjustment.created'; e.data.action = 'chargeback'; e.data.transaction_id = 'txn_renewal_2'; });
+    expect((await post(h, 'paddle', app, chargeback)).json()).toMatchObject({ outcome: 'renewal_refunded', order_id: orderId });
+    expect((await membership(userId)).active_until).toBe(new Date(start + 30 * DAY * MINUTE).toISOString());
+    expect((await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().status).toBe('active');
   });
 });

@@ -24,7 +24,7 @@ import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
 export const MAX_CODES_PER_ORDER = 1000;
 
 export type SaleOutcome =
-  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded'
+  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded' | 'renewal_refunded'
   | 'duplicate' | 'unknown_product' | 'unknown_order' | 'unknown_subscription' | 'already_ended' | 'ignored';
 
 export interface SaleAnswer {
@@ -136,6 +136,9 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
         if (!renewed) return { outcome: 'ignored', orderId: null, created: 0, details: { reason: 'partial refund of no order Tollgate knows', order_ref: a.orderRef, payment_ref: a.paymentRef } };
         return { outcome: 'partially_refunded', orderId: renewed.id, created: 0, details: { refunded_amount: a.amount, status: renewed.status, ...(found ? {} : { bill_ref: a.orderRef }) } };
       }
+      // A full refund or chargeback of a renewal's bill takes back that renewal's time, not the order.
+      const renewed = found ? undefined : a.orderRef !== null ? await tx.sales.findOrderByRenewal(appId, provider, a.orderRef) : undefined;
+      if (renewed && a.orderRef !== null) return refundRenewal(w, appId, renewed, a.orderRef, now);
       if (!found) {
         awaitOrder(event, now);
         return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
@@ -283,6 +286,54 @@ async function renewHolding(tx: Repositories, licenseId: string, userId: string,
   // On a lifetime membership the minutes extend nothing; the holding then gains them from its own end (or now).
   const to = !after.isLifetime && after.activeUntil !== null ? after.activeUntil : Math.min(Math.max(end, now) + minutes * 60_000, MAX_TIME);
   if (to > end) await tx.sales.extendHolding(licenseId, userId, end, to);
+}
+
+/**
+ * A full refund or chargeback of one renewal's bill (docs/decisions.md, "A refunded renewal takes back its own
+ * period"): each license of the order gives back the minutes that renewal added, from the code while unredeemed,
+ * else from its redeemer's membership (never before now) and what the redemption holds. The order stays as it
+ * is; its other periods were paid. Once per bill: the refund claims `refunded:<bill>` beside the bill's renewal.
+ */
+async function refundRenewal(w: AdminWork, appId: string, found: OrderRecord, billRef: string, now: number): Promise<Applied> {
+  const tx = w.tx;
+  await tx.sales.lockOrder(found.id, now);
+  const current = await tx.sales.findOrder(appId, found.id);
+  // A refunded order gave everything back already, this renewal's minutes with the rest.
+  if (!current || current.status === 'refunded') return { outcome: 'already_ended', orderId: found.id, created: 0, details: { status: current?.status ?? null, bill_ref: billRef } };
+  if (!(await tx.sales.claimRenewal(found.id, `refunded:${billRef}`, now))) return { outcome: 'duplicate', orderId: found.id, created: 0, details: { bill_ref: billRef } };
+  let codes = 0;
+  let members = 0;
+  let minutesTaken = 0;
+  for (const ol of await tx.sales.orderLicenses(found.id)) {
+    if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
+    // What this renewal added to this license: its minutes, unless the renewal could not add them (then nothing is recorded).
+    const take = Math.min(ol.minutes, ol.renewalMinutes);
+    if (take <= 0) continue;
+    if (await tx.sales.takeMinutesFromUnredeemed(appId, ol.licenseId, take)) {
+      await tx.sales.addRenewalMinutes(found.id, ol.licenseId, -take);
+      codes++;
+      minutesTaken += take;
+      continue;
+    }
+    const license = await tx.licenses.findById(appId, ol.licenseId);
+    const userId = license?.usedByUserId;
+    if (!userId) continue;
+    let after: MembershipState | undefined;
+    const changed = await changeMembership(w, appId, userId, now, (m) =>
+      (after = m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take * 60_000) }),
+    );
+    if (!changed) continue;
+    await tx.sales.addRenewalMinutes(found.id, ol.licenseId, -take);
+    // What the redemption lends ends with the shortened membership (or, on a lifetime membership, `take` earlier), never before now.
+    const end = await tx.sales.holdingEnd(ol.licenseId, userId);
+    if (end !== undefined && end !== null) {
+      const to = Math.max(now, Math.min(end, !after!.isLifetime && after!.activeUntil !== null ? after!.activeUntil : end - take * 60_000));
+      if (to < end) await tx.sales.extendHolding(ol.licenseId, userId, end, to);
+    }
+    members++;
+    minutesTaken += take;
+  }
+  return { outcome: 'renewal_refunded', orderId: found.id, created: 0, details: { bill_ref: billRef, codes_shortened: codes, memberships_shortened: members, minutes_taken: minutesTaken } };
 }
 
 /**

@@ -319,6 +319,11 @@ export function salesRepository(q: Queryable) {
       return null;
     },
 
+    /** A refunded renewal takes its minutes back from a code nobody has redeemed yet; false when it was redeemed (or deleted) meanwhile. */
+    async takeMinutesFromUnredeemed(appId: string, licenseId: string, minutes: number): Promise<boolean> {
+      return (await q.run('UPDATE licenses SET minutes = minutes - ? WHERE id = ? AND app_id = ? AND used_at IS NULL AND minutes IS NOT NULL AND minutes >= ?', [minutes, licenseId, appId, minutes])) === 1;
+    },
+
     async listOrders(appId: string, cursor: Cursor | null, limit: number): Promise<Page<OrderRecord>> {
       const rows = await q.all(
         `SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND ${SEEK_CURSOR} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
