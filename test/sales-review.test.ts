@@ -273,3 +273,101 @@ describe('a full refund of a renewal\'s bill takes back that renewal\'s period',
     expect((await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().status).toBe('active');
   });
 });
+
+describe('a free trial\'s $0 first bill grants the trial, not the paid period', () => {
+  let h: Harness;
+  let app: TestApp;
+  const MINUTE = 60_000;
+  const DAY = 1440;
+  const YEAR = 365 * DAY;
+
+  beforeEach(async () => {
+    h = await harness();
+    app = await h.createApp();
+  });
+  afterEach(async () => h.close());
+
+  const membership = async (userId: string) => (await h.admin('GET', `/apps/${app.id}/users/${userId}`)).json().membership;
+  async function redeemFirst(orderId: string, username: string): Promise<string> {
+    const code = (await h.admin('GET', `/apps/${app.id}/orders/${orderId}`)).json().licenses[0].code;
+    const userId = await h.signUp(app, username);
+    const res = await h.client(app, 'POST', '/activate_license', { code, username, password: PASSWORD });
+    expect(res.statusCode, res.body).toBe(200);
+    return userId;
+  }
+
+  /** Stripe's first invoice of a subscription with a 7-day trial: paid, of nothing, its line's period the trial. */
+  const stripeTrial = (sub: string) => variant('stripe', 'invoice.paid', (e) => {
+    e.id = `evt_trial_${sub}`; const o = e.data.object; o.id = `in_trial_${sub}`; o.subscription = sub; o.payment_intent = null;
+    o.amount_paid = 0; o.amount_due = 0; o.total = 0; o.subtotal = 0;
+    for (const l of o.lines.data) { l.amount = 0; l.period = { start: Math.floor(h.clock.ms / 1000), end: Math.floor(h.clock.ms / 1000) + 7 * 86_400 }; }
+  });
+
+  it('Stripe: the trial invoice grants 7 days, a cancellation in the trial keeps nothing more; the first paid invoice renews a year from the trial end', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: STRIPE_PRICE, minutes: YEAR });
+    const start = h.clock.ms;
+    const trial = await post(h, 'stripe', app, stripeTrial('sub_cancelled'));
+    expect(trial.json(), trial.body).toMatchObject({ outcome: 'granted', licenses_created: 1 });
+    const quitter = await redeemFirst(trial.json().order_id, 'quitter');
+    expect((await membership(quitter)).active_until).toBe(new Date(start + 7 * DAY * MINUTE).toISOString());
+    h.clock.advance(2 * DAY * MINUTE);
+    const cancel = variant('stripe', 'customer.subscription.deleted', (e) => { e.id = 'evt_cancel_trial'; e.created = Math.floor(h.clock.ms / 1000); e.data.object.id = 'sub_cancelled'; });
+    expect((await post(h, 'stripe', app, cancel)).json().outcome).toBe('cancelled');
+    expect((await membership(quitter)).active_until).toBe(new Date(start + 7 * DAY * MINUTE).toISOString());
+
+    const kept = await post(h, 'stripe', app, stripeTrial('sub_kept'));
+    const keeper = await redeemFirst(kept.json().order_id, 'keeper');
+    const trialEnd = h.clock.ms + 7 * DAY * MINUTE;
+    expect((await membership(keeper)).active_until).toBe(new Date(trialEnd).toISOString());
+    h.clock.advance(7 * DAY * MINUTE);
+    const paid = variant('stripe', 'invoice.paid', (e) => { e.id = 'evt_first_paid'; e.data.object.id = 'in_first_paid'; e.data.object.subscription = 'sub_kept'; e.data.object.billing_reason = 'subscription_cycle'; });
+    expect((await post(h, 'stripe', app, paid)).json().outcome).toBe('renewed');
+    expect((await membership(keeper)).active_until).toBe(new Date(trialEnd + YEAR * MINUTE).toISOString());
+  });
+
+  it('Stripe: an unredeemed trial code holds the trial only, and gains the year at the first paid invoice', async () => {
+    await connect(h, app, 'stripe');
+    await map(h, app, 'stripe', { product_key: STRIPE_PRICE, minutes: YEAR });
+    const trial = await post(h, 'stripe', app, stripeTrial('sub_unredeemed'));
+    const code = (await h.admin('GET', `/apps/${app.id}/orders/${trial.json().order_id}`)).json().licenses[0].code;
+    const minutes = async () => (await h.admin('GET', `/apps/${app.id}/licenses?q=${code}`)).json().items[0].minutes;
+    expect(await minutes()).toBe(7 * DAY);
+    const paid = variant('stripe', 'invoice.paid', (e) => { e.id = 'evt_paid_unredeemed'; e.data.object.id = 'in_paid_unredeemed'; e.data.object.subscription = 'sub_unredeemed'; e.data.object.billing_reason = 'subscription_cycle'; });
+    expect((await post(h, 'stripe', app, paid)).json().outcome).toBe('renewed');
+    expect(await minutes()).toBe(7 * DAY + YEAR);
+  });
+
+  it('Paddle: a transaction of nothing for a trialing subscription grants its billing period (the trial), then a recurring one renews', async () => {
+    await connect(h, app, 'paddle');
+    await map(h, app, 'paddle', { product_key: 'pri_01gsz8x8sawmvhz1pv30nge1ke', minutes: YEAR });
+    const trialEnd = h.clock.ms + 14 * DAY * MINUTE;
+    const trial = variant('paddle', 'transaction.completed', (e) => {
+      const d = e.data;
+      for (const k of Object.keys(d.details.totals)) if (k !== 'currency_code') d.details.totals[k] = '0';
+      d.billing_period = { starts_at: h.clock.iso(), ends_at: new Date(trialEnd).toISOString() };
+      for (const item of d.items) item.price.trial_period = { interval: 'day', frequency: 14 };
+    });
+    const res = await post(h, 'paddle', app, trial);
+    expect(res.json(), res.body).toMatchObject({ outcome: 'granted' });
+    const userId = await redeemFirst(res.json().order_id, 'trialist');
+    expect((await membership(userId)).active_until).toBe(new Date(trialEnd).toISOString());
+    const cancel = variant('paddle', 'subscription.canceled', (e) => { e.event_id = 'evt_cancel_trial'; });
+    expect((await post(h, 'paddle', app, cancel)).json().outcome).toBe('cancelled');
+    expect((await membership(userId)).active_until).toBe(new Date(trialEnd).toISOString());
+
+    // Without billing_period, the items' trial_period from the transaction's billed_at counts.
+    const other = variant('paddle', 'transaction.completed', (e) => {
+      const d = e.data; e.event_id = 'evt_trial_2'; d.id = 'txn_trial_2'; d.subscription_id = 'sub_trial_2';
+      for (const k of Object.keys(d.details.totals)) if (k !== 'currency_code') d.details.totals[k] = '0';
+      delete d.billing_period; d.billed_at = h.clock.iso();
+      for (const item of d.items) item.price.trial_period = { interval: 'week', frequency: 1 };
+    });
+    const second = await post(h, 'paddle', app, other);
+    const code = (await h.admin('GET', `/apps/${app.id}/orders/${second.json().order_id}`)).json().licenses[0].code;
+    expect((await h.admin('GET', `/apps/${app.id}/licenses?q=${code}`)).json().items[0].minutes).toBe(7 * DAY);
+    const recurring = variant('paddle', 'transaction.completed', (e) => { e.event_id = 'evt_recurring_trial_2'; e.data.id = 'txn_recurring_2'; e.data.subscription_id = 'sub_trial_2'; e.data.origin = 'subscription_recurring'; });
+    expect((await post(h, 'paddle', app, recurring)).json().outcome).toBe('renewed');
+    expect((await h.admin('GET', `/apps/${app.id}/licenses?q=${code}`)).json().items[0].minutes).toBe(7 * DAY + YEAR);
+  });
+});

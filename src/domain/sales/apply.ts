@@ -203,13 +203,19 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
     const existing = await tx.sales.findOrderByRef(appId, provider, a.orderRef);
     return { outcome: 'duplicate', orderId: existing?.id ?? null, created: 0, details: { order_ref: a.orderRef } };
   }
+  // A free trial's bill: each minutes code grants until the trial's end only (never past the minutes sold), and the
+  // order's row keeps the sold minutes, which the first paid bill (a renewal) adds from there. Lifetime is bound to
+  // the subscription (a cancellation in the trial revokes it). docs/decisions.md, "A free trial grants its trial".
+  const trialMinutes = a.unpaidUntil === undefined ? undefined
+    : a.unpaidUntil === null ? 0 : Math.max(0, Math.ceil((Math.min(a.unpaidUntil, MAX_TIME) - now) / 60_000));
   const licenses: LicenseRecord[] = [];
   for (const { item, mapping, made } of mapped) {
     const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - licenses.length);
     const t = made.template;
     for (let i = 0; i < count; ) {
       const license: LicenseRecord = {
-        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: made.minutes,
+        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random),
+        minutes: made.minutes !== null && trialMinutes !== undefined ? Math.min(made.minutes, trialMinutes) : made.minutes,
         grantsLifetime: made.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
         // A template's redeem window is for codes an operator hands out; a sold code was paid for and never dies
         // unredeemed, while its renewals extend it (docs/decisions.md, "Sold codes have no redeem window").
@@ -220,7 +226,7 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
       };
       // A duplicate code (astronomically rare at 125 bits) is drawn again, as createLicenses does.
       if (!(await tx.licenses.insert(license))) continue;
-      await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: license.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
+      await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: made.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
       i++;
       licenses.push(license);
     }
@@ -234,7 +240,7 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
   // The codes stay out of the audit log, as for createLicenses: they are credentials until redeemed.
   return {
     outcome: 'granted', orderId: record.id, created,
-    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, products: mapped.map((g) => g.mapping.productKey),
+    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, ...(trialMinutes !== undefined && { trial_minutes: trialMinutes }), products: mapped.map((g) => g.mapping.productKey),
       templates: [...new Set(mapped.flatMap((g) => (g.made.template ? [g.made.template.id] : [])))], unmapped },
   };
 }

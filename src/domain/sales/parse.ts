@@ -16,7 +16,11 @@ export interface BoughtItem {
 }
 
 export type SaleAction =
-  | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[] }
+  /**
+   * `unpaidUntil`: set when the bill paid nothing (a subscription's free trial): the end of the period it covers
+   * (ms; null when the store says none), and each minutes code grants only until then; absent for a paid bill.
+   */
+  | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[]; unpaidUntil?: number | null }
   /** `billRef`: the store's id of the bill paid (Stripe invoice, Paddle transaction, Lemon Squeezy subscription invoice): one renewal each, whatever the event ids. */
   | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null; billRef: string }
   | { kind: 'link'; subscriptionRef: string; orderRef: string }
@@ -92,6 +96,19 @@ function instant(v: unknown): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
+const TRIAL_UNIT_MS: Record<string, number> = { day: 86_400_000, week: 7 * 86_400_000, month: 30 * 86_400_000, year: 365 * 86_400_000 };
+
+/** The shortest trial of a Paddle transaction's items (`price.trial_period`: interval and frequency) from `start`, or null. */
+function trialEnd(items: unknown, start: number | null): number | null {
+  if (start === null || !Array.isArray(items)) return null;
+  const ends = items.filter(isObject).map((item) => {
+    const t = isObject(item.price) && isObject(item.price.trial_period) ? item.price.trial_period : {};
+    const unit = typeof t.interval === 'string' ? TRIAL_UNIT_MS[t.interval] : undefined;
+    return unit !== undefined && typeof t.frequency === 'number' && Number.isSafeInteger(t.frequency) && t.frequency > 0 ? start + unit * t.frequency : null;
+  }).filter((e): e is number => e !== null);
+  return ends.length > 0 ? Math.min(...ends) : null;
+}
+
 function quantity(v: unknown): number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? Math.min(v, 1000) : 1;
 }
@@ -163,9 +180,14 @@ function stripeAction(type: string, o: Json): SaleAction {
         const details = isObject(l.pricing) && isObject(l.pricing.price_details) ? l.pricing.price_details : {};
         return { keys: keys(price.id, details.price, price.product, details.product), quantity: quantity(l.quantity) };
       });
+      // A first bill of nothing (a free trial, `amount_paid` 0) covers its lines' period (the trial), not a paid one.
+      const free = subscription !== null && o.amount_paid === 0;
+      const ends = lines.map((l) => (isObject(l.period) && typeof l.period.end === 'number' && Number.isSafeInteger(l.period.end) ? l.period.end * 1000 : null))
+        .filter((e): e is number => e !== null);
       return {
         kind: 'order', orderRef: requiredId(o, 'id', 'data.object.id'), paymentRef, subscriptionRef: subscription,
         buyerEmail: email(o.customer_email), customerRef: idOrObject(o.customer), items,
+        ...(free && { unpaidUntil: ends.length > 0 ? Math.max(...ends) : null }),
       };
     }
     case 'customer.subscription.deleted':
@@ -211,9 +233,15 @@ function paddleAction(type: string, d: Json): SaleAction {
       });
       const custom = isObject(d.custom_data) ? d.custom_data : {};
       // A Paddle transaction names its customer by id only; the email is read from custom_data when the checkout passed one.
+      // A subscription's first transaction of nothing (a free trial: `details.totals.grand_total` "0") covers its
+      // `billing_period`, which Paddle sets to the trial while the subscription is trialing.
+      const details = isObject(d.details) && isObject(d.details.totals) ? d.details.totals : {};
+      const free = subscription !== null && amount(details.grand_total ?? details.total) === 0;
+      const period = isObject(d.billing_period) ? d.billing_period : {};
       return {
         kind: 'order', orderRef: requiredId(d, 'id', 'data.id'), paymentRef: null, subscriptionRef: subscription,
         buyerEmail: email(custom.email), customerRef: id(d.customer_id), items,
+        ...(free && { unpaidUntil: instant(period.ends_at) ?? trialEnd(d.items, instant(period.starts_at) ?? instant(d.billed_at)) }),
       };
     }
     case 'subscription.canceled':
