@@ -155,12 +155,18 @@ describe('a revocation that arrives before its purchase waits for it', () => {
     await map(h, app, 'stripe', { product_key: 'price_1MtHZ8LkdIwHu7ixzyRd6pY1', minutes: 1440 });
     const early = await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'));
     expect(early.statusCode, early.body).toBe(409);
+    expect(await h.tollgate.services.store.db.all('SELECT event_id FROM integration_events')).toEqual([]);
     const cancel = await post(h, 'stripe', app, fixture('stripe', 'customer.subscription.deleted'));
     expect(cancel.statusCode, cancel.body).toBe(409);
-    expect(await h.tollgate.services.store.db.all('SELECT event_id FROM integration_events')).toEqual([]);
+    // Undated (no store sends one so): taken as new, not as a refund of something never sold.
+    const undated = await post(h, 'stripe', app, variant('stripe', 'charge.refunded', (e) => { delete e.created; }));
+    expect(undated.statusCode, undated.body).toBe(409);
+    // A day and more later, it is about an order Tollgate never granted: acknowledged.
+    h.clock.advance(24 * 60 * 60_000 + 1);
+    expect((await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'))).json()).toMatchObject({ outcome: 'unknown_order' });
     expect((await post(h, 'stripe', app, fixture('stripe', 'checkout.session.completed'))).json().outcome).toBe('granted');
     expect((await post(h, 'stripe', app, fixture('stripe', 'invoice.paid'))).json().outcome).toBe('granted');
-    expect((await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'))).json().outcome).toBe('refunded');
+    expect((await post(h, 'stripe', app, variant('stripe', 'charge.refunded', (e) => { e.id = 'evt_refund_late'; }))).json().outcome).toBe('refunded');
     expect((await post(h, 'stripe', app, fixture('stripe', 'customer.subscription.deleted'))).json().outcome).toBe('cancelled');
     expect(await licenseCount(h, app)).toBe(0);
   });

@@ -40,13 +40,14 @@ export interface SaleAnswer {
 /**
  * A full refund or a cancellation of an order Tollgate has not seen is answered 409 (nothing stored, so the store
  * delivers it again) while the store's event is at most this old: the purchase may still be on its way or in
- * flight beside it. Older, it is acknowledged as `unknown_order`/`unknown_subscription` (a sale Tollgate never
+ * flight beside it (an event without a readable time too). Older, it is acknowledged as `unknown_order`/`unknown_subscription` (a sale Tollgate never
  * granted: another product of the store account, one from before the integration), so no store retries it for days.
  */
 export const AWAIT_ORDER_MS = 24 * 60 * 60_000;
 
 function awaitOrder(event: SaleEvent, now: number): void {
-  if (event.occurredAt !== null && now - event.occurredAt <= AWAIT_ORDER_MS) {
+  // Every store dates its events; one without a readable time is taken as new (its retries stop only when it is applied).
+  if (event.occurredAt === null || now - event.occurredAt <= AWAIT_ORDER_MS) {
     throw new DomainError('conflict', 'The order this event is about has not arrived yet; the store will deliver this event again');
   }
 }
