@@ -62,7 +62,8 @@ describe('sale log lines', () => {
     const nameless = await post(h, 'stripe', app, partial('evt_part_nameless', null, (o) => { delete o.id; delete o.payment_intent; }));
     expect(nameless.statusCode, nameless.body).toBe(200);
     expect(nameless.json()).toMatchObject({ outcome: 'ignored' });
-    // A full refund naming no order is still the operator's to look at (warn).
+    // A full refund naming no order is still the operator's to look at (warn), once it is over a day old (409 before).
+    h.clock.advance(24 * 60 * 60_000 + 1);
     const full = await post(h, 'stripe', app, partial('evt_full_unknown', 'in_elsewhere', (o) => { o.refunded = true; }));
     expect(full.json()).toMatchObject({ outcome: 'unknown_order' });
 

@@ -65,7 +65,7 @@ const READS = {
   apps: ['findById', 'findByKey', 'list'],
   admin: ['findLiveToken', 'revokedTokenId', 'findToken', 'listTokens', 'countTokens', 'liveTokensOf', 'listAudit', 'countAudit'],
   users: ['findById', 'findByUsernameKey', 'existsByUsernameKey', 'findBySignupLicense', 'list', 'count', 'ips'],
-  licenses: ['findByCode', 'findById', 'list', 'count', 'activationsOf', 'holdingEnd', 'holdsLifetime'],
+  licenses: ['findByCode', 'findById', 'list', 'count', 'activationsOf', 'holdingEnd'],
   devices: ['find', 'listFor'],
   sessions: ['findByHash', 'listLive'],
   variables: ['get', 'list'],

@@ -17,6 +17,7 @@ import { holdingEnd } from '../entitlements.js';
 import { endHolding, extendHolding } from '../licenses.js';
 import { applyLicense, type LicenseEffect, type MembershipState } from '../membership.js';
 import { licenseData } from '../outbox/data.js';
+import { MAX_TIME } from '../validation.js';
 import type { Services } from '../services.js';
 import { write, type AdminWork } from '../unit-of-work.js';
 import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
@@ -25,7 +26,7 @@ import type { BoughtItem, SaleAction, SaleEvent } from './parse.js';
 export const MAX_CODES_PER_ORDER = 1000;
 
 export type SaleOutcome =
-  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded'
+  | 'granted' | 'renewed' | 'linked' | 'cancelled' | 'refunded' | 'partially_refunded' | 'renewal_refunded'
   | 'duplicate' | 'unknown_product' | 'unknown_order' | 'unknown_subscription' | 'already_ended' | 'ignored';
 
 export interface SaleAnswer {
@@ -36,6 +37,21 @@ export interface SaleAnswer {
   order_id: string | null;
   /** How many licenses this event created (never the codes: a store keeps webhook answers in its logs). */
   licenses_created: number;
+}
+
+/**
+ * A full refund or a cancellation of an order Tollgate has not seen is answered 409 (nothing stored, so the store
+ * delivers it again) while the store's event is at most this old: the purchase may still be on its way or in
+ * flight beside it (an event without a readable time too). Older, it is acknowledged as `unknown_order`/`unknown_subscription` (a sale Tollgate never
+ * granted: another product of the store account, one from before the integration), so no store retries it for days.
+ */
+export const AWAIT_ORDER_MS = 24 * 60 * 60_000;
+
+function awaitOrder(event: SaleEvent, now: number): void {
+  // Every store dates its events; one without a readable time is taken as new (its retries stop only when it is applied).
+  if (event.occurredAt === null || now - event.occurredAt <= AWAIT_ORDER_MS) {
+    throw new DomainError('conflict', 'The order this event is about has not arrived yet; the store will deliver this event again');
+  }
 }
 
 interface Applied {
@@ -104,7 +120,11 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
     }
     case 'cancel': {
       const found = await tx.sales.findOrderBySubscription(appId, provider, a.subscriptionRef);
-      if (!found) return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      if (!found) {
+        // Before (or beside) its purchase: 409 so the store delivers it again (docs/decisions.md, "A revocation waits for its order").
+        awaitOrder(event, now);
+        return { outcome: 'unknown_subscription', orderId: null, created: 0, details: { subscription_ref: a.subscriptionRef } };
+      }
       if (!(await tx.sales.advanceStatus(found.id, 'cancelled', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'cancelled', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'cancel', now) };
     }
@@ -119,7 +139,13 @@ async function apply(s: Services, w: AdminWork, appId: string, provider: Provide
         if (!renewed) return { outcome: 'ignored', orderId: null, created: 0, details: { reason: 'partial refund of no order Tollgate knows', order_ref: a.orderRef, payment_ref: a.paymentRef } };
         return { outcome: 'partially_refunded', orderId: renewed.id, created: 0, details: { refunded_amount: a.amount, status: renewed.status, ...(found ? {} : { bill_ref: a.orderRef }) } };
       }
-      if (!found) return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      // A full refund or chargeback of a renewal's bill takes back that renewal's time, not the order.
+      const renewed = found ? undefined : a.orderRef !== null ? await tx.sales.findOrderByRenewal(appId, provider, a.orderRef) : undefined;
+      if (renewed && a.orderRef !== null) return refundRenewal(w, appId, renewed, a.orderRef, now);
+      if (!found) {
+        awaitOrder(event, now);
+        return { outcome: 'unknown_order', orderId: null, created: 0, details: { order_ref: a.orderRef, payment_ref: a.paymentRef, partial: a.partial } };
+      }
       if (!(await tx.sales.advanceStatus(found.id, 'refunded', now))) return { outcome: 'already_ended', orderId: found.id, created: 0, details: {} };
       return { outcome: 'refunded', orderId: found.id, created: 0, details: await revoke(w, appId, found, 'refund', now) };
     }
@@ -181,13 +207,19 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
     const existing = await tx.sales.findOrderByRef(appId, provider, a.orderRef);
     return { outcome: 'duplicate', orderId: existing?.id ?? null, created: 0, details: { order_ref: a.orderRef } };
   }
+  // A free trial's bill: each minutes code grants until the trial's end only (never past the minutes sold), and the
+  // order's row keeps the sold minutes, which the first paid bill (a renewal) adds from there. Lifetime is bound to
+  // the subscription (a cancellation in the trial revokes it). docs/decisions.md, "A free trial grants its trial".
+  const trialMinutes = a.unpaidUntil === undefined ? undefined
+    : a.unpaidUntil === null ? 0 : Math.max(0, Math.ceil((Math.min(a.unpaidUntil, MAX_TIME) - now) / 60_000));
   const licenses: LicenseRecord[] = [];
   for (const { item, mapping, made } of mapped) {
     const count = Math.min(mapping.codesPerUnit * item.quantity, MAX_CODES_PER_ORDER - licenses.length);
     const t = made.template;
     for (let i = 0; i < count; ) {
       const license: LicenseRecord = {
-        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random), minutes: made.minutes,
+        id: randomUUID(), appId, code: codeFromMask(DEFAULT_MASK, s.random),
+        minutes: made.minutes !== null && trialMinutes !== undefined ? Math.min(made.minutes, trialMinutes) : made.minutes,
         grantsLifetime: made.lifetime, revokesLifetime: false, note: `${provider} order ${a.orderRef}`.slice(0, 1000),
         // A template's redeem window is for codes an operator hands out; a sold code was paid for and never dies
         // unredeemed, while its renewals extend it (docs/decisions.md, "Sold codes have no redeem window").
@@ -198,7 +230,7 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
       };
       // A duplicate code (astronomically rare at 125 bits) is drawn again, as createLicenses does.
       if (!(await tx.licenses.insert(license))) continue;
-      await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: license.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
+      await tx.sales.insertOrderLicense({ orderId: record.id, licenseId: license.id, code: license.code, minutes: made.minutes, lifetime: license.grantsLifetime, renewalMinutes: 0, state: 'issued' });
       i++;
       licenses.push(license);
     }
@@ -212,7 +244,7 @@ async function order(s: Services, w: AdminWork, appId: string, provider: Provide
   // The codes stay out of the audit log, as for createLicenses: they are credentials until redeemed.
   return {
     outcome: 'granted', orderId: record.id, created,
-    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, products: mapped.map((g) => g.mapping.productKey),
+    details: { order_ref: a.orderRef, subscription_ref: a.subscriptionRef, licenses: created, ...(trialMinutes !== undefined && { trial_minutes: trialMinutes }), products: mapped.map((g) => g.mapping.productKey),
       templates: [...new Set(mapped.flatMap((g) => (g.made.template ? [g.made.template.id] : [])))], unmapped },
   };
 }
@@ -265,6 +297,54 @@ async function renewHolding(tx: Repositories, licenseId: string, userId: string,
 }
 
 /**
+ * A full refund or chargeback of one renewal's bill (docs/decisions.md, "A refunded renewal takes back its own
+ * period"): each license of the order gives back the minutes that renewal added, from the code while unredeemed,
+ * else from its redeemer's membership (never before now) and what the redemption holds. The order stays as it
+ * is; its other periods were paid. Once per bill: the refund claims `refunded:<bill>` beside the bill's renewal.
+ */
+async function refundRenewal(w: AdminWork, appId: string, found: OrderRecord, billRef: string, now: number): Promise<Applied> {
+  const tx = w.tx;
+  await tx.sales.lockOrder(found.id, now);
+  const current = await tx.sales.findOrder(appId, found.id);
+  // A refunded order gave everything back already, this renewal's minutes with the rest.
+  if (!current || current.status === 'refunded') return { outcome: 'already_ended', orderId: found.id, created: 0, details: { status: current?.status ?? null, bill_ref: billRef } };
+  if (!(await tx.sales.claimRenewal(found.id, `refunded:${billRef}`, now))) return { outcome: 'duplicate', orderId: found.id, created: 0, details: { bill_ref: billRef } };
+  let codes = 0;
+  let members = 0;
+  let minutesTaken = 0;
+  for (const ol of await tx.sales.orderLicenses(found.id)) {
+    if (ol.state !== 'issued' || ol.lifetime || ol.minutes === null) continue;
+    // What this renewal added to this license: its minutes, unless the renewal could not add them (then nothing is recorded).
+    const take = Math.min(ol.minutes, ol.renewalMinutes);
+    if (take <= 0) continue;
+    if (await tx.sales.takeMinutesFromUnredeemed(appId, ol.licenseId, take)) {
+      await tx.sales.addRenewalMinutes(found.id, ol.licenseId, -take);
+      codes++;
+      minutesTaken += take;
+      continue;
+    }
+    const license = await tx.licenses.findById(appId, ol.licenseId);
+    const userId = license?.usedByUserId;
+    if (!userId) continue;
+    let after: MembershipState | undefined;
+    const changed = await changeMembership(w, appId, userId, now, (m) =>
+      (after = m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take * 60_000) }),
+    );
+    if (!changed) continue;
+    await tx.sales.addRenewalMinutes(found.id, ol.licenseId, -take);
+    // What the redemption lends ends with the shortened membership (or, on a lifetime membership, `take` earlier), never before now.
+    const end = await tx.licenses.holdingEnd(ol.licenseId, userId);
+    if (end !== undefined && end !== null) {
+      const to = Math.max(now, Math.min(end, !after!.isLifetime && after!.activeUntil !== null ? after!.activeUntil : end - take * 60_000));
+      if (to < end) await extendHolding(tx, ol.licenseId, userId, end, to);
+    }
+    members++;
+    minutesTaken += take;
+  }
+  return { outcome: 'renewal_refunded', orderId: found.id, created: 0, details: { bill_ref: billRef, codes_shortened: codes, memberships_shortened: members, minutes_taken: minutesTaken } };
+}
+
+/**
  * Cancellation and refund (docs/decisions.md):
  * - an unredeemed code is deleted (both);
  * - a redeemed lifetime code: what it lends ends, and the redeemer's lifetime is revoked unless another lifetime
@@ -304,10 +384,11 @@ async function revoke(w: AdminWork, appId: string, found: OrderRecord, mode: 'ca
       // What this license lends (a template's entitlements and limits) ends with the lifetime it granted; what other
       // licenses lend stays. Unlike an operator's revocation (endLifetimeHoldings), a refund takes back one sale.
       await endHolding(tx, ol.licenseId, userId, now);
-      // Lifetime is one flag: it stays while another lifetime license the user redeemed (another sale, or one an
-      // operator handed out) still holds, since this sale did not grant that one.
+      // Lifetime is one flag: only what this sale granted is taken. It stays while the user holds it from
+      // elsewhere: another lifetime license redeemed and not taken back, or the operator's grant (docs/decisions.md,
+      // "A sale's refund takes back its own lifetime only"). Read under the user's row lock.
       await tx.users.lockRow(userId, now);
-      if (await tx.licenses.holdsLifetime(userId)) lifetimeKept++;
+      if (await tx.sales.otherLifetimeSource(appId, userId, ol.licenseId)) lifetimeKept++;
       else await changeMembership(w, appId, userId, now, (m) => ({ isLifetime: false, activeUntil: m.activeUntil }));
       await tx.sales.markRevoked(found.id, ol.licenseId);
       await revoked(license, userId);

@@ -5,6 +5,7 @@
  * fields changes nothing. A payload missing what its event type needs is a
  * 422 (the signature was good, the content is not something a store sends).
  */
+import { createHash } from 'node:crypto';
 import type { Provider } from '../../store/repositories/sales.js';
 import { DomainError } from '../errors.js';
 
@@ -15,7 +16,11 @@ export interface BoughtItem {
 }
 
 export type SaleAction =
-  | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[] }
+  /**
+   * `unpaidUntil`: set when the bill paid nothing (a subscription's free trial): the end of the period it covers
+   * (ms; null when the store says none), and each minutes code grants only until then; absent for a paid bill.
+   */
+  | { kind: 'order'; orderRef: string; paymentRef: string | null; subscriptionRef: string | null; buyerEmail: string | null; customerRef: string | null; items: BoughtItem[]; unpaidUntil?: number | null }
   /** `billRef`: the store's id of the bill paid (Stripe invoice, Paddle transaction, Lemon Squeezy subscription invoice): one renewal each, whatever the event ids. */
   | { kind: 'renewal'; subscriptionRef: string; paymentRef: string | null; billRef: string }
   | { kind: 'link'; subscriptionRef: string; orderRef: string }
@@ -28,6 +33,8 @@ export interface SaleEvent {
   id: string;
   type: string;
   action: SaleAction;
+  /** When the store says the event happened (ms), null when it says nothing readable: how long a revocation of an order not yet seen waits for it. */
+  occurredAt: number | null;
 }
 
 type Json = Record<string, unknown>;
@@ -43,11 +50,21 @@ function obj(o: Json, key: string, path: string): Json {
   return v;
 }
 
-/** A non-empty id of at most 255 characters; numbers (Lemon Squeezy's ids) become their decimal text. */
+/**
+ * A non-empty id of at most 255 characters, without NUL and well-formed UTF-16 (so both stores keep the same
+ * bytes: PostgreSQL refuses NUL, and a lone surrogate would be stored as U+FFFD); numbers (Lemon Squeezy's ids)
+ * become their decimal text.
+ */
 function id(v: unknown): string | null {
   if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
-  if (typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\0')) return v;
+  if (typeof v === 'string' && v.length > 0 && v.length <= 255 && !v.includes('\0') && !/\p{Surrogate}/u.test(v)) return v;
   return null;
+}
+
+/** A part of a derived event id that a store may leave out (then empty), else an id as above: 422 otherwise. */
+function optionalPart(o: Json, key: string, path: string): string {
+  if (o[key] === undefined || o[key] === null) return '';
+  return requiredId(o, key, path);
 }
 
 function requiredId(o: Json, key: string, path: string): string {
@@ -70,6 +87,26 @@ function amount(v: unknown): number | null {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
   if (typeof v === 'string' && /^\d{1,15}$/.test(v)) return Number(v);
   return null;
+}
+
+/** An RFC 3339 time (Paddle, Lemon Squeezy) in ms, or null. */
+function instant(v: unknown): number | null {
+  if (typeof v !== 'string' || v.length > 64) return null;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+const TRIAL_UNIT_MS: Record<string, number> = { day: 86_400_000, week: 7 * 86_400_000, month: 30 * 86_400_000, year: 365 * 86_400_000 };
+
+/** The shortest trial of a Paddle transaction's items (`price.trial_period`: interval and frequency) from `start`, or null. */
+function trialEnd(items: unknown, start: number | null): number | null {
+  if (start === null || !Array.isArray(items)) return null;
+  const ends = items.filter(isObject).map((item) => {
+    const t = isObject(item.price) && isObject(item.price.trial_period) ? item.price.trial_period : {};
+    const unit = typeof t.interval === 'string' ? TRIAL_UNIT_MS[t.interval] : undefined;
+    return unit !== undefined && typeof t.frequency === 'number' && Number.isSafeInteger(t.frequency) && t.frequency > 0 ? start + unit * t.frequency : null;
+  }).filter((e): e is number => e !== null);
+  return ends.length > 0 ? Math.min(...ends) : null;
 }
 
 function quantity(v: unknown): number {
@@ -96,7 +133,9 @@ function stripe(body: Json): SaleEvent {
   const eventId = requiredId(body, 'id', 'id');
   const type = requiredId(body, 'type', 'type');
   const object = obj(obj(body, 'data', 'data'), 'object', 'data.object');
-  return { id: eventId, type, action: stripeAction(type, object) };
+  // Stripe's `created`: seconds since the epoch, the same on every retry of the event.
+  const created = typeof body.created === 'number' && Number.isSafeInteger(body.created) ? body.created * 1000 : null;
+  return { id: eventId, type, action: stripeAction(type, object), occurredAt: created };
 }
 
 function stripeAction(type: string, o: Json): SaleAction {
@@ -141,9 +180,14 @@ function stripeAction(type: string, o: Json): SaleAction {
         const details = isObject(l.pricing) && isObject(l.pricing.price_details) ? l.pricing.price_details : {};
         return { keys: keys(price.id, details.price, price.product, details.product), quantity: quantity(l.quantity) };
       });
+      // A first bill of nothing (a free trial, `amount_paid` 0) covers its lines' period (the trial), not a paid one.
+      const free = subscription !== null && o.amount_paid === 0;
+      const ends = lines.map((l) => (isObject(l.period) && typeof l.period.end === 'number' && Number.isSafeInteger(l.period.end) ? l.period.end * 1000 : null))
+        .filter((e): e is number => e !== null);
       return {
         kind: 'order', orderRef: requiredId(o, 'id', 'data.object.id'), paymentRef, subscriptionRef: subscription,
         buyerEmail: email(o.customer_email), customerRef: idOrObject(o.customer), items,
+        ...(free && { unpaidUntil: ends.length > 0 ? Math.max(...ends) : null }),
       };
     }
     case 'customer.subscription.deleted':
@@ -168,7 +212,7 @@ function paddle(body: Json): SaleEvent {
   const eventId = requiredId(body, 'event_id', 'event_id');
   const type = requiredId(body, 'event_type', 'event_type');
   const data = obj(body, 'data', 'data');
-  return { id: eventId, type, action: paddleAction(type, data) };
+  return { id: eventId, type, action: paddleAction(type, data), occurredAt: instant(body.occurred_at) };
 }
 
 function paddleAction(type: string, d: Json): SaleAction {
@@ -189,9 +233,15 @@ function paddleAction(type: string, d: Json): SaleAction {
       });
       const custom = isObject(d.custom_data) ? d.custom_data : {};
       // A Paddle transaction names its customer by id only; the email is read from custom_data when the checkout passed one.
+      // A subscription's first transaction of nothing (a free trial: `details.totals.grand_total` "0") covers its
+      // `billing_period`, which Paddle sets to the trial while the subscription is trialing.
+      const details = isObject(d.details) && isObject(d.details.totals) ? d.details.totals : {};
+      const free = subscription !== null && amount(details.grand_total ?? details.total) === 0;
+      const period = isObject(d.billing_period) ? d.billing_period : {};
       return {
         kind: 'order', orderRef: requiredId(d, 'id', 'data.id'), paymentRef: null, subscriptionRef: subscription,
         buyerEmail: email(custom.email), customerRef: id(d.customer_id), items,
+        ...(free && { unpaidUntil: instant(period.ends_at) ?? trialEnd(d.items, instant(period.starts_at) ?? instant(d.billed_at)) }),
       };
     }
     case 'subscription.canceled':
@@ -222,11 +272,16 @@ function lemonSqueezy(body: Json): SaleEvent {
   const a = obj(data, 'attributes', 'data.attributes');
   // Lemon Squeezy sends no event id: the event name and the object it is about identify a delivery (a redelivery
   // carries both again). Each subscription payment is its own subscription-invoice object, so renewals stay apart.
-  let eventId = `${type}:${String(data.type ?? '')}:${dataId}`;
+  // Every part is bounded (an id: 255 characters, no NUL), so the key is too, alike on both stores.
+  let eventId = `${type}:${optionalPart(data, 'type', 'data.type')}:${dataId}`;
   // Each refund of an order is an order_refunded about the same order: its status and the amount refunded so far
   // tell them apart, so a partial refund's key does not make the later full refund a duplicate.
-  if (type === 'order_refunded') eventId += `:${String(a.status ?? '')}:${amount(a.refunded_amount) ?? ''}`;
-  return { id: eventId, type, action: lemonAction(type, dataId, a) };
+  if (type === 'order_refunded') eventId += `:${optionalPart(a, 'status', 'data.attributes.status')}:${amount(a.refunded_amount) ?? ''}`;
+  // Stripe's and Paddle's ids are at most 255 characters: so is this key (a real one is far shorter). A longer one
+  // is kept by its digest, so the stored key and the primary key's index entry stay small on both stores.
+  if (eventId.length > 255) eventId = `sha256:${createHash('sha256').update(eventId).digest('hex')}`;
+  // No event time: the object's `updated_at` is when it was refunded or cancelled.
+  return { id: eventId, type, action: lemonAction(type, dataId, a), occurredAt: instant(a.updated_at) };
 }
 
 function lemonAction(type: string, dataId: string, a: Json): SaleAction {

@@ -13,7 +13,7 @@ const saleAnswer = {
     event_id: { type: 'string', description: "The store's event id (Lemon Squeezy sends none: its event name and object id)" },
     outcome: {
       type: 'string',
-      enum: ['granted', 'renewed', 'linked', 'cancelled', 'refunded', 'partially_refunded', 'duplicate', 'unknown_product', 'unknown_order', 'unknown_subscription', 'already_ended', 'ignored'],
+      enum: ['granted', 'renewed', 'linked', 'cancelled', 'refunded', 'partially_refunded', 'renewal_refunded', 'duplicate', 'unknown_product', 'unknown_order', 'unknown_subscription', 'already_ended', 'ignored'],
       description: 'duplicate: this event was applied before and nothing was done again; unknown_*: acknowledged and logged, nothing granted (see docs/integrations.md)',
     },
     order_id: { type: ['string', 'null'], description: "Tollgate's id of the order the event was about" },

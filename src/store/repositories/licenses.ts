@@ -172,11 +172,6 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
       await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND (ends_at IS NULL OR ends_at > ?)', [now, licenseId, userId, now]);
     },
 
-    /** Whether a lifetime license this user redeemed (any, sold or handed out) still holds: its holding never ended. */
-    async holdsLifetime(userId: string): Promise<boolean> {
-      return (await q.one('SELECT 1 AS held FROM activations WHERE user_id = ? AND grants_lifetime_access = 1 AND ends_at IS NULL LIMIT 1', [userId])) !== undefined;
-    },
-
     /** A lifetime revoked: every holding of the user that never ended ends now (entitlements.ts). */
     async endOpenActivations(userId: string, now: number): Promise<void> {
       await q.run('UPDATE activations SET ends_at = ? WHERE user_id = ? AND ends_at IS NULL AND grants_lifetime_access = 1', [now, userId]);

@@ -289,6 +289,41 @@ export function salesRepository(q: Queryable) {
       await q.run('UPDATE integration_orders SET updated_at = ? WHERE id = ?', [now, orderId]);
     },
 
+    /**
+     * Whether the user holds lifetime from something besides the license `licenseId` (a sold lifetime code being
+     * taken back): another lifetime license's redemption still held (its activation never ends until a revocation
+     * ends it: a revoking license, the operator, a sale's refund or cancellation), or the operator's grant, when the
+     * operator's last lifetime change was a grant and no revoking license was redeemed after it.
+     */
+    async otherLifetimeSource(appId: string, userId: string, licenseId: string): Promise<'license' | 'operator' | null> {
+      const held = await q.one(
+        'SELECT license_id FROM activations WHERE app_id = ? AND user_id = ? AND license_id <> ? AND grants_lifetime_access = 1 AND ends_at IS NULL LIMIT 1',
+        [appId, userId, licenseId],
+      );
+      if (held) return 'license';
+      const changes = await q.all("SELECT at, details FROM audit_log WHERE app_id = ? AND target_id = ? AND action = 'user.update' ORDER BY at DESC, id DESC", [appId, userId]);
+      for (const r of changes) {
+        let d: { before?: { membership?: { is_lifetime?: unknown } }; after?: { membership?: { is_lifetime?: unknown } } };
+        try {
+          d = JSON.parse(r.details as string);
+        } catch {
+          continue;
+        }
+        const before = d.before?.membership?.is_lifetime;
+        const after = d.after?.membership?.is_lifetime;
+        if (before === after) continue;
+        if (after !== true) return null;
+        const revokedSince = await q.one('SELECT 1 AS x FROM activations WHERE app_id = ? AND user_id = ? AND revokes_lifetime_access = 1 AND occurred_at > ? LIMIT 1', [appId, userId, Number(r.at)]);
+        return revokedSince ? null : 'operator';
+      }
+      return null;
+    },
+
+    /** A refunded renewal takes its minutes back from a code nobody has redeemed yet; false when it was redeemed (or deleted) meanwhile. */
+    async takeMinutesFromUnredeemed(appId: string, licenseId: string, minutes: number): Promise<boolean> {
+      return (await q.run('UPDATE licenses SET minutes = minutes - ? WHERE id = ? AND app_id = ? AND used_at IS NULL AND minutes IS NOT NULL AND minutes >= ?', [minutes, licenseId, appId, minutes])) === 1;
+    },
+
     async listOrders(appId: string, cursor: Cursor | null, limit: number): Promise<Page<OrderRecord>> {
       const rows = await q.all(
         `SELECT ${ORDER} FROM integration_orders WHERE app_id = ? AND ${SEEK_CURSOR} AND ${AFTER_CURSOR} ORDER BY created_at, id LIMIT ?`,
