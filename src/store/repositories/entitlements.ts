@@ -76,6 +76,12 @@ export function entitlementsRepository(q: Queryable) {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE user_id = ? AND source = 'trial' AND (ends_at IS NULL OR ends_at > ?)", [now, userId, now]);
     },
 
+    /** The grants a license made, with their ends (an applied template rewrites them keeping those ends). */
+    async ofLicense(licenseId: string): Promise<{ userId: string; code: string; until: number | null }[]> {
+      const rows = await q.all("SELECT user_id, code, ends_at FROM entitlement_grants WHERE license_id = ? AND source = 'license' ORDER BY created_at, id", [licenseId]);
+      return rows.map((r) => ({ userId: r.user_id as string, code: r.code as string, until: nullableNumber(r.ends_at) }));
+    },
+
     /** The grants a license made (an applied template rewrites them). */
     async deleteOfLicense(licenseId: string): Promise<void> {
       await q.run("DELETE FROM entitlement_grants WHERE license_id = ? AND source = 'license'", [licenseId]);

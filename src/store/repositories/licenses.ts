@@ -156,6 +156,27 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
       return rows.map(toActivation);
     },
 
+    /** When the license's redemption by this user holds until (null: never), or undefined when this user did not redeem it. */
+    async holdingEnd(licenseId: string, userId: string): Promise<number | null | undefined> {
+      const r = await q.one('SELECT ends_at FROM activations WHERE license_id = ? AND user_id = ? ORDER BY occurred_at DESC LIMIT 1', [licenseId, userId]);
+      return r === undefined ? undefined : nullableNumber(r.ends_at);
+    },
+
+    /** A store's renewal: the redemption's holding (the limits it lends) moves from `from` to `to`; one ended meanwhile stays. */
+    async extendActivation(licenseId: string, userId: string, from: number, to: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND ends_at = ?', [to, licenseId, userId, from]);
+    },
+
+    /** A refund or a revoked lifetime: the redemption's holding, if still live, ends now. */
+    async endActivation(licenseId: string, userId: string, now: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND (ends_at IS NULL OR ends_at > ?)', [now, licenseId, userId, now]);
+    },
+
+    /** Whether a lifetime license this user redeemed (any, sold or handed out) still holds: its holding never ended. */
+    async holdsLifetime(userId: string): Promise<boolean> {
+      return (await q.one('SELECT 1 AS held FROM activations WHERE user_id = ? AND grants_lifetime_access = 1 AND ends_at IS NULL LIMIT 1', [userId])) !== undefined;
+    },
+
     /** A lifetime revoked: every holding of the user that never ended ends now (entitlements.ts). */
     async endOpenActivations(userId: string, now: number): Promise<void> {
       await q.run('UPDATE activations SET ends_at = ? WHERE user_id = ? AND ends_at IS NULL AND grants_lifetime_access = 1', [now, userId]);
