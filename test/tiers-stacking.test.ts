@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { effectiveLimits } from '../src/domain/entitlements.js';
+import { renewRedemption } from '../src/domain/licenses.js';
+import { write } from '../src/domain/unit-of-work.js';
 import { expectError, harness, noticesHeard, PASSWORD, type Harness, type TestApp } from './helpers.js';
 
 /**
@@ -148,5 +150,50 @@ describe('each entitlement code and each template limits stack on themselves', (
     expect(await limitsAt(id, h.clock.ms + 50 * DAY - 1)).toMatchObject({ maxDevices: 5 });
     expect(await limitsAt(id, h.clock.ms + 50 * DAY)).toMatchObject({ maxDevices: 1 });
     expect(await activeUntil(id)).toBe(h.clock.iso(365 * DAY + 50 * DAY));
+  });
+});
+
+describe("a store's renewal of a redeemed license (renewRedemption, which src/domain/sales/apply.ts's renewal calls)", () => {
+  async function renew(code: string, userId: string, minutes: number): Promise<void> {
+    const s = h.tollgate.services;
+    const license = (await s.store.licenses.findByCode(app.id, code))!;
+    // As the store's renewal does, in a unit of work that drops the user's caches (with its membership change).
+    await write(s, async ({ tx, changed }) => {
+      await renewRedemption(tx, license, userId, minutes, h.clock.ms);
+      changed({ user: userId });
+    });
+    await noticesHeard(h);
+  }
+
+  it('a Pro day renewed on a Basic year stacks a day on pro and on its limits, not up to the membership end', async () => {
+    const basic = await template({ name: 'Basic yearly', minutes: 525_600, entitlements: ['basic'], max_devices: 1 });
+    const pro = await template({ name: 'Pro 1 day', minutes: 1440, entitlements: ['pro'], max_devices: 5 });
+    const id = await h.signUp(app, 'eve', PASSWORD, 'hw-1');
+    await redeem('eve', (await codes(basic))[0]!);
+    const code = (await codes(pro))[0]!;
+    await redeem('eve', code);
+    h.clock.ms += DAY / 2;
+    await renew(code, id, 1440);
+    expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(DAY / 2), h.clock.iso(DAY + DAY / 2)]);
+    expect(await limitsAt(id, h.clock.ms + DAY + DAY / 2 - 1)).toMatchObject({ maxDevices: 5 });
+    expect(await limitsAt(id, h.clock.ms + DAY + DAY / 2)).toMatchObject({ maxDevices: 1 });
+    // A renewal that comes after the day ran out lends a day from now.
+    h.clock.ms += 2 * DAY;
+    expect(await entitlementsOf('eve')).toEqual(['basic']);
+    await renew(code, id, 1440);
+    expect(await entitlementsOf('eve')).toEqual(['basic', 'pro']);
+    expect(await limitsAt(id, h.clock.ms + DAY - 1)).toMatchObject({ maxDevices: 5 });
+    expect(await limitsAt(id, h.clock.ms + DAY)).toMatchObject({ maxDevices: 1 });
+    h.clock.ms += DAY;
+    expect(await entitlementsOf('eve')).toEqual(['basic']);
+  });
+
+  it('a lifetime license has nothing to renew', async () => {
+    const forever = await template({ name: 'forever', lifetime: true, entitlements: ['pro'], max_devices: 5 });
+    const id = await h.signUp(app, 'eve', PASSWORD, 'hw-1');
+    const code = (await codes(forever))[0]!;
+    await redeem('eve', code);
+    await renew(code, id, 1440);
+    expect(await grantEnds(id, 'pro')).toEqual([null]);
   });
 });
