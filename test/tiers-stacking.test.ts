@@ -137,6 +137,23 @@ describe('each entitlement code and each template limits stack on themselves', (
     expect(await entitlementsOf('alice')).toEqual(['pro']);
   });
 
+  it('a template applied to a redeemed Pro day: each code keeps its day, a new code takes the day, not the year', async () => {
+    const basic = await template({ name: 'Basic yearly', minutes: 525_600, entitlements: ['basic'], max_devices: 1 });
+    const pro = await template({ name: 'Pro 1 day', minutes: 1440, entitlements: ['pro'], max_devices: 5 });
+    const id = await h.signUp(app, 'eve', PASSWORD, 'hw-1');
+    await redeem('eve', (await codes(basic))[0]!);
+    await redeem('eve', (await codes(pro))[0]!);
+    h.clock.ms += DAY / 2;
+    await h.admin('PATCH', `/apps/${app.id}/templates/${pro}`, { entitlements: ['pro', 'export'] });
+    expect((await h.admin('POST', `/apps/${app.id}/templates/${pro}/apply`)).json()).toMatchObject({ used_licenses: 1 });
+    expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(DAY / 2)]);
+    expect(await grantEnds(id, 'export')).toEqual([h.clock.iso(DAY / 2)]);
+    expect(await grantEnds(id, 'basic')).toEqual([h.clock.iso(365 * DAY - DAY / 2)]);
+    expect(await entitlementsOf('eve')).toEqual(['basic', 'export', 'pro']);
+    h.clock.ms += DAY / 2;
+    expect(await entitlementsOf('eve')).toEqual(['basic']);
+  });
+
   it('50 parallel redemptions of distinct Pro-day codes for one user (on a Basic year) stack to exactly 50 days: none is lost', async () => {
     const basic = await template({ name: 'Basic yearly', minutes: 525_600, entitlements: ['basic'], max_devices: 1 });
     const pro = await template({ name: 'Pro 1 day', minutes: 1440, entitlements: ['pro'], max_devices: 5 });
