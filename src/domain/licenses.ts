@@ -100,10 +100,11 @@ export async function endLifetimeHoldings(tx: Repositories, userId: string, now:
 /**
  * A store's renewal of a license `userId` redeemed, by the `minutes` it was sold with (src/domain/sales/apply.ts,
  * after the membership took them): what the license lends now stacks as a redemption of those minutes would
- * (lentEnds). Each of its codes is granted again from max(now, the user's latest live end of that code), in new
- * grants of this license (a refund ends them with the rest); its limits holding (the activation's end) moves to
- * max(now, the latest live end of the same limits) plus the minutes, never earlier. A never-ending holding (a
- * lifetime license) has nothing to extend: it neither moves nor grants again.
+ * (lentEnds). Each of its codes: the license's grant of it to this user moves to max(now, the user's latest live
+ * end of that code) + the minutes, never earlier (one the operator ended apart included: a paid period lends it
+ * again, as a redemption would), or a grant is made when the license has none of that code; its limits holding
+ * (the activation's end) moves to max(now, the latest live end of the same limits) + the minutes, never earlier.
+ * A never-ending holding (a lifetime license) has nothing to extend.
  */
 export async function renewRedemption(tx: Repositories, license: LicenseRecord, userId: string, minutes: number, now: number): Promise<void> {
   const end = await tx.licenses.holdingEnd(license.id, userId);
@@ -113,5 +114,13 @@ export async function renewRedemption(tx: Repositories, license: LicenseRecord, 
   if (!user) return;
   const ends = lentEnds(user, license, { minutes, grantsLifetime: false, revokesLifetime: false }, now);
   if (ends.holding !== null && ends.holding > end) await tx.licenses.extendActivation(license.id, userId, end, ends.holding);
-  await grantLicenseEntitlements(tx, { appId: license.appId, userId, licenseId: license.id }, ends.codes, now);
+  const mine = (await tx.entitlements.ofLicense(license.id)).filter((g) => g.userId === userId);
+  const missing: LentEnds['codes'] = [];
+  for (const c of ends.codes) {
+    // The license's latest grant of the code (a never-ending one has nothing to extend).
+    const own = mine.filter((g) => g.code === c.code).sort((a, b) => (a.until === null ? 1 : b.until === null ? -1 : a.until - b.until)).at(-1);
+    if (own === undefined) missing.push(c);
+    else if (own.until !== null && c.endsAt !== null && c.endsAt > own.until) await tx.entitlements.setEnd(own.id, c.endsAt);
+  }
+  await grantLicenseEntitlements(tx, { appId: license.appId, userId, licenseId: license.id }, missing, now);
 }

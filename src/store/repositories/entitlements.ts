@@ -77,9 +77,14 @@ export function entitlementsRepository(q: Queryable) {
     },
 
     /** The grants a license made, with their ends (an applied template rewrites them keeping those ends). */
-    async ofLicense(licenseId: string): Promise<{ userId: string; code: string; until: number | null }[]> {
-      const rows = await q.all("SELECT user_id, code, ends_at FROM entitlement_grants WHERE license_id = ? AND source = 'license' ORDER BY created_at, id", [licenseId]);
-      return rows.map((r) => ({ userId: r.user_id as string, code: r.code as string, until: nullableNumber(r.ends_at) }));
+    async ofLicense(licenseId: string): Promise<{ id: string; userId: string; code: string; until: number | null }[]> {
+      const rows = await q.all("SELECT id, user_id, code, ends_at FROM entitlement_grants WHERE license_id = ? AND source = 'license' ORDER BY created_at, id", [licenseId]);
+      return rows.map((r) => ({ id: r.id as string, userId: r.user_id as string, code: r.code as string, until: nullableNumber(r.ends_at) }));
+    },
+
+    /** A store's renewal: one grant's new end (src/domain/licenses.ts renewRedemption). */
+    async setEnd(id: string, endsAt: number | null): Promise<void> {
+      await q.run('UPDATE entitlement_grants SET ends_at = ? WHERE id = ?', [endsAt, id]);
     },
 
     /** The grants a license made (an applied template rewrites them). */
