@@ -3,7 +3,7 @@ import { expectError, harness, noticesHeard, PASSWORD, type Harness, type TestAp
 
 /**
  * Issue 24: entitlements appear and disappear with their grants' time (docs/decisions.md): each
- * redemption holds its template's codes until the membership time it added runs out; lifetime never
+ * redemption extends each of its template's codes from that code's own live end (test/tiers-stacking.test.ts); lifetime never
  * ends; the operator grants directly (optionally until a time) and takes away; bans and deletion keep
  * their seed meaning.
  */
@@ -37,19 +37,21 @@ async function entitlementsOf(username: string): Promise<string[]> {
 }
 
 describe('entitlements with the clock', () => {
-  it('stacking: each redemption holds its codes until the membership time it added runs out', async () => {
+  it('stacking: each code stacks on itself, not on the membership end', async () => {
     const pro = await templateId('pro', { minutes: 60, entitlements: ['pro'] });
     const exp = await templateId('export', { minutes: 60, entitlements: ['export-pdf'] });
     await h.signUp(app, 'alice');
     await redeem('alice', pro); // membership to +60, pro to +60
     h.clock.minutes(30);
-    await redeem('alice', exp); // membership to +120 (stacked), export-pdf to +120
+    await redeem('alice', exp); // membership to +120 (stacked), export-pdf to +90 (its own 60 minutes)
     expect(await entitlementsOf('alice')).toEqual(['export-pdf', 'pro']);
     h.clock.minutes(30); // +60: pro's time has run out
     expect(await entitlementsOf('alice')).toEqual(['export-pdf']);
-    h.clock.minutes(59); // +119
+    h.clock.minutes(29); // +89
     expect(await entitlementsOf('alice')).toEqual(['export-pdf']);
-    h.clock.minutes(1); // +120: the membership and export-pdf end together
+    h.clock.minutes(1); // +90: export-pdf's time has run out; the membership goes on
+    expect(await entitlementsOf('alice')).toEqual([]);
+    h.clock.minutes(30); // +120: the membership ends
     expectError(await context('alice'), 403, 'membership_inactive');
   });
 

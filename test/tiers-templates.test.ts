@@ -159,8 +159,10 @@ describe('templates', () => {
     const user = (await s.store.users.findById(app.id, id))!;
     const appRecord = (await s.store.apps.findById(app.id))!;
     expect(effectiveLimits(appRecord, user, h.clock.ms)).toEqual({ maxDevices: 3, maxSeats: 5, heartbeatSeconds: 60 });
-    // A's holding ends with the membership time it added (60 min): its device limit goes; B stacked on it, to 180 min.
+    // A's holding ends after its 60 min: its device limit goes. B's limits differ from A's: they stack on nothing
+    // and end after B's own 120 min, though the membership runs to 180 (docs/decisions.md, "stacks on itself").
     expect(effectiveLimits(appRecord, user, h.clock.ms + 61 * 60_000)).toEqual({ maxDevices: 1, maxSeats: 5, heartbeatSeconds: 60 });
-    expect(effectiveLimits(appRecord, user, h.clock.ms + 181 * 60_000)).toEqual({ maxDevices: 1, maxSeats: null, heartbeatSeconds: null });
+    expect(effectiveLimits(appRecord, user, h.clock.ms + 119 * 60_000)).toEqual({ maxDevices: 1, maxSeats: 5, heartbeatSeconds: 60 });
+    expect(effectiveLimits(appRecord, user, h.clock.ms + 120 * 60_000)).toEqual({ maxDevices: 1, maxSeats: null, heartbeatSeconds: null });
   });
 });

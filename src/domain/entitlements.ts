@@ -1,6 +1,6 @@
-import type { AppRecord, EntitlementGrant, TemplateHolding, UserRecord } from '../store/records.js';
+import type { AppRecord, EntitlementGrant, LicenseRecord, TemplateHolding, UserRecord } from '../store/records.js';
 import { validationError } from './errors.js';
-import { applyLicense, type LicenseEffect, type MembershipState } from './membership.js';
+import type { LicenseEffect } from './membership.js';
 import { MAX_TIME } from './validation.js';
 
 /**
@@ -49,20 +49,64 @@ export function checkCode(field: string, code: string): void {
 }
 
 /**
- * Until when one redemption holds its entitlements and its template's limits, computed once at
- * redemption: a lifetime license never ends (null); a license of minutes holds them until the
- * membership end it stacked onto (the new active_until), or, on a lifetime membership that the
- * minutes do not extend, for its own minutes from now; a license that adds no time holds nothing
- * (it ends at once). A store's renewal of a redeemed license computes its holding's new end here too,
- * passing `heldUntil`, the end the holding had: on a lifetime membership the renewed minutes stack on
- * that end (or now, when it has passed) as minutes stack on a membership.
+ * The latest end among the ends live at `now` (docs/decisions.md, "Each entitlement stacks on itself"):
+ * undefined when none is live, null when a live one never ends.
  */
-export function holdingEnd(before: MembershipState, effect: LicenseEffect, now: number, heldUntil = now): number | null {
+export function latestLiveEnd(ends: Iterable<number | null>, now: number): number | null | undefined {
+  let latest: number | undefined;
+  for (const end of ends) {
+    if (!live(end, now)) continue;
+    if (end === null) return null;
+    latest = latest === undefined ? end : Math.max(latest, end);
+  }
+  return latest;
+}
+
+/**
+ * Until when one redemption (or a store's renewal) holds one thing it lends, an entitlement code or its
+ * template's limits, computed once (docs/decisions.md, "Each entitlement stacks on itself"). `held` is the
+ * user's latest live end of the same thing (latestLiveEnd): the minutes stack on it, or on now when none is
+ * live, capped as the membership is; a never-ending one (null) stays never-ending by itself, so these minutes
+ * count from now (they outlast it when it is taken away). A lifetime license never ends (null); a license that
+ * adds no time holds nothing (it ends at once). The membership's own end plays no part: a day of "pro"
+ * redeemed on a year of "basic" is a day of "pro".
+ */
+export function stackedEnd(held: number | null | undefined, effect: LicenseEffect, now: number): number | null {
   if (effect.grantsLifetime) return null;
   if (effect.minutes === null) return now;
-  const after = applyLicense(before, effect, now);
-  if (!after.isLifetime && after.activeUntil !== null) return after.activeUntil;
-  return Math.min(Math.max(heldUntil, now) + effect.minutes * 60_000, MAX_TIME);
+  const from = held === undefined || held === null ? now : Math.max(held, now);
+  return Math.min(from + effect.minutes * 60_000, MAX_TIME);
+}
+
+/** What a license lends: its entitlement codes and its template's limits (copied onto it). */
+export type Lent = Pick<LicenseRecord, 'entitlements' | 'maxDevices' | 'maxSeats' | 'heartbeatSeconds'>;
+
+/** Whether a license sets any template limit: only then is its redemption a holding effectiveLimits reads. */
+export const setsLimits = (l: Pick<Lent, 'maxDevices' | 'maxSeats' | 'heartbeatSeconds'>): boolean =>
+  l.maxDevices !== null || l.maxSeats !== null || l.heartbeatSeconds !== null;
+
+const sameLimits = (a: Pick<Lent, 'maxDevices' | 'maxSeats' | 'heartbeatSeconds'>, b: TemplateHolding): boolean =>
+  a.maxDevices === b.maxDevices && a.maxSeats === b.maxSeats && a.heartbeatSeconds === b.heartbeatSeconds;
+
+/** The ends one redemption (or renewal) of `effect` gives what `lent` lends, over what the user holds at `now`. */
+export interface LentEnds {
+  /** The holding of the license's limits (activations.ends_at): stacked on the live holdings of the same limits. */
+  holding: number | null;
+  /** Each code, stacked on the user's live grants of that code (whatever gave them). */
+  codes: { code: string; endsAt: number | null }[];
+}
+
+/**
+ * Each code stacks on itself, and the limits on the same limits (max_devices, max_seats, heartbeat_seconds
+ * alike: a template's limits, whichever template copied them). A license that sets no limits holds none: its
+ * activation's end is then its own minutes from now.
+ */
+export function lentEnds(held: Pick<UserRecord, 'grants' | 'holdings'>, lent: Lent, effect: LicenseEffect, now: number): LentEnds {
+  const holding = stackedEnd(setsLimits(lent) ? latestLiveEnd(held.holdings.filter((h) => sameLimits(lent, h)).map((h) => h.until), now) : undefined, effect, now);
+  const codes = lent.entitlements.map((code) => ({
+    code, endsAt: stackedEnd(latestLiveEnd(held.grants.filter((g) => g.code === code).map((g) => g.until), now), effect, now),
+  }));
+  return { holding, codes };
 }
 
 /** A trial user now: the trial is not converted and has not ended. */
@@ -82,7 +126,7 @@ export interface TemplateLimits {
 
 /**
  * The effective template limits for this user at `now`: over the templates the user holds (each
- * redeemed license made from one, while its holding is live: holdingEnd above).
+ * redeemed license made from one, while its holding is live: lentEnds above).
  */
 export function effectiveLimits(app: Pick<AppRecord, 'maxDevicesPerUser'>, user: Pick<UserRecord, 'holdings'>, now: number): TemplateLimits {
   let maxDevices: number | null = null;

@@ -3,7 +3,7 @@ import type { Repositories } from '../store/index.js';
 import type { ActivationRecord, LicenseRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
-import { holdingEnd } from './entitlements.js';
+import { lentEnds, type LentEnds } from './entitlements.js';
 import { applyLicense } from './membership.js';
 import type { Services } from './service-types.js';
 
@@ -35,8 +35,9 @@ export async function redeem(tx: Repositories, ctx: RequestContext, userId: stri
  * Applies a license already claimed in this transaction, reading the membership under a row lock
  * (docs/decisions.md, issue 24): a trial converts first (its remaining time and its entitlements end
  * now); a lifetime revoked ends the grants and holdings that never ended; then the membership
- * arithmetic of the seed, and the redemption holds the license's entitlements and limits until
- * holdingEnd.
+ * arithmetic of the seed. Apart from it, each entitlement code the license lends stacks on the user's
+ * live grants of that code, and its limits on the live holdings of the same limits (entitlements.ts
+ * lentEnds): read here, under the row lock, so parallel redemptions for one user each stack on the last.
  */
 export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId: string, license: LicenseRecord): Promise<Redemption> {
   // What the license holds now, read after the claim took its row: a sale's renewal may have added minutes to
@@ -54,7 +55,9 @@ export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId
   const effect = { minutes: license.minutes, grantsLifetime: license.grantsLifetime, revokesLifetime: license.revokesLifetime };
   if (license.revokesLifetime && user.isLifetime) await endLifetimeHoldings(tx, userId, ctx.now);
   const next = applyLicense(before, effect, ctx.now);
-  const endsAt = holdingEnd(before, effect, ctx.now);
+  // What the user holds once the trial's grants and a revoked lifetime's have ended (read again only then).
+  const held = convertedTrial || (license.revokesLifetime && user.isLifetime) ? ((await tx.users.findById(ctx.app.id, userId)) ?? user) : user;
+  const ends = lentEnds(held, license, effect, ctx.now);
   await tx.users.setMembership(userId, next.isLifetime, next.activeUntil, ctx.now);
   const activation: ActivationRecord = {
     id: randomUUID(),
@@ -65,10 +68,10 @@ export async function applyClaimed(tx: Repositories, ctx: RequestContext, userId
     minutes: license.minutes,
     grantsLifetime: license.grantsLifetime,
     revokesLifetime: license.revokesLifetime,
-    endsAt,
+    endsAt: ends.holding,
   };
   await tx.licenses.insertActivation(activation);
-  await grantLicenseEntitlements(tx, activation, license.entitlements);
+  await grantLicenseEntitlements(tx, activation, ends.codes, activation.occurredAt);
   return { ...activation, convertedTrial, license };
 }
 
@@ -79,12 +82,11 @@ export interface Redemption extends ActivationRecord {
   license: LicenseRecord;
 }
 
-/** The grants of one redemption: one row per code, ending with the redemption's holding. */
-export async function grantLicenseEntitlements(tx: Repositories, activation: ActivationRecord, codes: readonly string[]): Promise<void> {
-  for (const code of codes) {
+/** The grants of one redemption (or renewal): one row per code, each with its own end (lentEnds). */
+export async function grantLicenseEntitlements(tx: Repositories, activation: Pick<ActivationRecord, 'appId' | 'userId' | 'licenseId'>, codes: LentEnds['codes'], at: number): Promise<void> {
+  for (const { code, endsAt } of codes) {
     await tx.entitlements.insert({
-      id: randomUUID(), appId: activation.appId, userId: activation.userId, code, source: 'license', licenseId: activation.licenseId,
-      endsAt: activation.endsAt, createdAt: activation.occurredAt,
+      id: randomUUID(), appId: activation.appId, userId: activation.userId, code, source: 'license', licenseId: activation.licenseId, endsAt, createdAt: at,
     });
   }
 }
@@ -96,13 +98,45 @@ export async function endLifetimeHoldings(tx: Repositories, userId: string, now:
 }
 
 /**
- * A store's renewal of a redeemed license: what its redemption holds (the template limits it lends, its
- * entitlement grants) moves from `from` to `to`. Only what still ends with the holding moves: a grant the
- * operator ended apart stays ended.
+ * A store's renewal of a license `userId` redeemed, by the `minutes` it was sold with (src/domain/sales/apply.ts,
+ * after the membership took them): what the license lends now stacks as a redemption of those minutes would
+ * (lentEnds). Each of its codes: the license's grant of it to this user moves to max(now, the user's latest live
+ * end of that code) + the minutes, never earlier (one the operator ended apart included: a paid period lends it
+ * again, as a redemption would), or a grant is made when the license has none of that code; its limits holding
+ * (the activation's end) moves to max(now, the latest live end of the same limits) + the minutes, never earlier.
+ * A never-ending holding (a lifetime license) has nothing to extend.
  */
-export async function extendHolding(tx: Repositories, licenseId: string, userId: string, from: number, to: number): Promise<void> {
-  await tx.licenses.extendActivation(licenseId, userId, from, to);
-  await tx.entitlements.extendLicenseGrants(licenseId, userId, from, to);
+export async function renewRedemption(tx: Repositories, license: LicenseRecord, userId: string, minutes: number, now: number): Promise<void> {
+  const end = await tx.licenses.holdingEnd(license.id, userId);
+  if (end === undefined || end === null) return;
+  await tx.users.lockRow(userId, now);
+  const user = await tx.users.findById(license.appId, userId);
+  if (!user) return;
+  const ends = lentEnds(user, license, { minutes, grantsLifetime: false, revokesLifetime: false }, now);
+  if (ends.holding !== null && ends.holding > end) await tx.licenses.extendActivation(license.id, userId, end, ends.holding);
+  const mine = (await tx.entitlements.ofLicense(license.id)).filter((g) => g.userId === userId);
+  const missing: LentEnds['codes'] = [];
+  for (const c of ends.codes) {
+    // The license's latest grant of the code (a never-ending one has nothing to extend).
+    const own = mine.filter((g) => g.code === c.code).sort((a, b) => (a.until === null ? 1 : b.until === null ? -1 : a.until - b.until)).at(-1);
+    if (own === undefined) missing.push(c);
+    else if (own.until !== null && c.endsAt !== null && c.endsAt > own.until) await tx.entitlements.setEnd(own.id, c.endsAt);
+  }
+  await grantLicenseEntitlements(tx, { appId: license.appId, userId, licenseId: license.id }, missing, now);
+}
+
+/**
+ * A refunded renewal (src/domain/sales/apply.ts): what the license lends `userId` gives back the `minutes` that
+ * renewal stacked (renewRedemption), its limits holding and each of its live grants ending that much earlier,
+ * never before now. What already ended, or never ends (a lifetime license), stays as it is.
+ */
+export async function shortenHolding(tx: Repositories, licenseId: string, userId: string, minutes: number, now: number): Promise<void> {
+  const back = (end: number) => Math.max(now, end - minutes * 60_000);
+  const end = await tx.licenses.holdingEnd(licenseId, userId);
+  if (end !== undefined && end !== null && end > now) await tx.licenses.extendActivation(licenseId, userId, end, back(end));
+  for (const g of await tx.entitlements.ofLicense(licenseId)) {
+    if (g.userId === userId && g.until !== null && g.until > now) await tx.entitlements.setEnd(g.id, back(g.until));
+  }
 }
 
 /** A refund, or the lifetime a sold license granted revoked: what that one redemption still holds ends now. */

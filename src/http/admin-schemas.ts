@@ -215,7 +215,7 @@ const nullableInt = { type: ['integer', 'null'] } as const;
 /** Template fields as the API takes them (create, change); ranges checked by Fastify, the rest by the domain. */
 export const templateFields = {
   name: text(NAME_RULE, 'Unique per application'),
-  minutes: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000_000, description: 'Minutes a license adds; required unless lifetime' },
+  minutes: { type: ['integer', 'null'], minimum: 1, maximum: 1_000_000_000, description: 'Minutes a license adds; required unless lifetime. They stack on the membership; each entitlement code, and the limits, gain them from that code’s (those limits’) own live end, never from the membership’s end' },
   lifetime: { type: 'boolean', description: 'Licenses grant lifetime access (then no minutes)' },
   entitlements: documented({ type: 'array', items: { type: 'string' }, maxItems: 100, description: 'Codes a redeemed license grants (^[a-z0-9][a-z0-9._-]{0,63}$); answered sorted, once each' }, { items: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]{0,63}$' } }),
   max_devices: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'Device limit for users holding it (overrides max_devices_per_user); null: the app’s' },

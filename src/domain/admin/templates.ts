@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ForeignKeyViolation, UniqueViolation } from '../../store/db.js';
 import type { Cursor } from '../../store/pagination.js';
-import type { Page, TemplateRecord } from '../../store/records.js';
+import type { ActivationRecord, Page, TemplateRecord } from '../../store/records.js';
 import { checkCodes } from '../entitlements.js';
 import { DomainError, validationError } from '../errors.js';
 import { grantLicenseEntitlements } from '../licenses.js';
@@ -144,12 +144,14 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
     const activations = await tx.licenses.activationsOfTemplate(appId, id);
     const users = new Set<string>();
     const rewritten = new Set<string>();
+    const before = new Map<string, { userId: string; code: string; until: number | null }[]>();
     for (const a of activations) {
       if (!rewritten.has(a.licenseId)) {
+        before.set(a.licenseId, await tx.entitlements.ofLicense(a.licenseId));
         await tx.entitlements.deleteOfLicense(a.licenseId);
         rewritten.add(a.licenseId);
       }
-      await grantLicenseEntitlements(tx, a, t.entitlements);
+      await grantLicenseEntitlements(tx, a, keptEnds(a, before.get(a.licenseId) ?? [], t.entitlements), a.occurredAt);
       users.add(a.userId);
     }
     // One notice for them all (one per user was a bus message each, and NOTIFY holds no list of thousands):
@@ -159,6 +161,22 @@ export async function applyTemplate(s: AdminServices, appId: string, id: string)
     await audit('template.apply', appId, id, { ...answer, template: viewTemplate(t) });
     await emit('template.applied', appId, { template: viewTemplate(t), ...answer });
     return answer;
+  });
+}
+
+/**
+ * The ends of a redemption's grants rewritten with `codes`: a code it granted keeps the end it had (each code
+ * stacked on itself at redemption, entitlements.ts lentEnds); a code new to it takes the latest end the
+ * redemption gave any code, or, when it gave none, its holding's end: no time is added again or taken back.
+ */
+function keptEnds(a: ActivationRecord, had: readonly { userId: string; code: string; until: number | null }[], codes: readonly string[]): { code: string; endsAt: number | null }[] {
+  const mine = had.filter((g) => g.userId === a.userId);
+  const latest = (of: readonly { until: number | null }[]): number | null | undefined =>
+    of.length === 0 ? undefined : of.some((g) => g.until === null) ? null : Math.max(...of.map((g) => g.until as number));
+  const any = latest(mine);
+  return codes.map((code) => {
+    const own = latest(mine.filter((g) => g.code === code));
+    return { code, endsAt: own !== undefined ? own : any !== undefined ? any : a.endsAt };
   });
 }
 

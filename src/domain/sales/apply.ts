@@ -13,9 +13,8 @@ import { codeFromMask, DEFAULT_MASK, viewLicense } from '../admin/licenses.js';
 import { summary } from '../admin/users.js';
 import type { AdminServices } from '../admin/audit.js';
 import { DomainError } from '../errors.js';
-import { holdingEnd } from '../entitlements.js';
-import { endHolding, extendHolding } from '../licenses.js';
-import { applyLicense, type LicenseEffect, type MembershipState } from '../membership.js';
+import { endHolding, renewRedemption, shortenHolding } from '../licenses.js';
+import { applyLicense, type LicenseEffect } from '../membership.js';
 import { licenseData } from '../outbox/data.js';
 import { MAX_TIME } from '../validation.js';
 import type { Services } from '../services.js';
@@ -273,27 +272,15 @@ async function renew(w: AdminWork, appId: string, found: OrderRecord, now: numbe
     const userId = license?.usedByUserId;
     if (!userId) continue;
     const effect: LicenseEffect = { minutes: ol.minutes, grantsLifetime: false, revokesLifetime: false };
-    let before: MembershipState | undefined;
-    if (await changeMembership(w, appId, userId, now, (m) => applyLicense((before = m), effect, now))) {
+    if (await changeMembership(w, appId, userId, now, (m) => applyLicense(m, effect, now))) {
       await tx.sales.addRenewalMinutes(found.id, ol.licenseId, ol.minutes);
-      await renewHolding(tx, ol.licenseId, userId, before!, effect, now);
+      // What the license lends stacks as a redemption of the renewed minutes would (docs/decisions.md, "Each
+      // entitlement and each template's limits stack on themselves").
+      await renewRedemption(tx, license!, userId, ol.minutes, now);
       members++;
     }
   }
   return { codes_extended: codes, memberships_extended: members };
-}
-
-/**
- * A renewal of a redeemed license extends what its redemption holds as well as the membership: the template's
- * entitlements and limits it lends (a template's license) end with the new membership end, as they did with the
- * first one at redemption: the new end is entitlements.ts holdingEnd's, the one rule for both, and never earlier
- * than the holding's end. A holding that never ends (a lifetime license) has nothing to extend.
- */
-async function renewHolding(tx: Repositories, licenseId: string, userId: string, before: MembershipState, effect: LicenseEffect, now: number): Promise<void> {
-  const end = await tx.licenses.holdingEnd(licenseId, userId);
-  if (end === undefined || end === null) return;
-  const to = holdingEnd(before, effect, now, end);
-  if (to !== null && to > end) await extendHolding(tx, licenseId, userId, end, to);
 }
 
 /**
@@ -326,18 +313,13 @@ async function refundRenewal(w: AdminWork, appId: string, found: OrderRecord, bi
     const license = await tx.licenses.findById(appId, ol.licenseId);
     const userId = license?.usedByUserId;
     if (!userId) continue;
-    let after: MembershipState | undefined;
     const changed = await changeMembership(w, appId, userId, now, (m) =>
-      (after = m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take * 60_000) }),
+      m.isLifetime || m.activeUntil === null ? m : { isLifetime: false, activeUntil: Math.max(now, m.activeUntil - take * 60_000) },
     );
     if (!changed) continue;
     await tx.sales.addRenewalMinutes(found.id, ol.licenseId, -take);
-    // What the redemption lends ends with the shortened membership (or, on a lifetime membership, `take` earlier), never before now.
-    const end = await tx.licenses.holdingEnd(ol.licenseId, userId);
-    if (end !== undefined && end !== null) {
-      const to = Math.max(now, Math.min(end, !after!.isLifetime && after!.activeUntil !== null ? after!.activeUntil : end - take * 60_000));
-      if (to < end) await extendHolding(tx, ol.licenseId, userId, end, to);
-    }
+    // What the redemption lends gives the renewal's minutes back too: each of its ends `take` earlier, never before now.
+    await shortenHolding(tx, ol.licenseId, userId, take, now);
     members++;
     minutesTaken += take;
   }

@@ -71,14 +71,6 @@ export function entitlementsRepository(q: Queryable) {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE user_id = ? AND source = 'license' AND ends_at IS NULL", [now, userId]);
     },
 
-    /**
-     * A store's renewal: the license's grants to this user that still end with its holding (`from`) move to `to`.
-     * One the operator ended apart (endCode) keeps its end; never-ending ones (null) stay.
-     */
-    async extendLicenseGrants(licenseId: string, userId: string, from: number, to: number): Promise<void> {
-      await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND ends_at = ?", [to, licenseId, userId, from]);
-    },
-
     /** A refund or a revoked lifetime: the license's grants to this user still live end now. */
     async endLicenseGrants(licenseId: string, userId: string, now: number): Promise<void> {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE license_id = ? AND user_id = ? AND source = 'license' AND (ends_at IS NULL OR ends_at > ?)", [now, licenseId, userId, now]);
@@ -87,6 +79,17 @@ export function entitlementsRepository(q: Queryable) {
     /** A trial converted: its grants end now. */
     async endTrialGrants(userId: string, now: number): Promise<void> {
       await q.run("UPDATE entitlement_grants SET ends_at = ? WHERE user_id = ? AND source = 'trial' AND (ends_at IS NULL OR ends_at > ?)", [now, userId, now]);
+    },
+
+    /** The grants a license made, with their ends (an applied template rewrites them keeping those ends). */
+    async ofLicense(licenseId: string): Promise<{ id: string; userId: string; code: string; until: number | null }[]> {
+      const rows = await q.all("SELECT id, user_id, code, ends_at FROM entitlement_grants WHERE license_id = ? AND source = 'license' ORDER BY created_at, id", [licenseId]);
+      return rows.map((r) => ({ id: r.id as string, userId: r.user_id as string, code: r.code as string, until: nullableNumber(r.ends_at) }));
+    },
+
+    /** A store's renewal: one grant's new end (src/domain/licenses.ts renewRedemption). */
+    async setEnd(id: string, endsAt: number | null): Promise<void> {
+      await q.run('UPDATE entitlement_grants SET ends_at = ? WHERE id = ?', [endsAt, id]);
     },
 
     /** The grants a license made (an applied template rewrites them). */
