@@ -78,6 +78,25 @@ describe(`sales of license templates (${STORE})`, () => {
     expect((await user(userId)).membership).toMatchObject({ is_active: true, active_until: h.clock.iso(30 * DAY * MINUTE), entitlements: ['export', 'pro'] });
   });
 
+  it('a refund of one renewal\'s bill takes its period back from what the template lends too, never before now', async () => {
+    const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro'], max_devices: 3 });
+    await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
+    const { orderId, codes } = await sell();
+    const userId = await redeem(codes[0]!, 'refunder');
+    const start = h.clock.ms;
+    h.clock.advance(29 * DAY * MINUTE);
+    expect((await post(h, 'stripe', app, renewal(1))).json()).toMatchObject({ outcome: 'renewed', order_id: orderId });
+    expect((await user(userId)).entitlement_grants).toEqual([expect.objectContaining({ code: 'pro', until: new Date(start + 60 * DAY * MINUTE).toISOString() })]);
+    const refund = variant('stripe', 'charge.refunded', (e) => {
+      e.id = 'evt_refund_renewal_1'; e.created = Math.floor(h.clock.ms / 1000);
+      e.data.object.id = 'ch_renewal_1'; e.data.object.payment_intent = 'pi_renewal_1'; e.data.object.invoice = 'in_renewal_1';
+    });
+    expect((await post(h, 'stripe', app, refund)).json()).toMatchObject({ outcome: 'renewal_refunded', order_id: orderId });
+    const after = await user(userId);
+    expect(after.membership).toMatchObject({ active_until: new Date(start + 30 * DAY * MINUTE).toISOString(), entitlements: ['pro'] });
+    expect(after.entitlement_grants).toEqual([expect.objectContaining({ code: 'pro', live: true, until: new Date(start + 30 * DAY * MINUTE).toISOString() })]);
+  });
+
   it('a renewal extends the membership and what the template lends by its duration: the entitlements outlive the first period', async () => {
     const t = await template({ name: 'Pro monthly', minutes: 30 * DAY, entitlements: ['pro'], max_devices: 3 });
     await map(h, app, 'stripe', { product_key: PRICE, template_id: t.id });
