@@ -63,9 +63,24 @@ describe('the Ed25519 signer', () => {
     const detached = vi.fn(sodium!.crypto_sign_detached);
     const signer = ed25519Signer({ ...sodium!, crypto_sign_seed_keypair: seedKeypair, crypto_sign_detached: detached });
     const { privateKey } = generateKeyPairSync('ed25519');
+    expect(signer.backend).toBe('sodium-native');
+    seedKeypair.mockClear(); // its probe, signed once at creation
+    detached.mockClear();
     for (let i = 0; i < 3; i++) signer.sign(Buffer.from([i]), privateKey);
     expect(detached).toHaveBeenCalledTimes(3);
     expect(seedKeypair).toHaveBeenCalledTimes(1);
+  });
+
+  it('is node:crypto\'s when the module signs a probe otherwise (hedged or broken): clients never see other bytes', () => {
+    const hedged = ed25519Signer({
+      ...sodium!,
+      crypto_sign_detached: (sig, m, sk) => {
+        sodium!.crypto_sign_detached(sig, m, sk);
+        sig[63]! ^= 1;
+      },
+    });
+    expect(hedged).toBe(nodeEd25519);
+    expect(ed25519Signer({ ...sodium!, crypto_sign_detached: () => { throw new Error('status: -1'); } })).toBe(nodeEd25519);
   });
 
   it('leaves a key to node:crypto when the module derives another public key from it (a broken binary signs nothing)', () => {

@@ -16,7 +16,7 @@
  * passes through a Buffer when unsealed, and key rings are rebuilt every cache TTL with new KeyObjects, so
  * guarded allocations (four pages and an mlock each) would pile up mappings until the garbage collector ran.
  */
-import { createPublicKey, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 /** What the signer uses of sodium-native (its functions take and fill Buffers / Uint8Arrays). */
@@ -60,9 +60,23 @@ export const nodeEd25519: Ed25519Signer = {
   sign: (message, key) => nodeSign(null, message, key),
 };
 
-/** A signer over `sodium` (null: node:crypto's). */
+/**
+ * A signer over `sodium` (null: node:crypto's). It must sign a probe as node:crypto does first: a libsodium built
+ * to hedge its signatures (ED25519_NONDETERMINISTIC) or a broken binary would change the bytes clients see.
+ */
 export function ed25519Signer(sodium: SodiumEd25519 | null): Ed25519Signer {
   if (sodium === null) return nodeEd25519;
+  const signer = sodiumSigner(sodium);
+  const probe = Buffer.from('tollgate/ed25519-probe\n');
+  const { privateKey } = generateKeyPairSync('ed25519');
+  try {
+    return signer.sign(probe, privateKey).equals(nodeSign(null, probe, privateKey)) ? signer : nodeEd25519;
+  } catch {
+    return nodeEd25519;
+  }
+}
+
+function sodiumSigner(sodium: SodiumEd25519): Ed25519Signer {
   /** libsodium's secret key of each KeyObject; null for a key it cannot take (then node:crypto signs with it). */
   const secretKeys = new WeakMap<KeyObject, Buffer | null>();
   const secretKeyOf = (key: KeyObject): Buffer | null => {
