@@ -46,7 +46,9 @@ const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 export function loadSodium(load: (id: string) => unknown = createRequire(import.meta.url)): SodiumEd25519 | null {
   try {
     const sodium = load('sodium-native') as Partial<SodiumEd25519> | null;
-    if (typeof sodium?.crypto_sign_detached !== 'function' || typeof sodium.crypto_sign_seed_keypair !== 'function') return null;
+    if (typeof sodium?.crypto_sign_detached !== 'function' || typeof sodium.crypto_sign_seed_keypair !== 'function' || typeof sodium.sodium_memzero !== 'function') {
+      return null;
+    }
     if (sodium.crypto_sign_BYTES !== 64 || sodium.crypto_sign_SECRETKEYBYTES !== 64 || sodium.crypto_sign_SEEDBYTES !== 32) return null;
     return sodium as SodiumEd25519;
   } catch {
