@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 VERSIONS=(${NODE_VERSIONS:-22 24})
 # The client interface end to end, in-process over HTTP on SQLite (the store that needs the native
 # addon): smoke (the README path), sign-up, login, logout, activation, app context (every access
-# rule), the error shapes, signed answers and leases (node:crypto), the SQLite store itself and
+# rule), the error shapes, signed answers and leases, the Ed25519 signer (sodium-native's prebuilt
+# Node-API addon must load on this Node and sign as node:crypto does), the SQLite store itself and
 # which driver it loaded.
 # Not bad-input, fuzz or the admin API: their size would double the time for little that differs
 # between Node versions.
@@ -25,7 +26,7 @@ TESTS=(
   test/smoke.test.ts test/sign-up.test.ts test/login.test.ts test/logout.test.ts
   test/activation.test.ts test/app-context.test.ts test/error-shapes.test.ts
   test/signed-answers.test.ts test/lease.test.ts test/sqlite-store.test.ts
-  test/sqlite-driver.test.ts
+  test/sqlite-driver.test.ts test/ed25519-signer.test.ts
 )
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tollgate-node-versions.XXXXXX")

@@ -1,9 +1,10 @@
-import { randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { UserRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { isTrialUser, leaseEntitlements } from './entitlements.js';
 import { DomainError, validationError } from './errors.js';
 import type { Services } from './service-types.js';
+import { ed25519 } from './signing/ed25519.js';
 import { b64url, hwidHash, leaseFile, leaseInput, type LeasePayload } from './signing/format.js';
 import { currentSigningKey, unsealedCause, type SigningKey } from './signing/keys.js';
 import { events } from './events.js';
@@ -110,6 +111,6 @@ export function leaseExp(ctx: RequestContext, user: UserRecord, keyNotAfter: num
  */
 export function signedLease(key: SigningKey, payload: LeasePayload): string {
   const payloadBytes = Buffer.from(JSON.stringify(payload), 'utf8');
-  const sig = sign(null, leaseInput(payloadBytes), key.privateKey);
+  const sig = ed25519.sign(leaseInput(payloadBytes), key.privateKey);
   return leaseFile({ kid: key.kid, cert: key.certificate, payload: b64url(payloadBytes), sig: b64url(sig) });
 }

@@ -1,6 +1,6 @@
-import { sign } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { keptWith } from '../domain/cache.js';
+import { ed25519 } from '../domain/signing/ed25519.js';
 import { sha256Hex } from '../domain/signing/format.js';
 import type { SigningKey } from '../domain/signing/keys.js';
 
@@ -46,8 +46,8 @@ const prefixesOf = keptWith((key: SigningKey): KeyPrefixes => ({ input: `tollgat
 export function signatureOf(key: SigningKey, t: number, a: AnswerToSign): string {
   const p = prefixesOf(key);
   const input = `${p.input}${t}\n${a.nonce}\n${a.appId}\n${a.status}\n${a.method} ${a.target}\n${a.requestBodySha256}\n${a.credentialsSha256}\n${a.responseLine}`;
-  // crypto.sign gives a Buffer of its own: encoded as it is (b64url would copy it into another first).
-  return `${p.header}${t}; sig=${sign(null, Buffer.from(input, 'utf8'), key.privateKey).toString('base64url')}`;
+  // The signer gives a Buffer of its own: encoded as it is (b64url would copy it into another first).
+  return `${p.header}${t}; sig=${ed25519.sign(Buffer.from(input, 'utf8'), key.privateKey).toString('base64url')}`;
 }
 
 /**

@@ -1,7 +1,8 @@
-import { createHmac, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { EndpointRecord } from '../../store/repositories/webhooks.js';
 import type { RandomSource } from '../deps.js';
 import type { Services } from '../services.js';
+import { ed25519 } from '../signing/ed25519.js';
 import { UnsealError } from '../signing/seal.js';
 import { write } from '../unit-of-work.js';
 
@@ -32,7 +33,7 @@ export function signatureHeader(endpoint: EndpointRecord, key: KeyObject, id: st
   if (endpoint.previousSecret !== null && endpoint.previousSecretUntil !== null && now < endpoint.previousSecretUntil) {
     entries.push(`v1,${hmac(endpoint.previousSecret, content)}`);
   }
-  entries.push(`v1a,${sign(null, Buffer.from(content), key).toString('base64')}`);
+  entries.push(`v1a,${ed25519.sign(Buffer.from(content), key).toString('base64')}`);
   return entries.join(' ');
 }
 
