@@ -305,6 +305,10 @@ describe('webhooks', () => {
     await h.signUp(app, 'bob');
     await until(async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().enabled === false);
     expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().disabled_reason).toMatch(/24 hours/);
+    // Alice's retry may be claimed (the 1 s poll) before bob's write commits, and disable the endpoint while bob's
+    // delivery is not yet visible to its failPendingOf: that delivery is then failed when it is claimed (its
+    // endpoint disabled), a moment after the endpoint reads disabled.
+    await until(async () => (await deliveries(ep.id)).every((d) => d.status !== 'pending'));
     expect((await deliveries(ep.id)).map((d) => d.status)).toEqual(['failed', 'failed']);
   });
 
