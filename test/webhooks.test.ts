@@ -6,7 +6,8 @@ import { listEvents } from '../src/domain/outbox/events.js';
 import { KeySeal } from '../src/domain/signing/seal.js';
 import { EgressPolicy } from '../src/domain/webhooks/egress.js';
 import { SCHEDULE_MS } from '../src/domain/webhooks/worker.js';
-import { harness, PASSWORD, TestClock, type Harness, type TestApp } from './helpers.js';
+import type { Db, Queryable } from '../src/store/db.js';
+import { harness, PASSWORD, STORE, TestClock, type Harness, type TestApp } from './helpers.js';
 import { captureLog } from './log-capture.js';
 import { Receiver, type Received } from './webhook-receiver.js';
 
@@ -175,6 +176,94 @@ describe('webhooks', () => {
     }
   });
 
+  /** The transactions the store runs from now on, each with its statements and whether it was sent as one statement. */
+  const watchTransactions = () => {
+    const db = h.tollgate.services.store.db as { transaction: Db['transaction'] };
+    const original = db.transaction.bind(db);
+    const seen: { oneStatement: boolean; sql: string[] }[] = [];
+    db.transaction = (fn, options) => original((tx) => {
+      const entry = { oneStatement: options?.oneStatement === true, sql: [] as string[] };
+      seen.push(entry);
+      const log = (sql: string) => void entry.sql.push(sql.replace(/\s+/g, ' ').trim());
+      const q: Queryable = {
+        one: (sql, params) => (log(sql), tx.one(sql, params)),
+        all: (sql, params) => (log(sql), tx.all(sql, params)),
+        run: (sql, params) => (log(sql), tx.run(sql, params)),
+      };
+      return fn(q);
+    }, options);
+    return {
+      /** The transactions that wrote attempts (a group of outcomes each). */
+      groups: () => seen.filter((t) => t.sql.some((sql) => sql.includes('INSERT INTO webhook_attempts'))),
+      claims: () => seen.filter((t) => t.sql.some((sql) => sql.includes('SET claimed_until'))),
+    };
+  };
+
+  it('a batch’s outcomes, the last answer’s too, are one transaction; on PostgreSQL a claim and a group of successes are one statement each', async () => {
+    const other = await Receiver.start();
+    try {
+      await endpoint({ event_types: ['user.created'] });
+      expect((await h.admin('POST', `/apps/${app.id}/webhooks`, { url: other.url, event_types: ['user.created'] })).statusCode).toBe(201);
+      const watch = watchTransactions();
+      await h.signUp(app, 'alice');
+      await receiver.count(1);
+      await other.count(1);
+      const eps = (await h.admin('GET', `/apps/${app.id}/webhooks`)).json().items as { id: string }[];
+      await until(async () => (await Promise.all(eps.map(async (e) => (await deliveries(e.id))[0]?.status))).every((x) => x === 'delivered'));
+      // Both deliveries were claimed together (one fan-out), so their outcomes are written together.
+      expect(watch.groups()).toHaveLength(1);
+      for (const t of [...watch.groups(), ...watch.claims()]) {
+        expect(t.oneStatement).toBe(STORE === 'postgres');
+        if (STORE === 'postgres') expect(t.sql).toHaveLength(1);
+      }
+      for (const e of eps) expect((await h.admin('GET', `/apps/${app.id}/webhooks/${e.id}`)).json().failing_since).toBeNull();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a group with a success and a failure: the success is settled and its failing endpoint made healthy, the failure retried, in one transaction', async () => {
+    const other = await Receiver.start();
+    try {
+      receiver.respond = (n) => (n === 1 ? { status: 500 } : { status: 200 });
+      other.respond = () => ({ status: 500, body: 'no' });
+      const ep = await endpoint({ event_types: ['user.created'] });
+      await h.signUp(app, 'alice');
+      await until(async () => (await deliveries(ep.id))[0]?.attempts === 1);
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).not.toBeNull();
+      const res = await h.admin('POST', `/apps/${app.id}/webhooks`, { url: other.url, event_types: ['user.created'] });
+      expect(res.statusCode, res.body).toBe(201);
+      const ep2 = res.json() as { id: string };
+      const watch = watchTransactions();
+      await h.signUp(app, 'bob');
+      await receiver.count(2);
+      await other.count(1);
+      await until(async () => (await deliveries(ep2.id))[0]?.attempts === 1 && (await deliveries(ep.id))[0]?.status === 'delivered');
+      expect(watch.groups()).toHaveLength(1);
+      const [bobs, alices] = await deliveries(ep.id);
+      expect(bobs).toMatchObject({ status: 'delivered', attempts: 1, next_attempt_at: null });
+      expect(bobs!.attempt_log.map((a) => a.status)).toEqual([200]);
+      // Alice's first delivery is not due yet (5 s): the success of another one does not settle it.
+      expect(alices).toMatchObject({ status: 'pending', attempts: 1 });
+      const [failed] = await deliveries(ep2.id);
+      expect(failed).toMatchObject({ status: 'pending', attempts: 1 });
+      expect(failed!.attempt_log.map((a) => [a.status, a.body])).toEqual([[500, 'no']]);
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().failing_since).toBeNull();
+      expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep2.id}`)).json().failing_since).not.toBeNull();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.runIf(STORE === 'postgres')('a one-statement transaction refuses a second statement (PostgreSQL sends it without BEGIN)', async () => {
+    const db = h.tollgate.services.store.db;
+    await expect(db.transaction(async (q) => {
+      await q.one('SELECT 1 AS x');
+      await q.one('SELECT 2 AS x');
+    }, { oneStatement: true })).rejects.toThrow(/second statement/);
+    expect(await db.transaction(async (q) => (await q.one<{ x: number }>('SELECT 3 AS x'))!.x, { oneStatement: true })).toBe(3);
+  });
+
   it('429 and 503 with Retry-After: the next attempt waits exactly that long', async () => {
     receiver.respond = (n) => (n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : n === 2 ? { status: 503, headers: { 'retry-after': '7' } } : { status: 200 });
     const ep = await endpoint();
@@ -230,8 +319,9 @@ describe('webhooks', () => {
     await h.signUp(app, 'bob');
     await until(async () => (await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().enabled === false);
     expect((await h.admin('GET', `/apps/${app.id}/webhooks/${ep.id}`)).json().disabled_reason).toMatch(/24 hours/);
-    // A delivery still in flight when the other's outcome disabled the endpoint is recorded after the disable is
-    // visible: it ends failed too (no retry), once its answer is in.
+    // Alice's retry may be claimed (the 1 s poll) before bob's write commits, and disable the endpoint while bob's
+    // delivery is not yet visible to its failPendingOf: that delivery is then failed when it is claimed (its
+    // endpoint disabled), a moment after the endpoint reads disabled.
     await until(async () => (await deliveries(ep.id)).every((d) => d.status !== 'pending'));
     expect((await deliveries(ep.id)).map((d) => d.status)).toEqual(['failed', 'failed']);
   });

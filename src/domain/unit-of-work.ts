@@ -1,3 +1,4 @@
+import type { TransactionOptions } from '../store/db.js';
 import type { ReadStore, Repositories, Store } from '../store/index.js';
 import type { AuditAction } from './admin/actions.js';
 import type { AdminServices } from './admin/audit.js';
@@ -70,9 +71,14 @@ function writableStore(s: Services): Store {
   return store;
 }
 
-export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>): Promise<T>;
-export function write<T>(s: Services, fn: (w: Work) => Promise<T>): Promise<T>;
-export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>): Promise<T> {
+/**
+ * `options.oneStatement`: `fn` runs exactly one statement (and emits and audits nothing); on PostgreSQL it goes
+ * without BEGIN and COMMIT, a statement being atomic by itself (store/db.ts). The delivery worker's claims and
+ * records use it: two round trips fewer each, on the same event loop as the requests.
+ */
+export function write<T>(s: AdminServices, fn: (w: AdminWork) => Promise<T>, options?: TransactionOptions): Promise<T>;
+export function write<T>(s: Services, fn: (w: Work) => Promise<T>, options?: TransactionOptions): Promise<T>;
+export async function write<T>(s: Services & { actor?: string; reqId?: string }, fn: (w: AdminWork) => Promise<T>, options?: TransactionOptions): Promise<T> {
   const changes: Change[] = [];
   const forgotten: string[] = [];
   const audited: { actor: string; action: AuditAction; appId: string | null; targetId: string | null }[] = [];
@@ -94,6 +100,7 @@ export async function write<T>(s: Services & { actor?: string; reqId?: string },
         audited.push({ actor: s.actor, action, appId, targetId });
       },
     }),
+    options,
   );
   for (const userId of forgotten) s.credentials.forgetUser(userId);
   for (const change of changes) await s.caches.changed(change).catch(() => undefined);

@@ -16,10 +16,18 @@ export interface Queryable {
 
 export type Dialect = 'sqlite' | 'postgres';
 
+export interface TransactionOptions {
+  oneStatement?: boolean;
+}
+
 export interface Db extends Queryable {
   readonly dialect: Dialect;
-  /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. `oneStatement`: `fn` runs
+   * exactly one statement, which is atomic by itself; PostgreSQL then sends it without BEGIN and COMMIT (two
+   * round trips fewer) and refuses a second statement (a bug, never run). SQLite runs it as any transaction.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs a multi-statement script with no parameters (migrations only). */
   script(sql: string): Promise<void>;
   /** Runs `fn` holding a lock shared by every node on this database (migrations at start). */

@@ -1,4 +1,4 @@
-import type { Db, Dialect, Queryable } from './db.js';
+import type { Db, Dialect, Queryable, TransactionOptions } from './db.js';
 import { adminRepository } from './repositories/admin.js';
 import { appsRepository } from './repositories/apps.js';
 import { bansRepository } from './repositories/bans.js';
@@ -53,7 +53,8 @@ export interface Store extends Repositories {
   readonly db: Db;
   /** The uploads' content, written outside transactions (see ReadStore). */
   readonly blobs: Pick<Repositories['files'], 'createBlob' | 'appendChunk' | 'deleteBlob'>;
-  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
+  /** `options.oneStatement`: see Db.transaction. */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>, options?: TransactionOptions): Promise<T>;
 }
 
 /**
@@ -105,6 +106,6 @@ export function createStore(db: Db): Store {
     db,
     ...repos,
     blobs: repos.files,
-    transaction: (fn) => db.transaction((tx) => fn(repositories(tx, db.dialect))),
+    transaction: (fn, options) => db.transaction((tx) => fn(repositories(tx, db.dialect)), options),
   };
 }

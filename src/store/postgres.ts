@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, MessageBus, Param, PoolStats, Queryable, Row } from './db.js';
+import type { Db, MessageBus, Param, PoolStats, Queryable, Row, TransactionOptions } from './db.js';
 import { StoreMissing, StoreUnavailable } from './db.js';
 import { Liveness, type ProbeResult } from './pg-liveness.js';
 import { connectionBroken, mapError, maskedUrl } from './postgres-errors.js';
@@ -229,7 +229,18 @@ export class PostgresDb implements Db {
     await this.withClient((held) => held.statement(sql));
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    if (options?.oneStatement) {
+      // One statement is its own transaction (autocommit): no BEGIN, no COMMIT. A second would not be atomic
+      // with the first, so it is refused before it runs.
+      return this.withClient(async (held) => {
+        let ran = 0;
+        return fn(queryable((text, values) => {
+          if (ran++ > 0) return Promise.reject(new Error('a one-statement transaction ran a second statement'));
+          return held.statement(text, values);
+        }));
+      });
+    }
     return this.withClient(async (held) => {
       await held.statement('BEGIN');
       try {

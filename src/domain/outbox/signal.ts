@@ -1,6 +1,14 @@
 import type { MessageBus } from '../../store/db.js';
 
 const CHANNEL = 'tollgate_outbox';
+/**
+ * The other nodes' notice waits this long for the commits behind it: the worker's own gather time (webhooks/
+ * worker.ts, GATHER_MS), since a worker woken sooner waits that long anyway. Was 50 ms: on PostgreSQL a NOTIFY is a
+ * query, and the node hears its own notice back, so a sequential writer paid about one round trip each way per
+ * 50 ms; the others still hear within 150 ms + their gather, well inside the first attempt's 1 s (and their 1 s
+ * poll finds due deliveries without any notice). docs/decisions.md, "Webhook delivery cost on PostgreSQL".
+ */
+const PUBLISH_MS = 150;
 
 /**
  * Tells the delivery workers that a commit made deliveries due: the one on
@@ -30,7 +38,7 @@ export class OutboxSignal {
 
   /**
    * After COMMIT only: never fails the write. This node's worker hears at once; the other nodes' notice is
-   * coalesced to one NOTIFY per 50 ms, so a burst of writes does not add a query to each (this node's worker
+   * coalesced to one NOTIFY per PUBLISH_MS, so a burst of writes does not add a query to each (this node's worker
    * sends what this node committed; the notice lets the others share a backlog).
    */
   committed(): void {
@@ -39,7 +47,7 @@ export class OutboxSignal {
     this.publishing = setTimeout(() => {
       this.publishing = null;
       void this.bus?.publish(CHANNEL, '').catch(() => undefined);
-    }, 50);
+    }, PUBLISH_MS);
     this.publishing.unref?.();
   }
 

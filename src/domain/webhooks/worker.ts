@@ -65,7 +65,7 @@ export class DeliveryWorker {
   private unsubscribe: (() => void) | null = null;
   private readonly abort = new AbortController();
   private readonly queued: Queued[] = [];
-  private flushing: Promise<void> | null = null;
+  private flushing = false;
   /** Sends out now, and the timer that records the outcomes already in while they are. */
   private sending = 0;
   private recording: NodeJS.Timeout | null = null;
@@ -146,7 +146,8 @@ export class DeliveryWorker {
   async runOnce(look = true): Promise<number> {
     const now = this.s.clock();
     if (look && !(await this.s.store.webhooks.anyDue(now))) return 0;
-    const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDueWith(now, now + this.opts.timeoutMs + 15_000, this.opts.batch));
+    // One statement on PostgreSQL (the claim reads the events and endpoints with it): sent without BEGIN/COMMIT.
+    const claimed = await write(this.s, ({ tx }) => tx.webhooks.claimDueWith(now, now + this.opts.timeoutMs + 15_000, this.opts.batch), { oneStatement: this.s.store.db.dialect === 'postgres' });
     await Promise.all(claimed.map((c) => this.deliver(c).catch((err: unknown) => {
       this.s.log.warn({ event: 'webhook_delivery_error', deliveryId: c.delivery.id, cause: err instanceof Error ? err.message : String(err) }, 'a webhook delivery could not be recorded; its claim expires and it is tried again');
     })));
@@ -163,16 +164,16 @@ export class DeliveryWorker {
     let answer: Answer;
     try {
       answer = await this.attempt(event, endpoint);
-    } finally {
-      this.sending--;
-      if (this.sending === 0 && this.queued.length > 0) this.flush();
+    } catch (err) {
+      this.sent();
+      throw err;
     }
     const at = s.clock();
     if (d.attempts === 0 && d.createdAt === event.occurredAt) this.noteLatency(at - event.occurredAt);
     const attempts = d.attempts + 1;
     const attempt: AttemptRecord = { id: uuidv7(at), deliveryId: d.id, at, status: answer.status, error: answer.error, body: answer.body, durationMs: answer.durationMs };
     if (answer.status !== null && answer.status >= 200 && answer.status < 300) {
-      await this.record({ endpointId: endpoint.id, attempt, delivered: { id: d.id, attempts, status: answer.status, at } });
+      await this.record({ endpointId: endpoint.id, attempt, delivered: { id: d.id, attempts, status: answer.status, at } }, true);
       this.s.outbox.outcomes.delivered++;
       return;
     }
@@ -194,7 +195,7 @@ export class DeliveryWorker {
         return 'disabled';
       }
       return last ? 'failed' : 'retrying';
-    } }) as Outcome;
+    } }, true) as Outcome;
     this.s.outbox.outcomes[outcome]++;
     if (outcome === 'disabled') {
       s.log.warn({ event: 'webhook_endpoint_disabled', endpointId: endpoint.id, appId: endpoint.appId, status: answer.status },
@@ -205,14 +206,18 @@ export class DeliveryWorker {
   /**
    * Group commit: outcomes that arrive while one transaction writes earlier ones are written together in the
    * next, so a node draining a backlog commits once per group, not once per delivery (SQLite syncs each commit),
-   * and a slow receiver delays no other delivery's record. A group's attempts are one INSERT; a group of
-   * successes only is settled in one UPDATE (and its failing endpoints made healthy in one more). A group with
-   * failures writes each outcome in turn, endpoints' rows taken in id order: two nodes' groups cannot deadlock
-   * on them (PostgreSQL).
+   * and a slow receiver delays no other delivery's record. A group of successes only is one statement on
+   * PostgreSQL (the attempts, the settling and the failing endpoints made healthy: recordDelivered), sent without
+   * BEGIN/COMMIT. A group with failures inserts its attempts and settles its successes in one statement each,
+   * then writes each failure in turn, endpoints' rows taken in id order: two nodes' groups cannot deadlock on
+   * them (PostgreSQL).
    */
-  private record(item: Omit<Queued, 'resolve' | 'reject'>): Promise<unknown> {
+  private record(item: Omit<Queued, 'resolve' | 'reject'>, sent = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queued.push({ ...item, resolve, reject });
+      // The send counts as ended only once its outcome is queued: the batch's last answer is then written with
+      // the others, not in a transaction of its own after them.
+      if (sent) this.sending--;
       // While other sends of the batch are still out, their outcomes are waited for (at most `gatherMs`), so a
       // batch is usually recorded in one transaction rather than one per answer.
       if (this.sending === 0) this.flush();
@@ -220,41 +225,72 @@ export class DeliveryWorker {
     });
   }
 
+  /** A send that ended without an outcome to record (its error escaped): what it held back is written. */
+  private sent(): void {
+    this.sending--;
+    if (this.sending === 0 && this.queued.length > 0) this.flush();
+  }
+
   private flush(): void {
     if (this.recording) clearTimeout(this.recording);
     this.recording = null;
     if (this.flushing) return;
-    this.flushing = (async () => {
+    this.flushing = true;
+    void this.drain();
+  }
+
+  /**
+   * Writes queued outcomes, a group a transaction, until none is left. `flushing` is cleared in the same turn as
+   * the loop's last look at the queue: an outcome queued after that look starts a flush of its own (when it was
+   * cleared in a later `.finally`, such an outcome could wait unwritten, its delivery pending, for the next one).
+   */
+  private async drain(): Promise<void> {
+    try {
       while (this.queued.length > 0) {
         const group = this.queued.splice(0).sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
         try {
-          const results = await write(this.s, async ({ tx }) => {
-            await tx.webhooks.insertAttempts(group.flatMap((item) => (item.attempt ? [item.attempt] : [])));
-            if (group.every((item) => item.delivered)) {
-              await tx.webhooks.settleDelivered(group.map((item) => item.delivered!));
-              await tx.webhooks.markHealthyAll([...new Set(group.map((item) => item.endpointId))]);
-              return group.map(() => 'delivered');
-            }
-            const out: unknown[] = [];
-            for (const item of group) {
-              if (item.delivered) {
-                const d = item.delivered;
-                await tx.webhooks.settle(d.id, 'delivered', d.attempts, null, d.status, d.at);
-                await tx.webhooks.markHealthy(item.endpointId);
-                out.push('delivered');
-              } else {
-                out.push(await item.fn!(tx));
-              }
-            }
-            return out;
-          });
+          const results = await this.writeGroup(group);
           group.forEach((item, i) => item.resolve(results[i]));
         } catch (err) {
           for (const item of group) item.reject(err);
         }
       }
-    })().finally(() => {
-      this.flushing = null;
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** One group's outcomes in one transaction (endpoints in id order); resolves to each item's outcome. */
+  private async writeGroup(group: Queued[]): Promise<unknown[]> {
+    const attempts = group.flatMap((item) => (item.attempt ? [item.attempt] : []));
+    const delivered = group.flatMap((item) => (item.delivered ? [item.delivered] : []));
+    if (delivered.length === group.length) {
+      // Successes only: one statement on PostgreSQL (recordDelivered), sent without BEGIN/COMMIT.
+      await write(this.s, ({ tx }) => tx.webhooks.recordDelivered(attempts, delivered, [...new Set(group.map((item) => item.endpointId))]),
+        { oneStatement: this.s.store.db.dialect === 'postgres' });
+      return group.map(() => 'delivered');
+    }
+    return write(this.s, async ({ tx }) => {
+      await tx.webhooks.insertAttempts(attempts);
+      // The successes are settled in one statement first (their rows are this node's claims; a failure's
+      // failPendingOf below then leaves them delivered, as it did when they came before it). Each endpoint's
+      // health then follows its outcomes in queue order, endpoints in id order (the lock order of every path, so
+      // two nodes' groups cannot deadlock on endpoint rows): a run of successes to one endpoint is one
+      // markHealthy, not a settle and a markHealthy per delivery.
+      await tx.webhooks.settleDelivered(delivered);
+      const out: unknown[] = [];
+      let healthy: string | null = null;
+      for (const item of group) {
+        if (item.delivered) {
+          if (healthy !== item.endpointId) await tx.webhooks.markHealthy(item.endpointId);
+          healthy = item.endpointId;
+          out.push('delivered');
+        } else {
+          healthy = null;
+          out.push(await item.fn!(tx));
+        }
+      }
+      return out;
     });
   }
 

@@ -294,6 +294,36 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
     },
 
     /**
+     * A group of successful attempts recorded: the attempts inserted, the deliveries settled `delivered`, and the
+     * endpoints that were failing made healthy (`insertAttempts`, `settleDelivered`, `markHealthyAll`). On
+     * PostgreSQL one statement (data-modifying CTEs), atomic by itself, so the worker sends it without BEGIN and
+     * COMMIT: one round trip where there were five. The failing endpoints are locked in id order, as in
+     * `markHealthyAll`. SQLite runs the three in turn (in its caller's transaction).
+     */
+    async recordDelivered(attempts: AttemptRecord[], delivered: { id: string; attempts: number; status: number; at: number }[], endpointIds: string[]): Promise<void> {
+      if (dialect === 'sqlite' || attempts.length === 0 || delivered.length === 0 || endpointIds.length === 0) {
+        await this.insertAttempts(attempts);
+        await this.settleDelivered(delivered);
+        await this.markHealthyAll(endpointIds);
+        return;
+      }
+      const big = 'CAST(? AS BIGINT)';
+      await q.run(
+        `WITH a AS (INSERT INTO webhook_attempts (id, delivery_id, at, status, error, body, duration_ms) VALUES ${attempts.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}),
+         v (id, attempts, last_status, at) AS (VALUES ${delivered.map(() => `(?, ${big}, ${big}, ${big})`).join(', ')}),
+         s AS (UPDATE webhook_deliveries SET status = 'delivered', attempts = v.attempts, next_at = NULL, last_status = v.last_status, claimed_until = NULL, updated_at = v.at
+               FROM v WHERE webhook_deliveries.id = v.id)
+         UPDATE webhook_endpoints SET failing_since = NULL
+         WHERE id IN (SELECT id FROM webhook_endpoints WHERE id IN (${endpointIds.map(() => '?').join(', ')}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`,
+        [
+          ...attempts.flatMap((a) => [a.id, a.deliveryId, a.at, a.status, a.error, a.body, a.durationMs]),
+          ...delivered.flatMap((d) => [d.id, d.attempts, d.status, d.at]),
+          ...endpointIds,
+        ],
+      );
+    },
+
+    /**
      * `markHealthy` for several endpoints in one statement. On PostgreSQL the failing ones are locked in id order
      * (the order the worker's per-endpoint outcomes take them in), so two nodes' groups cannot deadlock on them;
      * a healthy endpoint is not locked at all.
