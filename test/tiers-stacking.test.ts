@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { effectiveLimits } from '../src/domain/entitlements.js';
-import { renewRedemption } from '../src/domain/licenses.js';
+import { endHolding, renewRedemption, shortenHolding } from '../src/domain/licenses.js';
 import { write } from '../src/domain/unit-of-work.js';
 import { expectError, harness, noticesHeard, PASSWORD, type Harness, type TestApp } from './helpers.js';
 
@@ -213,5 +213,48 @@ describe("a store's renewal of a redeemed license (renewRedemption, which src/do
     await redeem('eve', code);
     await renew(code, id, 1440);
     expect(await grantEnds(id, 'pro')).toEqual([null]);
+  });
+});
+
+describe('a refund pulls in what stacked on the redemption it takes back (endHolding, shortenHolding: the sales refunds call them)', () => {
+  const licenseIdOf = async (code: string): Promise<string> => (await h.admin('GET', `/apps/${app.id}/licenses?q=${code}`)).json().items[0].id;
+  const giveBack = async (userId: string, fn: (tx: Parameters<Parameters<typeof write>[1]>[0]['tx']) => Promise<void>) => {
+    await write(h.tollgate.services, async ({ tx, changed }) => {
+      await fn(tx);
+      changed({ user: userId });
+    });
+    await noticesHeard(h);
+  };
+
+  it('a Pro month refunded under a Pro day stacked on it: the day (and its 5 devices) moves in to a day from now', async () => {
+    const month = await template({ name: 'Pro 30 days', minutes: 30 * 1440, entitlements: ['pro'], max_devices: 5 });
+    const day = await template({ name: 'Pro 1 day', minutes: 1440, entitlements: ['pro'], max_devices: 5 });
+    const id = await h.signUp(app, 'mallory', PASSWORD, 'hw-1');
+    const [monthCode] = await codes(month);
+    expect((await redeem('mallory', monthCode!)).statusCode).toBe(200);
+    expect((await redeem('mallory', (await codes(day))[0]!)).statusCode).toBe(200);
+    expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(30 * DAY), h.clock.iso(31 * DAY)]);
+    const licenseId = await licenseIdOf(monthCode!);
+    await giveBack(id, (tx) => endHolding(tx, licenseId, id, h.clock.ms));
+    expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(0), h.clock.iso(DAY)]);
+    expect((await limitsAt(id, h.clock.ms + DAY - 1)).maxDevices).toBe(5);
+    expect((await limitsAt(id, h.clock.ms + DAY + 1)).maxDevices).toBe(1);
+  });
+
+  it('a refunded renewal of the month (10 days back) moves the day stacked on it in by 10 days; other codes stay', async () => {
+    const month = await template({ name: 'Pro 30 days', minutes: 30 * 1440, entitlements: ['pro'], max_devices: 5 });
+    const day = await template({ name: 'Pro 1 day', minutes: 1440, entitlements: ['pro'], max_devices: 5 });
+    const basic = await template({ name: 'Basic 60 days', minutes: 60 * 1440, entitlements: ['basic'] });
+    const id = await h.signUp(app, 'trent', PASSWORD, 'hw-1');
+    expect((await redeem('trent', (await codes(basic))[0]!)).statusCode).toBe(200);
+    const [monthCode] = await codes(month);
+    expect((await redeem('trent', monthCode!)).statusCode).toBe(200);
+    expect((await redeem('trent', (await codes(day))[0]!)).statusCode).toBe(200);
+    const licenseId = await licenseIdOf(monthCode!);
+    await giveBack(id, (tx) => shortenHolding(tx, licenseId, id, 10 * 1440, h.clock.ms));
+    expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(20 * DAY), h.clock.iso(21 * DAY)]);
+    expect(await grantEnds(id, 'basic')).toEqual([h.clock.iso(60 * DAY)]);
+    expect((await limitsAt(id, h.clock.ms + 21 * DAY - 1)).maxDevices).toBe(5);
+    expect((await limitsAt(id, h.clock.ms + 21 * DAY + 1)).maxDevices).toBe(1);
   });
 });

@@ -128,19 +128,79 @@ export async function renewRedemption(tx: Repositories, license: LicenseRecord, 
 /**
  * A refunded renewal (src/domain/sales/apply.ts): what the license lends `userId` gives back the `minutes` that
  * renewal stacked (renewRedemption), its limits holding and each of its live grants ending that much earlier,
- * never before now. What already ended, or never ends (a lifetime license), stays as it is.
+ * never before now; what stacked on them moves in by as much (pullStacked). What already ended, or never ends
+ * (a lifetime license), stays as it is.
  */
 export async function shortenHolding(tx: Repositories, licenseId: string, userId: string, minutes: number, now: number): Promise<void> {
-  const back = (end: number) => Math.max(now, end - minutes * 60_000);
-  const end = await tx.licenses.holdingEnd(licenseId, userId);
-  if (end !== undefined && end !== null && end > now) await tx.licenses.extendActivation(licenseId, userId, end, back(end));
-  for (const g of await tx.entitlements.ofLicense(licenseId)) {
-    if (g.userId === userId && g.until !== null && g.until > now) await tx.entitlements.setEnd(g.id, back(g.until));
-  }
+  await giveBack(tx, licenseId, userId, now, (end) => Math.max(now, end - minutes * 60_000));
 }
 
-/** A refund, or the lifetime a sold license granted revoked: what that one redemption still holds ends now. */
+/** A refund, or the lifetime a sold license granted revoked: what that one redemption still holds ends now; what stacked on it moves in. */
 export async function endHolding(tx: Repositories, licenseId: string, userId: string, now: number): Promise<void> {
+  const before = await stackOf(tx, licenseId, userId, now);
   await tx.licenses.endActivation(licenseId, userId, now);
   await tx.entitlements.endLicenseGrants(licenseId, userId, now);
+  await pullStacked(tx, before, (end) => (end === null ? null : end - now), now);
+}
+
+/** What one redemption holds live (its limits holding, its grants) and what the user's other redemptions hold beside it. */
+interface Stack {
+  licenseId: string;
+  /** The redemption's own limits holding, when it lends limits and it is live and finite. */
+  holding: { id: string; end: number; limits: string } | null;
+  /** The license's own live finite grants to this user. */
+  grants: { id: string; code: string; end: number }[];
+  /** The user's other redemptions' live finite limits holdings. */
+  otherHoldings: { id: string; end: number; limits: string }[];
+  /** The user's other live finite license grants (operators' grants carry an end of the operator's own: never moved). */
+  otherGrants: { id: string; code: string; end: number }[];
+}
+
+async function stackOf(tx: Repositories, licenseId: string, userId: string, now: number): Promise<Stack> {
+  const limitsOf = (h: { maxDevices: number | null; maxSeats: number | null; heartbeatSeconds: number | null }) =>
+    h.maxDevices === null && h.maxSeats === null && h.heartbeatSeconds === null ? null : `${h.maxDevices}/${h.maxSeats}/${h.heartbeatSeconds}`;
+  const stack: Stack = { licenseId, holding: null, grants: [], otherHoldings: [], otherGrants: [] };
+  for (const h of await tx.licenses.holdingsWithLimits(userId)) {
+    const limits = limitsOf(h);
+    if (limits === null || h.endsAt === null || h.endsAt <= now) continue;
+    if (h.licenseId === licenseId) stack.holding = { id: h.id, end: h.endsAt, limits };
+    else stack.otherHoldings.push({ id: h.id, end: h.endsAt, limits });
+  }
+  for (const g of await tx.entitlements.listFor(userId)) {
+    if (g.source !== 'license' || g.until === null || g.until <= now) continue;
+    (g.licenseId === licenseId ? stack.grants : stack.otherGrants).push({ id: g.id, code: g.code, end: g.until });
+  }
+  return stack;
+}
+
+/** Gives back what `to` takes of each live finite end of one redemption (a refunded renewal), then pulls in what stacked on it. */
+async function giveBack(tx: Repositories, licenseId: string, userId: string, now: number, to: (end: number) => number): Promise<void> {
+  const before = await stackOf(tx, licenseId, userId, now);
+  if (before.holding !== null) await tx.licenses.setActivationEnd(before.holding.id, to(before.holding.end));
+  for (const g of before.grants) await tx.entitlements.setEnd(g.id, to(g.end));
+  await pullStacked(tx, before, (end) => (end === null ? null : end - to(end)), now);
+}
+
+/**
+ * What stacked on a redemption that gave time back moves in by as much (docs/decisions.md, "A refund pulls in what
+ * stacked on it"): each code and each set of limits stacks on its own latest live end (lentEnds), so a grant of
+ * the same code, or a holding of the same limits, that ends after the one given back was stacked on it (or after
+ * it); it ends `taken(oldEnd)` earlier, never before now. Without this a cheap day of "pro" redeemed on top of a
+ * refunded month of "pro" kept the month.
+ */
+async function pullStacked(tx: Repositories, before: Stack, taken: (end: number | null) => number | null, now: number): Promise<void> {
+  const moved = new Map<string, number>();
+  const pull = (id: string, end: number, by: number) => moved.set(id, Math.max(moved.get(id) ?? 0, Math.min(by, end - now)));
+  if (before.holding !== null) {
+    const by = taken(before.holding.end) ?? 0;
+    if (by > 0) for (const h of before.otherHoldings) if (h.limits === before.holding.limits && h.end > before.holding.end) pull(h.id, h.end, by);
+  }
+  const holdingMoves = [...moved];
+  moved.clear();
+  for (const g of before.grants) {
+    const by = taken(g.end) ?? 0;
+    if (by > 0) for (const o of before.otherGrants) if (o.code === g.code && o.end > g.end) pull(o.id, o.end, by);
+  }
+  for (const [id, by] of holdingMoves) await tx.licenses.setActivationEnd(id, before.otherHoldings.find((h) => h.id === id)!.end - by);
+  for (const [id, by] of moved) await tx.entitlements.setEnd(id, before.otherGrants.find((g) => g.id === id)!.end - by);
 }

@@ -162,6 +162,24 @@ export function licensesRepository(q: Queryable, dialect: Dialect) {
       return r === undefined ? undefined : nullableNumber(r.ends_at);
     },
 
+    /** Every redemption of this user with the limits its license lends (a refund pulls in what stacked on one: domain/licenses.ts). */
+    async holdingsWithLimits(userId: string): Promise<{ id: string; licenseId: string; endsAt: number | null; maxDevices: number | null; maxSeats: number | null; heartbeatSeconds: number | null }[]> {
+      const rows = await q.all(
+        `SELECT a.id, a.license_id, a.ends_at, l.max_devices, l.max_seats, l.heartbeat_seconds
+           FROM activations a JOIN licenses l ON l.id = a.license_id WHERE a.user_id = ? ORDER BY a.occurred_at, a.id`,
+        [userId],
+      );
+      return rows.map((r) => ({
+        id: r.id as string, licenseId: r.license_id as string, endsAt: nullableNumber(r.ends_at),
+        maxDevices: nullableNumber(r.max_devices), maxSeats: nullableNumber(r.max_seats), heartbeatSeconds: nullableNumber(r.heartbeat_seconds),
+      }));
+    },
+
+    /** One redemption's holding moves to `endsAt` (a refund pulled in what stacked on another). */
+    async setActivationEnd(id: string, endsAt: number): Promise<void> {
+      await q.run('UPDATE activations SET ends_at = ? WHERE id = ?', [endsAt, id]);
+    },
+
     /** A store's renewal: the redemption's holding (the limits it lends) moves from `from` to `to`; one ended meanwhile stays. */
     async extendActivation(licenseId: string, userId: string, from: number, to: number): Promise<void> {
       await q.run('UPDATE activations SET ends_at = ? WHERE license_id = ? AND user_id = ? AND ends_at = ?', [to, licenseId, userId, from]);
