@@ -3,7 +3,7 @@ import type { Repositories } from '../store/index.js';
 import type { ActivationRecord, LicenseRecord } from '../store/records.js';
 import type { RequestContext } from './access.js';
 import { DomainError } from './errors.js';
-import { lentEnds, type LentEnds } from './entitlements.js';
+import { lentEnds, setsLimits, type LentEnds } from './entitlements.js';
 import { applyLicense } from './membership.js';
 import type { Services } from './service-types.js';
 
@@ -140,35 +140,39 @@ export async function endHolding(tx: Repositories, licenseId: string, userId: st
   const before = await stackOf(tx, licenseId, userId, now);
   await tx.licenses.endActivation(licenseId, userId, now);
   await tx.entitlements.endLicenseGrants(licenseId, userId, now);
-  await pullStacked(tx, before, (end) => (end === null ? null : end - now), now);
+  await pullStacked(tx, before, (end) => end - now, now);
 }
 
 /** What one redemption holds live (its limits holding, its grants) and what the user's other redemptions hold beside it. */
 interface Stack {
-  licenseId: string;
   /** The redemption's own limits holding, when it lends limits and it is live and finite. */
-  holding: { id: string; end: number; limits: string } | null;
+  holding: Held | null;
   /** The license's own live finite grants to this user. */
-  grants: { id: string; code: string; end: number }[];
+  grants: Held[];
   /** The user's other redemptions' live finite limits holdings. */
-  otherHoldings: { id: string; end: number; limits: string }[];
+  otherHoldings: Held[];
   /** The user's other live finite license grants (operators' grants carry an end of the operator's own: never moved). */
-  otherGrants: { id: string; code: string; end: number }[];
+  otherGrants: Held[];
+}
+
+/** One holding or grant: what it lends (a code, or a set of limits as one string) and until when. */
+interface Held {
+  id: string;
+  lends: string;
+  end: number;
 }
 
 async function stackOf(tx: Repositories, licenseId: string, userId: string, now: number): Promise<Stack> {
-  const limitsOf = (h: { maxDevices: number | null; maxSeats: number | null; heartbeatSeconds: number | null }) =>
-    h.maxDevices === null && h.maxSeats === null && h.heartbeatSeconds === null ? null : `${h.maxDevices}/${h.maxSeats}/${h.heartbeatSeconds}`;
-  const stack: Stack = { licenseId, holding: null, grants: [], otherHoldings: [], otherGrants: [] };
+  const stack: Stack = { holding: null, grants: [], otherHoldings: [], otherGrants: [] };
   for (const h of await tx.licenses.holdingsWithLimits(userId)) {
-    const limits = limitsOf(h);
-    if (limits === null || h.endsAt === null || h.endsAt <= now) continue;
-    if (h.licenseId === licenseId) stack.holding = { id: h.id, end: h.endsAt, limits };
-    else stack.otherHoldings.push({ id: h.id, end: h.endsAt, limits });
+    if (!setsLimits(h) || h.endsAt === null || h.endsAt <= now) continue;
+    const held = { id: h.id, lends: `${h.maxDevices}/${h.maxSeats}/${h.heartbeatSeconds}`, end: h.endsAt };
+    if (h.licenseId === licenseId) stack.holding = held;
+    else stack.otherHoldings.push(held);
   }
   for (const g of await tx.entitlements.listFor(userId)) {
     if (g.source !== 'license' || g.until === null || g.until <= now) continue;
-    (g.licenseId === licenseId ? stack.grants : stack.otherGrants).push({ id: g.id, code: g.code, end: g.until });
+    (g.licenseId === licenseId ? stack.grants : stack.otherGrants).push({ id: g.id, lends: g.code, end: g.until });
   }
   return stack;
 }
@@ -178,7 +182,7 @@ async function giveBack(tx: Repositories, licenseId: string, userId: string, now
   const before = await stackOf(tx, licenseId, userId, now);
   if (before.holding !== null) await tx.licenses.setActivationEnd(before.holding.id, to(before.holding.end));
   for (const g of before.grants) await tx.entitlements.setEnd(g.id, to(g.end));
-  await pullStacked(tx, before, (end) => (end === null ? null : end - to(end)), now);
+  await pullStacked(tx, before, (end) => end - to(end), now);
 }
 
 /**
@@ -188,19 +192,16 @@ async function giveBack(tx: Repositories, licenseId: string, userId: string, now
  * it); it ends `taken(oldEnd)` earlier, never before now. Without this a cheap day of "pro" redeemed on top of a
  * refunded month of "pro" kept the month.
  */
-async function pullStacked(tx: Repositories, before: Stack, taken: (end: number | null) => number | null, now: number): Promise<void> {
-  const moved = new Map<string, number>();
-  const pull = (id: string, end: number, by: number) => moved.set(id, Math.max(moved.get(id) ?? 0, Math.min(by, end - now)));
-  if (before.holding !== null) {
-    const by = taken(before.holding.end) ?? 0;
-    if (by > 0) for (const h of before.otherHoldings) if (h.limits === before.holding.limits && h.end > before.holding.end) pull(h.id, h.end, by);
-  }
-  const holdingMoves = [...moved];
-  moved.clear();
-  for (const g of before.grants) {
-    const by = taken(g.end) ?? 0;
-    if (by > 0) for (const o of before.otherGrants) if (o.code === g.code && o.end > g.end) pull(o.id, o.end, by);
-  }
-  for (const [id, by] of holdingMoves) await tx.licenses.setActivationEnd(id, before.otherHoldings.find((h) => h.id === id)!.end - by);
-  for (const [id, by] of moved) await tx.entitlements.setEnd(id, before.otherGrants.find((g) => g.id === id)!.end - by);
+async function pullStacked(tx: Repositories, before: Stack, taken: (end: number) => number, now: number): Promise<void> {
+  const pulled = (given: readonly Held[], others: readonly Held[]): Map<string, number> => {
+    const to = new Map<string, number>();
+    for (const g of given) {
+      const by = taken(g.end);
+      if (by <= 0) continue;
+      for (const o of others) if (o.lends === g.lends && o.end > g.end) to.set(o.id, Math.min(to.get(o.id) ?? o.end, Math.max(now, o.end - by)));
+    }
+    return to;
+  };
+  for (const [id, end] of pulled(before.holding === null ? [] : [before.holding], before.otherHoldings)) await tx.licenses.setActivationEnd(id, end);
+  for (const [id, end] of pulled(before.grants, before.otherGrants)) await tx.entitlements.setEnd(id, end);
 }
