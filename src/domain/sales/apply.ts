@@ -41,8 +41,9 @@ export interface SaleAnswer {
 /**
  * A full refund or a cancellation of an order Tollgate has not seen is answered 409 (nothing stored, so the store
  * delivers it again) while the store's event is at most this old: the purchase may still be on its way or in
- * flight beside it (an event without a readable time too). Older, it is acknowledged as `unknown_order`/`unknown_subscription` (a sale Tollgate never
- * granted: another product of the store account, one from before the integration), so no store retries it for days.
+ * flight beside it (an event without a readable time too). Older, it is acknowledged as `unknown_order` or
+ * `unknown_subscription` (a sale Tollgate never granted: another product of the store account, one from before
+ * the integration), so no store retries it for days.
  */
 export const AWAIT_ORDER_MS = 24 * 60 * 60_000;
 
@@ -330,7 +331,7 @@ async function refundRenewal(w: AdminWork, appId: string, found: OrderRecord, bi
  * Cancellation and refund (docs/decisions.md):
  * - an unredeemed code is deleted (both);
  * - a redeemed lifetime code: what it lends ends, and the redeemer's lifetime is revoked unless another lifetime
- *   license the redeemer holds still grants it (both);
+ *   license the redeemer holds, or the operator's grant, still gives it (both);
  * - a redeemed minutes code: on a refund, the minutes it and its renewals added are taken from the
  *   membership (never below now); on a cancellation the redeemer keeps the time already paid for.
  */
