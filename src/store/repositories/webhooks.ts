@@ -62,7 +62,15 @@ const ENDPOINT_COLUMNS =
 const ENDPOINT_COLUMN_LIST = ENDPOINT_COLUMNS.split(', ');
 const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, status, attempts, next_at, claimed_until, last_status, created_at, updated_at';
 
-/** Event types are stored as `,a,b,`, so one LIKE finds a subscriber in either store. */
+/** PostgreSQL: successes settled from a VALUES list `v` of (id, attempts, last_status, at), `n` rows (settleDelivered, recordDelivered). */
+const BIG = 'CAST(? AS BIGINT)';
+const deliveredValues = (n: number): string => `v (id, attempts, last_status, at) AS (VALUES ${Array.from({ length: n }, () => `(?, ${BIG}, ${BIG}, ${BIG})`).join(', ')})`;
+const SETTLE_FROM_VALUES = `UPDATE webhook_deliveries SET status = 'delivered', attempts = v.attempts, next_at = NULL, last_status = v.last_status, claimed_until = NULL, updated_at = v.at
+         FROM v WHERE webhook_deliveries.id = v.id`;
+/** PostgreSQL: the failing ones of `n` endpoints made healthy, locked in id order (markHealthyAll, recordDelivered). */
+const healFailing = (n: number): string =>
+  `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT id FROM webhook_endpoints WHERE id IN (${Array.from({ length: n }, () => '?').join(', ')}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`;
+
 /** The due deliveries' ids, oldest first (parameters: now, now, limit); the claim appends its lock. */
 const DUE_IDS = `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
              ORDER BY next_at LIMIT ?`;
@@ -75,6 +83,7 @@ function subscriberFilter(appId: string | null, type: string): { where: string; 
   };
 }
 
+/** Event types are stored as `,a,b,`, so one LIKE finds a subscriber in either store. */
 const typesColumn = (types: string[] | null): string | null => (types === null ? null : `,${types.join(',')},`);
 
 function toEndpoint(r: Row): EndpointRecord {
@@ -284,13 +293,7 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
         }
         return;
       }
-      const big = 'CAST(? AS BIGINT)';
-      await q.run(
-        `WITH v (id, attempts, last_status, at) AS (VALUES ${list.map(() => `(?, ${big}, ${big}, ${big})`).join(', ')})
-         UPDATE webhook_deliveries SET status = 'delivered', attempts = v.attempts, next_at = NULL, last_status = v.last_status, claimed_until = NULL, updated_at = v.at
-         FROM v WHERE webhook_deliveries.id = v.id`,
-        list.flatMap((d) => [d.id, d.attempts, d.status, d.at]),
-      );
+      await q.run(`WITH ${deliveredValues(list.length)} ${SETTLE_FROM_VALUES}`, list.flatMap((d) => [d.id, d.attempts, d.status, d.at]));
     },
 
     /**
@@ -301,20 +304,19 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
      * `markHealthyAll`. SQLite runs the three in turn (in its caller's transaction).
      */
     async recordDelivered(attempts: AttemptRecord[], delivered: { id: string; attempts: number; status: number; at: number }[], endpointIds: string[]): Promise<void> {
-      if (dialect === 'sqlite' || attempts.length === 0 || delivered.length === 0 || endpointIds.length === 0) {
+      // A group of successes has a delivery, its attempt and its endpoint for each: all three lists or none.
+      if (delivered.length === 0) return;
+      if (dialect === 'sqlite') {
         await this.insertAttempts(attempts);
         await this.settleDelivered(delivered);
         await this.markHealthyAll(endpointIds);
         return;
       }
-      const big = 'CAST(? AS BIGINT)';
       await q.run(
         `WITH a AS (INSERT INTO webhook_attempts (id, delivery_id, at, status, error, body, duration_ms) VALUES ${attempts.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}),
-         v (id, attempts, last_status, at) AS (VALUES ${delivered.map(() => `(?, ${big}, ${big}, ${big})`).join(', ')}),
-         s AS (UPDATE webhook_deliveries SET status = 'delivered', attempts = v.attempts, next_at = NULL, last_status = v.last_status, claimed_until = NULL, updated_at = v.at
-               FROM v WHERE webhook_deliveries.id = v.id)
-         UPDATE webhook_endpoints SET failing_since = NULL
-         WHERE id IN (SELECT id FROM webhook_endpoints WHERE id IN (${endpointIds.map(() => '?').join(', ')}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`,
+         ${deliveredValues(delivered.length)},
+         s AS (${SETTLE_FROM_VALUES})
+         ${healFailing(endpointIds.length)}`,
         [
           ...attempts.flatMap((a) => [a.id, a.deliveryId, a.at, a.status, a.error, a.body, a.durationMs]),
           ...delivered.flatMap((d) => [d.id, d.attempts, d.status, d.at]),
@@ -332,9 +334,7 @@ export function webhooksRepository(q: Queryable, dialect: Dialect) {
       if (ids.length === 0) return;
       const list = ids.map(() => '?').join(', ');
       await q.run(
-        dialect === 'postgres'
-          ? `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT id FROM webhook_endpoints WHERE id IN (${list}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`
-          : `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (${list}) AND failing_since IS NOT NULL`,
+        dialect === 'postgres' ? healFailing(ids.length) : `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (${list}) AND failing_since IS NOT NULL`,
         ids,
       );
     },
