@@ -2,13 +2,17 @@ import type { MessageBus } from '../../store/db.js';
 
 const CHANNEL = 'tollgate_outbox';
 /**
- * The other nodes' notice waits this long for the commits behind it: the worker's own gather time (webhooks/
- * worker.ts, GATHER_MS), since a worker woken sooner waits that long anyway. Was 50 ms: on PostgreSQL a NOTIFY is a
- * query, and the node hears its own notice back, so a sequential writer paid about one round trip each way per
- * 50 ms; the others still hear within 150 ms + their gather, well inside the first attempt's 1 s (and their 1 s
- * poll finds due deliveries without any notice). docs/decisions.md, "Webhook delivery cost on PostgreSQL".
+ * How long a commit's wake-up waits for the commits behind it, on this node (the delivery worker's gather,
+ * webhooks/worker.ts) and for the others (the NOTIFY). 150 ms rather than 25: fewer, larger batches, so fewer of
+ * a burst's writes meet the worker's work on the event loop and the fixed cost of a batch (its claim, its record)
+ * is shared by more deliveries; the first attempt still goes well within the issue's 1 s (p95 ~160 ms on the
+ * bench, against ~30 ms at 25). docs/decisions.md, "Webhook delivery speed". The NOTIFY was sent every 50 ms: on
+ * PostgreSQL a NOTIFY is a query, and the node hears its own notice back, so a sequential writer paid about one
+ * round trip each way per 50 ms; the others still hear within 150 ms + their gather, well inside the first
+ * attempt's 1 s (and their 1 s poll finds due deliveries without any notice). docs/decisions.md, "Webhook
+ * delivery cost on PostgreSQL".
  */
-const PUBLISH_MS = 150;
+export const GATHER_MS = 150;
 
 /**
  * Tells the delivery workers that a commit made deliveries due: the one on
@@ -38,7 +42,7 @@ export class OutboxSignal {
 
   /**
    * After COMMIT only: never fails the write. This node's worker hears at once; the other nodes' notice is
-   * coalesced to one NOTIFY per PUBLISH_MS, so a burst of writes does not add a query to each (this node's worker
+   * coalesced to one NOTIFY per GATHER_MS, so a burst of writes does not add a query to each (this node's worker
    * sends what this node committed; the notice lets the others share a backlog).
    */
   committed(): void {
@@ -47,7 +51,7 @@ export class OutboxSignal {
     this.publishing = setTimeout(() => {
       this.publishing = null;
       void this.bus?.publish(CHANNEL, '').catch(() => undefined);
-    }, PUBLISH_MS);
+    }, GATHER_MS);
     this.publishing.unref?.();
   }
 

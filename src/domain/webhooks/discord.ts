@@ -18,7 +18,7 @@ function fields(data: Record<string, unknown>): { name: string; value: string; i
     });
 }
 
-/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON), of the event deliveryBody gives it (without license codes: payload.ts). */
+/** A `discord` endpoint's body: one embed per event (Discord's execute-webhook JSON), of the event deliveryBody gives it (without the withheld fields: withheld.ts, payload.ts). */
 export function discordBody(event: EventRecord): string {
   const summary = isEventType(event.type) ? EVENT_CATALOGUE[event.type].split('. data:')[0] : event.type;
   return JSON.stringify({

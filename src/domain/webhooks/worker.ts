@@ -4,6 +4,7 @@ import type { AttemptRecord, Claimed, EndpointRecord } from '../../store/reposit
 import { uuidv7 } from '../ids.js';
 import type { Services } from '../services.js';
 import { UnsealError } from '../signing/seal.js';
+import { GATHER_MS } from '../outbox/signal.js';
 import { write } from '../unit-of-work.js';
 import { deliveryBody } from './payload.js';
 import { EgressRefused, resolveTarget } from './egress.js';
@@ -12,13 +13,6 @@ import { SERVICE_SCOPE, signatureHeader, webhookKey } from './signing.js';
 
 /** Standard Webhooks' schedule: the delay before attempt n+1 after attempt n failed (attempt 1 goes at once). */
 export const SCHEDULE_MS = [0, 5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 14 * 3_600_000, 20 * 3_600_000, 24 * 3_600_000];
-/**
- * How long a commit's wake-up waits for the commits behind it. 150 ms rather than 25: fewer, larger batches, so
- * fewer of a burst's writes meet the worker's work on the event loop and the fixed cost of a batch (its claim, its
- * record) is shared by more deliveries; the first attempt still goes well within the issue's 1 s (p95 ~160 ms on
- * the bench, against ~30 ms at 25). docs/decisions.md, "Webhook delivery speed".
- */
-export const GATHER_MS = 150;
 /** An endpoint every delivery to which failed for this long is disabled. */
 export const FAILING_LIMIT_MS = 24 * 3_600_000;
 /** Retry-After beyond this is read as this (a receiver cannot park a delivery for a year). */
