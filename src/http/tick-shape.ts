@@ -26,8 +26,8 @@ import { createHook } from 'node:async_hooks';
 let kept: object | null = null;
 let timer: NodeJS.Timeout | null = null;
 
-/** Catches one tick object now; returns it (tests compare it). */
-export function catchTick(): object | null {
+/** Catches one tick object now (null if none was seen). */
+function catchTick(): object | null {
   let caught: object | null = null;
   const hook = createHook({
     init(_id, type, _trigger, resource) {
@@ -51,11 +51,6 @@ export function keepTickShape(refreshMs = 5 * 60_000): void {
     kept = catchTick() ?? kept;
   }, refreshMs);
   timer.unref();
-}
-
-/** Whether a tick object is held (for tests). */
-export function tickShapeKept(): boolean {
-  return kept !== null;
 }
 
 function noop(): void {}

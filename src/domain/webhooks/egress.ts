@@ -46,7 +46,7 @@ const blocked: [AddressCategory, BlockList][] = BLOCKED.map(([category, ranges])
 });
 
 /** What an address is to the check: the category of the first blocked range it is in, or null (public). */
-export function addressCategory(address: string): AddressCategory | null {
+function addressCategory(address: string): AddressCategory | null {
   const canonical = canonicalIp(address) ?? address;
   for (const [category, list] of blocked) if (inList(list, canonical)) return category;
   return null;
@@ -154,8 +154,4 @@ export async function resolveTarget(raw: string, policy: EgressPolicy, resolve: 
   }
   const first = addresses[0]!;
   return { url, address: canonicalIp(first.address) ?? first.address, family: isIP(canonicalIp(first.address) ?? first.address) === 6 ? 6 : 4 };
-}
-
-export function isBlocked(address: string): boolean {
-  return addressCategory(address) !== null;
 }

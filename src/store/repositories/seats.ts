@@ -44,12 +44,15 @@ export interface SelfResetStats {
 export function seatsRepository(q: Queryable, dialect: Dialect) {
   /**
    * The user's release, of one device's seat or (hardwareId undefined) of all of them: those a live lease holds
-   * end at lease_until (`held`), the others are deleted (`gone`). See releaseAllByUser.
+   * end at lease_until (`held`), the others are deleted (`gone`). The caller holds the user's lock (lockUser, or the
+   * self-reset's update of the user row). A device holds one seat at most (UNIQUE (user_id, hardware_id)): when
+   * its seat is held, there is nothing to delete.
    */
   async function releaseOfUser(userId: string, now: number, hardwareId?: string): Promise<{ held: SeatRecord[]; gone: SeatRecord[] }> {
     const device = hardwareId === undefined ? '' : ' AND hardware_id = ?';
     const params = hardwareId === undefined ? [userId, now] : [userId, hardwareId, now];
     const held = await q.all(`UPDATE seats SET expires_at = lease_until WHERE user_id = ?${device} AND lease_until > ? RETURNING ${COLUMNS}`, params);
+    if (hardwareId !== undefined && held.length > 0) return { held: held.map(toSeat), gone: [] };
     const gone = await q.all(`DELETE FROM seats WHERE user_id = ?${device} AND (lease_until IS NULL OR lease_until <= ?) RETURNING ${COLUMNS}`, params);
     return { held: held.map(toSeat), gone: gone.map(toSeat) };
   }
@@ -124,8 +127,8 @@ export function seatsRepository(q: Queryable, dialect: Dialect) {
     },
 
     /**
-     * The user gives the device's seat back: releaseAllByUser for this device only (a device holds one seat at
-     * most, UNIQUE (user_id, hardware_id)). The caller holds the user's lock (lockUser).
+     * The user gives the device's seat back (releaseOfUser for this device). The caller holds the user's lock
+     * (lockUser).
      */
     async releaseByUser(userId: string, hardwareId: string, now: number): Promise<{ held?: SeatRecord; gone?: SeatRecord }> {
       const { held, gone } = await releaseOfUser(userId, now, hardwareId);
