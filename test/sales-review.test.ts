@@ -65,17 +65,20 @@ describe('a refund takes back the sale\'s own lifetime only', () => {
   async function redeem(code: string, userId: string, username: string): Promise<void> {
     const res = await h.client(app, 'POST', '/activate_license', { code, username, password: PASSWORD });
     expect(res.statusCode, res.body).toBe(200);
-    expect(userId).toBeTruthy();
   }
   const membership = async (userId: string) => (await h.admin('GET', `/apps/${app.id}/users/${userId}`)).json().membership;
+  let soldOrder = '';
   async function soldCode(): Promise<string> {
     const res = await post(h, 'stripe', app, fixture('stripe', 'checkout.session.completed'));
     expect(res.json().outcome, res.body).toBe('granted');
-    return (await h.admin('GET', `/apps/${app.id}/orders/${res.json().order_id}`)).json().licenses[0].code;
+    soldOrder = res.json().order_id;
+    return (await h.admin('GET', `/apps/${app.id}/orders/${soldOrder}`)).json().licenses[0].code;
   }
+  /** The sale is refunded, and its own license is taken back (whatever the user keeps from elsewhere). */
   const refund = async () => {
     const res = await post(h, 'stripe', app, fixture('stripe', 'charge.refunded'));
     expect(res.json(), res.body).toMatchObject({ outcome: 'refunded' });
+    expect((await h.admin('GET', `/apps/${app.id}/orders/${soldOrder}`)).json().licenses[0]).toMatchObject({ state: 'revoked' });
   };
   async function operatorLicense(): Promise<string> {
     const res = await h.admin('POST', `/apps/${app.id}/licenses`, { count: 1, lifetime: true });
@@ -138,15 +141,19 @@ describe('a revocation that arrives before its purchase waits for it', () => {
   });
   afterEach(async () => h.close());
 
-  /** Delivers as a store does: again while the answer is not 2xx (each store retries those), at most 20 times. */
-  async function untilAccepted(provider: 'stripe' | 'paddle' | 'lemonsqueezy', body: Buffer): Promise<{ outcome: string; tries: number }> {
-    for (let tries = 1; tries <= 20; tries++) {
-      const res = await post(h, provider, app, body);
-      if (res.statusCode === 200) return { outcome: res.json().outcome, tries };
-      expect(res.statusCode, res.body).toBe(409);
-      expect(res.json()).toMatchObject({ code: 'conflict' });
-    }
-    throw new Error('never accepted');
+  /**
+   * Delivers as a store does: a refund answered 409 (its order not there yet) comes again, here once the sale's own
+   * delivery has been answered (a store's retry comes later still); any other answer is final.
+   */
+  async function refundAfter(sale: Promise<{ statusCode: number }>, body: Buffer): Promise<{ outcome: string; early: boolean }> {
+    const first = await post(h, 'stripe', app, body);
+    await sale;
+    if (first.statusCode === 200) return { outcome: first.json().outcome, early: false };
+    expect(first.statusCode, first.body).toBe(409);
+    expect(first.json()).toMatchObject({ code: 'conflict' });
+    const again = await post(h, 'stripe', app, body);
+    expect(again.statusCode, again.body).toBe(200);
+    return { outcome: again.json().outcome, early: true };
   }
 
   it('a refund or cancellation before its order is 409 and stores nothing; redelivered after the order, it revokes', async () => {
@@ -179,8 +186,9 @@ describe('a revocation that arrives before its purchase waits for it', () => {
       refund: variant('stripe', 'charge.refunded', (e) => { e.id = `evt_refund_${i}`; e.data.object.id = `ch_${i}`; e.data.object.payment_intent = `pi_${i}`; }),
     }));
     const results = await Promise.all(pairs.map(async (p) => {
-      const [sale, refund] = await Promise.all([post(h, 'stripe', app, p.sale), untilAccepted('stripe', p.refund)]);
-      expect(sale.json().outcome, sale.body).toBe('granted');
+      const sale = post(h, 'stripe', app, p.sale);
+      const refund = await refundAfter(sale, p.refund);
+      expect((await sale).json().outcome).toBe('granted');
       return refund;
     }));
     expect(results.map((r) => r.outcome)).toEqual(Array(20).fill('refunded'));

@@ -81,7 +81,7 @@ describe('each entitlement code and each template limits stack on themselves', (
     h.clock.ms += DAY;
     expect(await entitlementsOf('eve')).toEqual(['basic']);
     expect(await limitsAt(id, h.clock.ms)).toEqual({ maxDevices: 1, maxSeats: null, heartbeatSeconds: null });
-    expect((await h.admin('POST', `/apps/${app.id}/users/${id}/reset-devices`)).statusCode).toBeLessThan(300);
+    expect((await h.admin('POST', `/apps/${app.id}/users/${id}/reset-devices`)).statusCode).toBe(204);
     await noticesHeard(h);
     expect((await contextOf('eve', 'hw-7')).statusCode).toBe(200);
     expectError(await contextOf('eve', 'hw-8'), 401, 'device_mismatch'); // one device: the seed's answer
@@ -238,7 +238,7 @@ describe('a refund pulls in what stacked on the redemption it takes back (endHol
     await giveBack(id, (tx) => endHolding(tx, licenseId, id, h.clock.ms));
     expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(0), h.clock.iso(DAY)]);
     expect((await limitsAt(id, h.clock.ms + DAY - 1)).maxDevices).toBe(5);
-    expect((await limitsAt(id, h.clock.ms + DAY + 1)).maxDevices).toBe(1);
+    expect((await limitsAt(id, h.clock.ms + DAY)).maxDevices).toBe(1);
   });
 
   it('a refunded renewal of the month (10 days back) moves the day stacked on it in by 10 days; other codes stay', async () => {
@@ -255,6 +255,6 @@ describe('a refund pulls in what stacked on the redemption it takes back (endHol
     expect(await grantEnds(id, 'pro')).toEqual([h.clock.iso(20 * DAY), h.clock.iso(21 * DAY)]);
     expect(await grantEnds(id, 'basic')).toEqual([h.clock.iso(60 * DAY)]);
     expect((await limitsAt(id, h.clock.ms + 21 * DAY - 1)).maxDevices).toBe(5);
-    expect((await limitsAt(id, h.clock.ms + 21 * DAY + 1)).maxDevices).toBe(1);
+    expect((await limitsAt(id, h.clock.ms + 21 * DAY)).maxDevices).toBe(1);
   });
 });
