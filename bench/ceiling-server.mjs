@@ -4,10 +4,18 @@
 //   POST /argon2       the least an HTTP password route can do (with --dist): read the JSON body, one
 //                      argon2id verify of `credentials.password` (a login) or one hash of `password`
 //                      (a sign-up) with the project's own hasher, answer a small JSON token
+//   GET /json-signed   the signature's own limit (with --dist): the /json body plus, per request, what a signed
+//                      Tollgate answer needs besides Tollgate's access work (src/http/signed-answer.ts): one
+//                      SHA-256 of the body, one of the credential line (`authorization:<value>\n`, or nothing),
+//                      the signed bytes in Tollgate's layout (docs/signing.md: the request's Tollgate-Nonce,
+//                      Date.now(), a UUID kid and app id), one Ed25519 signature by the project's own signer
+//                      (<dist>/domain/signing/ed25519.js: sodium-native when it loads, as in the server), and
+//                      the two headers, Tollgate-Signature and Tollgate-Key-Cert (a real certificate of that
+//                      key, made at start by a throwaway root key, as bench/lib/tollgate.mjs setUpSigningKey)
 // With --framework fastify, instead: a bare Fastify 5 app whose one route, GET /json, sends the same
 // body as a pre-serialized string (the framework's own ceiling: what any Fastify route costs here).
 // Usage: node bench/ceiling-server.mjs --port P --json-bytes N [--dir D] [--dist DIST --password PW] [--framework fastify]
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -48,6 +56,42 @@ if (values.dist) {
   hasher = argon2Hasher();
   stored = await hasher.hash(values.password ?? '');
 }
+const signed = values.dist && values.framework !== 'fastify' ? await signedAnswers(values.dist) : null;
+
+/**
+ * What /json-signed signs with, made once: the server's signer, a fresh Ed25519 key, a kid and an app id
+ * as long as the server's (UUIDs) and a real certificate of the key (so Tollgate-Key-Cert is as long).
+ */
+async function signedAnswers(dist) {
+  const { ed25519 } = await import(pathToFileURL(join(dist, 'domain', 'signing', 'ed25519.js')).href);
+  const { b64url, certificateInput, encodeCertificate, sha256Hex } = await import(pathToFileURL(join(dist, 'domain', 'signing', 'format.js')).href);
+  const key = generateKeyPairSync('ed25519');
+  const root = generateKeyPairSync('ed25519');
+  const kid = randomUUID();
+  const appId = randomUUID();
+  const now = Date.now();
+  const fields = { app_id: appId, kid, public_key: key.publicKey.export({ format: 'jwk' }).x, not_before: now - 60_000, not_after: now + 30 * 24 * 3600 * 1000 };
+  const certificate = encodeCertificate({ v: 1, ...fields, sig: b64url(sign(null, certificateInput(fields), root.privateKey)) });
+  return { ed25519, sha256Hex, privateKey: key.privateKey, kid, appId, certificate, noBodySha256: sha256Hex(new Uint8Array(0)) };
+}
+
+/**
+ * /json-signed: the JSON body and one signature over Tollgate's signed-bytes layout (signatureOf in
+ * src/http/signed-answer.ts), with no access work: what any server answering signed costs here.
+ */
+function signedJsonRoute(req, res) {
+  const s = signed;
+  const t = Date.now();
+  const nonce = req.headers['tollgate-nonce'] ?? 'ceiling-nonce-0123456789abcdef';
+  const authorization = req.headers.authorization;
+  const credentialsSha256 = s.sha256Hex(authorization === undefined ? '' : `authorization:${authorization}\n`);
+  const input = `tollgate/response/v1\n${s.kid}\n${t}\n${nonce}\n${s.appId}\n200\n${req.method} ${req.url}\n${s.noBodySha256}\n${credentialsSha256}\n${s.sha256Hex(json)}`;
+  const signature = `v1; kid=${s.kid}; t=${t}; sig=${s.ed25519.sign(Buffer.from(input, 'utf8'), s.privateKey).toString('base64url')}`;
+  res.writeHead(200, [
+    'content-type', 'application/json; charset=utf-8', 'tollgate-signature', signature, 'tollgate-key-cert', s.certificate, 'content-length', String(json.length),
+  ]);
+  res.end(json);
+}
 
 /**
  * /argon2: a login body is verified against the one stored hash, any other body's password is hashed;
@@ -74,6 +118,10 @@ function bareServer() {
   return createServer((req, res) => {
     if (req.url === '/argon2' && hasher) {
       argon2Route(req, res);
+      return;
+    }
+    if (req.url === '/json-signed' && signed) {
+      signedJsonRoute(req, res);
       return;
     }
     if (req.url === '/json') {
