@@ -3,8 +3,9 @@
 //
 // Starts the real server (node dist/cli/main.js serve) on a fresh SQLite file
 // seeded with --users users, and the bare ceilings (node:http: JSON, file
-// streams, an argon2id route; a one-route Fastify app), every server pinned to
-// core 0 and the load to core 1 where there are two cores; runs every scenario
+// streams, an argon2id route, the JSON plus one Ed25519 signature; a one-route
+// Fastify app), every server pinned to core 0 and the load to core 1 where
+// there are two cores; runs every scenario
 // over loopback (wrk for fixed requests, autocannon for requests that differ
 // every time and for downloads) in turns with its ceilings, samples the
 // server's RSS every 100 ms and its CPU per request, then the /app_context
@@ -349,11 +350,12 @@ function scenarios(server, app, db, codes = []) {
     }),
     json({
       // The same request asking for a signed answer (Tollgate-Nonce), answered on the fast path since issue 26: the
-      // row above minus this one is the cost of signing (one Ed25519 signature, which alone caps the ratio near 0.32,
-      // and two SHA-256). Target 0.30 of bare node:http (issue 26).
-      // signing (a SHA-256 of the body and one Ed25519 signature). One nonce for the whole run: the server keeps
-      // no nonce, so a fresh one per request would cost it nothing more.
+      // row above minus this one is the cost of signing (one Ed25519 signature and two SHA-256). Target 0.30 of bare
+      // node:http (issue 26). Beside it json_signed, bare node:http doing that signing work and nothing else: the
+      // signature's own limit, which the line SIGNATURE LIMIT compares with (on both stores). One nonce for the whole
+      // run: the server keeps no nonce, so a fresh one per request would cost it nothing more.
       name: 'app_context_signed', route: 'GET /app_context (Bearer, signed: Tollgate-Nonce)', target: db === 'postgres' ? null : { ratio: 0.3 },
+      also: ['fastify', 'json_signed'],
       options: { url: `${url}/app_context`, headers: { ...bearer, 'tollgate-nonce': 'bench-nonce-0123456789abcdef' } },
     }),
     json({
@@ -611,6 +613,11 @@ async function main() {
   const fastify = await startCeilingServer(app.appContextBytes, files.dir, [], 'fastify');
   const ceilings = pairedCeilings({ bare, fastify }, app.appContextBytes, files);
   for (const ceiling of [bare, fastify]) await warmUp(ceiling, { url: `${ceiling.base}/json`, connections: opt.connections, tool: LOAD_TOOL });
+  if (selected('app_context_signed')) {
+    // With the signed row's headers (Bearer, nonce), so the path it will be measured on is the one compiled.
+    const { headers } = scenarios(server, app, 'sqlite').find((s) => s.name === 'app_context_signed').options;
+    await warmUp(bare, { url: `${bare.base}/json-signed`, headers, connections: opt.connections, tool: LOAD_TOOL });
+  }
 
   // 2. The scenarios on SQLite, each in turns with its ceilings.
   for (const s of scenarios(server, app, 'sqlite', [])) {
@@ -705,7 +712,7 @@ async function main() {
     `load average (1/5/15 min) at start ${m.loadAverageAtStart.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
     `${PIN.note}; load: ${LOAD_TOOL === 'wrk' ? `wrk ${m.wrk} (one thread)` : `autocannon ${m.autocannon}`} for fixed requests, autocannon ${m.autocannon} for the rest; Tollgate with RATE_LIMIT=off, ACCESS_LOG=off, LOG_LEVEL=info`,
     '',
-    'Ceilings (in the order measured; each scenario takes turns with its ceilings in one measurement: bare node:http and a one-route Fastify app for /app_context, a bare file stream for downloads, a bare node:http argon2id route for the password routes)',
+    'Ceilings (in the order measured; each scenario takes turns with its ceilings in one measurement: bare node:http and a one-route Fastify app for /app_context, and beside the signed row node:http plus one signature, a bare file stream for downloads, a bare node:http argon2id route for the password routes)',
     '',
     ceilingTable(ceilings.all),
     '',
@@ -738,6 +745,8 @@ function pairedCeilings({ bare, fastify }, jsonBytes, files) {
   const defs = {
     json: { server: bare, what: `node:http, the same ${jsonBytes}-byte JSON`, path: '/json' },
     fastify: { server: fastify, what: `Fastify 5, one route sending the same ${jsonBytes} bytes as a string`, path: '/json' },
+    // The signature's own limit: the same JSON plus a signed answer's own work (two SHA-256, one Ed25519 signature, two headers).
+    json_signed: { server: bare, what: 'node:http, the same JSON plus one Ed25519 signature and the signed headers (the signature\'s own limit)', path: '/json-signed' },
     stream_1mib: { server: bare, what: 'fs.createReadStream, 1 MiB', path: `/file/${files.small.name}` },
     stream_100mib: { server: bare, what: 'fs.createReadStream, 100 MiB', path: `/file/${files.large.name}` },
     stream_100mib_x20: { server: bare, what: 'fs.createReadStream, 100 MiB', path: `/file/${files.large.name}` },
@@ -782,9 +791,24 @@ function signingCost(rows) {
     const ratio = signed.ratio == null ? 'n/a' : signed.ratio.toFixed(3);
     return [
       `SIGNED RATIO (${db}): ${ratio} of bare node:http (signed Bearer /app_context ${fmt(signed.rps)} req/s, ceiling ${fmt(signed.ceilingRate)} req/s in the same turns; issue 26 target >= 0.30)`,
+      ...signatureLimit(signed),
       `Signed answers (${db}): ${fmt(signed.rps)} req/s against ${fmt(plain.rps)} unsigned, ${fmt(1e6 / signed.rps - 1e6 / plain.rps)} µs more per request (one Ed25519 signature, two SHA-256, ~500 header bytes)`,
     ];
   });
+}
+
+/**
+ * The signed row against json_signed, measured in the same turns: how near Tollgate comes to the least any
+ * server does with one signature per answer, and that least as a share of bare node:http (the same row's json).
+ */
+function signatureLimit(signed) {
+  const limit = signed.also?.find((a) => a.name === 'json_signed');
+  if (!limit?.rate) return [];
+  const share = signed.ceilingRate > 0 ? fmt(limit.rate / signed.ceilingRate, 2) : 'n/a';
+  return [
+    `SIGNATURE LIMIT (${signed.db}): signed /app_context is ${fmt(limit.ratio, 2)} of node:http plus one signature (${fmt(limit.rate)} req/s in the same turns, #${limit.seq}), ` +
+      `which itself reads ${share} of bare node:http: one signature per answer caps this machine near ${share}`,
+  ];
 }
 
 async function runScenario(s, db, server, ceilings, companions = []) {
