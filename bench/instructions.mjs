@@ -12,6 +12,8 @@
 // Rows:
 //   bare          node bench/ceiling-server.mjs (node:http), GET /json of the /app_context answer's size
 //   fastify       the same with --framework fastify (a one-route Fastify 5 app)
+//   bare_signed   the bare server's GET /json-signed (--dist): the same JSON plus one Ed25519 signature over
+//                 Tollgate's signed-bytes layout, its two hashes and two headers: the signature's own limit
 //   bearer        dist/cli/main.js serve (SQLite), GET /app_context, Authorization: Bearer <session>
 //   license_code  the same, x-api-license-code
 //   password      the same, x-api-username / x-api-password (argon2 once, then cached: in the warm-up)
@@ -21,7 +23,7 @@
 // The store is seeded first, over HTTP, by the same build run natively (admin API: app, variables,
 // files, licenses; client API: sign up, activate, login, sign up with a license code).
 //
-// Usage: node bench/instructions.mjs [--only bare,fastify,bearer,license_code,password,signed]
+// Usage: node bench/instructions.mjs [--only bare,fastify,bare_signed,bearer,license_code,password,signed]
 //          [--requests 3000] [--warmup 15000] [--connections 10] [--dist dist] [--keep] [--serial] [--pause-ms 3000]
 // --keep leaves the callgrind dumps (and logs) in the temporary directory; --serial runs the rows one at a
 // time instead of in two lanes side by side (two valgrind processes, one CPU each).
@@ -44,7 +46,7 @@ import { cleanEnv, freePort, killAllChildren, startChild, stopChild } from './li
 import { setUpSigningKey } from './lib/tollgate.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const ALL_ROWS = ['bare', 'fastify', 'bearer', 'license_code', 'password', 'signed'];
+const ALL_ROWS = ['bare', 'fastify', 'bare_signed', 'bearer', 'license_code', 'password', 'signed'];
 const TOLLGATE_ROWS = ['bearer', 'license_code', 'password', 'signed'];
 /** The method's warm-up: 15,000 unmeasured requests per row (fewer leave Tollgate's code visibly less optimized). */
 const METHOD_WARMUP = 15_000;
@@ -482,11 +484,11 @@ async function main() {
   // 2. Every row in a server process of its own under valgrind (a Tollgate server measured for one credential
   //    after another would run the later ones with code optimized for the earlier ones, and re-optimize
   //    while counted). Each Tollgate server gets its own copy of the seeded store.
-  const startCeiling = async (row, framework) => {
+  const startCeiling = async (row, framework, extraArgs = []) => {
     const port = await freePort();
     say(`${row}: starting the ceiling server (${framework}) under callgrind`);
     const server = await startServer({
-      name: `ceiling-${row}`, prefix: valgrind(), args: [ceilingJs, '--port', String(port), '--json-bytes', String(jsonBytes), '--framework', framework],
+      name: `ceiling-${row}`, prefix: valgrind(), args: [ceilingJs, '--port', String(port), '--json-bytes', String(jsonBytes), '--framework', framework, ...extraArgs],
       env: cleanEnv({}), port, readyPath: '/healthz', timeoutMs: 240_000,
     });
     // the answer's size, checked once (outside the measurement)
@@ -512,6 +514,8 @@ async function main() {
     // headers is the same work for every server, so it is not counted against Tollgate.
     bare: { weight: 1, run: () => runRow('bare', () => startCeiling('bare', 'node:http'), '/json', seeded.headers.bearer) },
     fastify: { weight: 1, run: () => runRow('fastify', () => startCeiling('fastify', 'fastify'), '/json', seeded.headers.bearer) },
+    // The signed request's own headers (Bearer and nonce): the nonce and the credential line are signed as Tollgate signs them.
+    bare_signed: { weight: 1, run: () => runRow('bare_signed', () => startCeiling('bare_signed', 'node:http', ['--dist', DIST]), '/json-signed', seeded.headers.signed) },
     ...Object.fromEntries(TOLLGATE_ROWS.map((row) => [row, { weight: 2, run: () => runRow(row, () => startTollgate(row), '/app_context', seeded.headers[row]) }])),
   };
   const runRow = async (row, start, path, headers) => {
@@ -560,6 +564,14 @@ async function main() {
       notes.push(`${row}: V8's helper threads ran ${fmt(per(r.others))} instructions/request during the measured requests (compiling): its count may be high; rerun (or raise --warmup) if it differs`);
     }
     lines.push(`| ${row} | ${fmt(per(r.totals))} | ${fmt(per(clean))} | ${fmt(per(r.gc))} | ${fmt(per(r.compile))} | ${ratio(r.totals, bare?.totals)} | ${ratio(clean, bareClean)} | ${fmt(per(r.others))} |`);
+  }
+  // The signed answer against the signature's own limit: what Tollgate adds to a bare server that signs the same way.
+  if (results.signed && results.bare_signed) {
+    const extra = per(results.signed.totals - results.bare_signed.totals);
+    const plainExtra = results.bearer && bare ? per(results.bearer.totals - bare.totals) : null;
+    lines.push('');
+    lines.push(`signed against bare_signed: ${extra >= 0 ? '+' : ''}${fmt(extra)} instructions/request (Tollgate's access check, answer and signed-path work over the least a signing server does)` +
+      (plainExtra === null ? '' : `; bearer against bare: +${fmt(plainExtra)}`));
   }
   lines.push('');
   lines.push('GC: self instructions of V8 heap/GC functions (Heap::, Scavenger, MarkCompact, marking, sweeping…); compiling: V8 compiler::, Maglev, Sparkplug, bytecode generator, parser (self cost, main thread). Other threads: V8 helper threads (concurrent GC, Turbofan) and the libuv pool, shown only.');
