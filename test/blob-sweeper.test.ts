@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ORPHAN_BLOB_GRACE_MS, storeContent, sweepOrphanBlobs } from '../src/domain/files.js';
 import { ADMIN_TOKEN, harness, writableStore, type Harness, type TestApp } from './helpers.js';
+import { waitFor } from './wait.js';
 
 /**
  * The orphaned-blob sweeper (src/domain/files.ts): a blob no file references
@@ -51,7 +52,7 @@ describe('the orphaned-blob sweeper', () => {
     }
     const storing = storeContent(h.tollgate.services, app.id, body(), 10 * 1024 * 1024);
     const { db } = h.tollgate.services.store;
-    for (let i = 0; i < 200 && (await db.all('SELECT seq FROM blob_chunks')).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the first chunk to be stored', async () => (await db.all('SELECT seq FROM blob_chunks')).length > 0);
     const [streaming] = await blobIds();
     expect(streaming).toBeDefined();
     h.clock.advance(2 * ORPHAN_BLOB_GRACE_MS);

@@ -50,7 +50,7 @@ describe.skipIf(STORE !== 'postgres' || privatePostgresMissing !== null)('Postgr
     expect(String(went()[0]!.cause)).toMatch(/^PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres: /);
     // A request refused meanwhile and a few probes: still the one warning, and nothing said it is back.
     expect((await node.server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
-    await sleep(2500);
+    await sleep(2500); // the point: probes go on for a while (PG_CONNECT_TIMEOUT_MS 1 s) and say nothing more
     expect(went()).toHaveLength(1);
     expect(back()).toEqual([]);
 
@@ -59,7 +59,7 @@ describe.skipIf(STORE !== 'postgres' || privatePostgresMissing !== null)('Postgr
     expect(back()).toHaveLength(1);
     expect(back()[0]!.level).toBe(INFO);
     expect((await node.server.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    await sleep(1500);
+    await sleep(1500); // the point: nothing more is said once it is back
     expect(went()).toHaveLength(1);
     expect(back()).toHaveLength(1);
     // The bus went with the database: its loss is the database's outage, not a line of its own.

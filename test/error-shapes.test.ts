@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreMissing } from '../src/store/db.js';
 import { ADMIN_TOKEN, PASSWORD, STORE, expectError, harness, type Harness } from './helpers.js';
+import { requestsBegun, waitFor } from './wait.js';
 
 /**
  * Issue 11, finding 12: every error a client can receive is `{detail, code}`
@@ -159,7 +160,7 @@ describe('error shapes', () => {
     socket.on('error', () => undefined);
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     await new Promise<void>((resolve) => socket.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n', () => resolve()));
-    await new Promise((r) => setTimeout(r, 100)); // let the server read the first half
+    await waitFor('the server to read the first half', () => requestsBegun(h.tollgate.server.server) === 1);
     const closing = h.tollgate.close();
     const deadline = Date.now() + 10_000;
     while (h.tollgate.server.server.listening && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

@@ -18,6 +18,7 @@ import { captureLog, until, type LogCapture } from './log-capture.js';
 import { appHeaders, bearer, pair, pairEach, request, type HeaderValue, type Pair } from './fast-path-pair.js';
 import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { setUpKeys } from './signing-fixtures.js';
+import { waitFor } from './wait.js';
 
 const seen = vi.hoisted(() => ({ outcomes: [] as string[] }));
 
@@ -330,7 +331,7 @@ describe('C. clients that go away', () => {
           else if (i % 3 === 1) socket.destroy();
           else setImmediate(() => socket.destroy());
         }));
-        await sleep(200);
+        await sleep(200); // a while for the aborted connections' work to run down; the answer below must be a 200 either way
         const after = await transcript(p.fast, good, { quietMs: 2000 });
         expect(statusLines(after.text), `cold: ${cold}`).toEqual(['HTTP/1.1 200 OK']);
       }
@@ -682,7 +683,7 @@ describe('J. a throw after the answer began, with a big answer the client reads 
           await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
           socket.pause(); // a slow reader: the answer stays in the server's buffers a while
           socket.write(bytes);
-          await sleep(500);
+          await sleep(500); // the point: the client reads nothing for a while
           let buf = Buffer.alloc(0);
           socket.on('data', (d: Buffer) => (buf = Buffer.concat([buf, d])));
           let closed = false;
@@ -729,14 +730,15 @@ describe('K. a client that closes mid-answer', () => {
         await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
         socket.pause();
         socket.write(bytes);
-        await sleep(300);
+        await sleep(300); // the point: 300 ms unread, which the durations below must cover
         let got = 0;
         socket.on('data', (d: Buffer) => {
           got += d.length;
           if (got > 1024 * 1024) socket.resetAndDestroy();
         });
         socket.resume();
-        await sleep(1500);
+        await waitFor('the abandoned answer\'s access line', () => log.named('request').length > before);
+        await sleep(1500); // and no second line for it: nothing to wait for but a while
         return log.named('request').slice(before).map((l) => ({ status: l.status, route: l.route, ms: l.ms as number }));
       };
       const slow = await abandon(p.slow, logs.slow);

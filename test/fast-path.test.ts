@@ -20,6 +20,7 @@ import { captureLog, fields, until, type LogLine } from './log-capture.js';
 import { appHeaders, bearer, pair, pairEach, request, type Pair } from './fast-path-pair.js';
 import { outcomesDuring, type Outcome } from './fast-path-outcomes.js';
 import { rotateKey, setUpKeys } from './signing-fixtures.js';
+import { requestsBegun, waitFor } from './wait.js';
 import { credentialHeadersSha256, decodeCertificate, parseSignatureHeader, responseInput, sha256Hex } from '../src/domain/signing/format.js';
 
 const seen = vi.hoisted(() => ({ outcomes: [] as string[], throwInClientAddress: 0 }));
@@ -750,7 +751,7 @@ describe('8. closing', () => {
     // Half of the next request on the same connection (a connection with a request begun is not closed as idle).
     const cut = bytes.length - 2;
     await new Promise<void>((resolve) => conn.socket.write(bytes.subarray(0, cut), () => resolve()));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor('the server to read the half request', () => requestsBegun(h!.tollgate.server.server) === 1);
     const closedHarness = h;
     h = undefined;
     const closing = closedHarness.close(); // tollgate.close(), then the database

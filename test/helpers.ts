@@ -149,6 +149,31 @@ async function freshDatabase(dir: string): Promise<{ url: string; ready: () => P
   }
 }
 
+/**
+ * A PostgreSQL database of its own on the run's server, dropped by `drop`. For a node started with a statement timeout
+ * shorter than a wait for the migration lock: that lock is an advisory lock, scoped to its database, and in the run's
+ * database the other files' harnesses hold it while they migrate their schemas, often for longer than such a timeout
+ * (such a start failed, "canceling statement due to statement timeout", in 5 runs of 7 beside a few other files).
+ */
+export async function ownPostgresDatabase(): Promise<{ url: URL; drop: () => Promise<void> }> {
+  const base = inject('pgUrl');
+  if (!base) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
+  const name = `tollgate_own_${randomBytes(6).toString('hex')}`;
+  const run = async (sql: string) => {
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+    } finally {
+      await admin.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return { url, drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** The structure of a schema (relations, columns and defaults, constraints, indexes, triggers, functions), hashed. */
 async function schemaFingerprint(admin: pg.Client, schema: string): Promise<string> {
   const { rows } = await admin.query<{ f: string }>(

@@ -6,6 +6,7 @@ import type { PostgresDb } from '../src/store/postgres.js';
 import { createTollgate, type Tollgate } from '../src/wiring.js';
 import { ADMIN_TOKEN, expectError, fastHasher, harness, STORE, type Harness, type TestApp } from './helpers.js';
 import { rotateKey, setUpKeys } from './signing-fixtures.js';
+import { waitFor } from './wait.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -143,8 +144,8 @@ describe.skipIf(STORE !== 'postgres')('signing keys: a second node on the same d
     const first = await setUpKeys(h, app);
     const seen = async () => (await currentSigningKey(other.services, app.id, h.clock.ms))?.kid ?? null;
     const eventually = async (kid: string | null) => {
-      // Bounded: NOTIFY arrives in milliseconds; the TTL (1 s) bounds it anyway.
-      for (let i = 0; i < 40 && (await seen()) !== kid; i++) await new Promise((r) => setTimeout(r, 50));
+      // NOTIFY arrives in milliseconds and the TTL (1 s) bounds it anyway; the deadline is for a loaded machine.
+      await waitFor(`the other node to sign with ${kid}`, async () => (await seen()) === kid);
       expect(await seen()).toBe(kid);
     };
     expect(await seen()).toBe(first.kid); // cached on the other node from here on

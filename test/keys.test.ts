@@ -4,6 +4,7 @@ import { certificateInput, decodeCertificate } from '../src/domain/signing/forma
 import { currentSigningKey, peekSigningKey } from '../src/domain/signing/keys.js';
 import { expectError, harness, STORE, type Harness, type TestApp } from './helpers.js';
 import { certify, createPendingKey, rootPair, rotateKey, setUpKeys } from './signing-fixtures.js';
+import { waitFor } from './wait.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -78,7 +79,7 @@ describe('signing keys: the admin flow', () => {
     // Through the signing path: the ring is reloaded after the TTL, sees the ended key and deletes it in the background.
     h.clock.advance(10 * DAY);
     expect((await currentSigningKey(services(), app.id, h.clock.ms))?.kid).toBe(second);
-    for (let i = 0; i < 100 && (await privateKeyOf(first)) !== null; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the ended key\'s private key to be deleted', async () => (await privateKeyOf(first)) === null);
     expect(await privateKeyOf(first)).toBeNull();
     expect(await privateKeyOf(second)).not.toBeNull();
     expect((await h.admin('GET', `/apps/${app.id}/signing-keys/${first}`)).json()).toMatchObject({ status: 'expired', certificate: expect.any(String) });

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { StoreOutage } from '../src/http/outage.js';
 import { StoreUnavailable } from '../src/store/db.js';
 import { maskedUrl } from '../src/store/postgres-errors.js';
-import { ADMIN_TOKEN, STORE, harness, type Harness } from './helpers.js';
+import { ADMIN_TOKEN, STORE, harness, ownPostgresDatabase, type Harness } from './helpers.js';
+import { waitFor } from './wait.js';
 
 /**
  * What an operator reads while the database is away: lines on its changes of state, not one per
@@ -51,29 +51,29 @@ describe('maskedUrl', () => {
 describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query parameter (PostgreSQL project only)', () => {
   let h: Harness | undefined;
   let admin: pg.Client | undefined;
-  let schema = '';
+  let own: Awaited<ReturnType<typeof ownPostgresDatabase>> | undefined;
   afterEach(async () => {
     await h?.close();
     h = undefined;
     await admin?.query('ROLLBACK').catch(() => undefined);
-    await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin?.end();
     admin = undefined;
+    await own?.drop();
+    own = undefined;
   });
 
   it('a 503 logs the database URL with ?password=*** , never the password', async () => {
-    schema = `m_${randomBytes(5).toString('hex')}`;
-    admin = new pg.Client({ connectionString: inject('pgUrl')! });
+    // A database of its own: this node's 300 ms statement timeout would also cut its wait for the migration lock.
+    own = await ownPostgresDatabase();
+    admin = new pg.Client({ connectionString: own.url.toString() });
     await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const url = new URL(inject('pgUrl')!);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    const url = new URL(own.url);
     url.searchParams.set('password', 'Sup3rSecret'); // trust authentication: accepted and unused
     const log = capture();
     h = await harness({ env: { DATABASE_URL: url.toString(), LOG_LEVEL: 'warn', PG_STATEMENT_TIMEOUT_MS: '300' }, logStream: log.stream });
     // The admin list waits on the table lock until the statement timeout: a 503 whose cause names the URL.
     await admin.query('BEGIN');
-    await admin.query(`LOCK TABLE ${schema}.apps IN ACCESS EXCLUSIVE MODE`);
+    await admin.query('LOCK TABLE apps IN ACCESS EXCLUSIVE MODE');
     const res = await h.admin('GET', '/apps');
     await admin.query('ROLLBACK');
     expect(res.statusCode, res.body).toBe(503);
@@ -115,7 +115,7 @@ describe('a database that refuses every request', () => {
     expect(String(during[0]!.cause)).toMatch(/SQLITE_IOERR|readiness/);
 
     down = false;
-    for (let i = 0; i < 50 && !log.lines.some((l) => l.msg === 'database answers again'); i++) await sleep(100);
+    await waitFor('"database answers again"', () => log.lines.some((l) => l.msg === 'database answers again'));
     const back = log.lines.filter((l) => l.msg === 'database answers again');
     expect(back).toHaveLength(1);
     expect(back[0]!.level).toBe(30);
@@ -141,14 +141,14 @@ describe('StoreOutage', () => {
       while (Date.now() - start < 700) {
         sut.refused('SQLite: database is locked (SQLITE_BUSY)');
         refused++;
-        await sleep(5);
+        await sleep(5); // the point: refusals go on for 700 ms
       }
       expect(lines[0]).toEqual(['warn', 'database unavailable', { reqId: undefined, cause: 'SQLite: database is locked (SQLITE_BUSY)' }]);
       const summaries = lines.filter(([, msg]) => msg === 'database still unavailable');
       expect(summaries.length).toBeGreaterThanOrEqual(2);
       expect(summaries.length).toBeLessThanOrEqual(4); // 700 ms / 200 ms
       expect(lines.some(([, msg]) => msg === 'database answers again')).toBe(false);
-      for (let i = 0; i < 50 && !lines.some(([, msg]) => msg === 'database answers again'); i++) await sleep(20);
+      await waitFor('"database answers again"', () => lines.some(([, msg]) => msg === 'database answers again'));
       const counted = summaries.reduce((n, [, , obj]) => n + Number(obj.refused), 0);
       expect(counted).toBeLessThan(refused);
       expect(lines.at(-1)).toEqual(['info', 'database answers again', { refused }]);

@@ -5,6 +5,7 @@ import { StoreUnavailable } from '../src/store/db.js';
 import { leasesRepository } from '../src/store/repositories/leases.js';
 import type { PostgresDb } from '../src/store/postgres.js';
 import { PASSWORD, STORE, expectError, harness, type Harness, type TestApp } from './helpers.js';
+import { waitFor } from './wait.js';
 
 /**
  * PostgreSQL drops the node's connections (pg_terminate_backend: what a restart, a failover or an
@@ -31,6 +32,16 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
       [appName],
     );
     return res.rowCount ?? 0;
+  }
+
+  /** This test's node's backends waiting for a lock. `admin` may be inside a transaction, whose view of pg_stat_activity is fixed at its first read: cleared first. */
+  async function lockWaits(): Promise<number> {
+    await admin.query('SELECT pg_stat_clear_snapshot()');
+    const res = await admin.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'",
+      [appName],
+    );
+    return res.rows[0]!.n;
   }
 
   beforeEach(async () => {
@@ -64,7 +75,14 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
     await admin.query(`DELETE FROM ${schema}.users WHERE id = $1`, [userId]);
     // The INSERT … SELECT still sees the user; its foreign key check waits for the DELETE, then finds it gone.
     const seq = leasesRepository(h!.tollgate.services.store.db).nextSeq({ appId: app.id, userId, hwidHash: 'h', leaseId: 'l', issuedAt: Date.now() });
-    await sleep(300);
+    let ended = false;
+    void seq.then(() => (ended = true), () => (ended = true));
+    // COMMIT only once the INSERT … SELECT waits for the DELETE's row lock: committed earlier, the INSERT would not
+    // see the user at all, and the case under test (the user seen, then found gone) would not be the one run.
+    await waitFor("the INSERT … SELECT to wait for the DELETE's lock", async () => {
+      if (ended) throw new Error('the INSERT … SELECT ended before the DELETE committed: it never waited for it');
+      return (await lockWaits()) > 0;
+    });
     await admin.query('COMMIT');
     await expect(seq).resolves.toBeUndefined();
   });
@@ -73,12 +91,16 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL connections dropped under the 
     const app = await h!.createApp();
     const db = h!.tollgate.services.store.db;
     const attempt = db.transaction(async (tx) => {
-      await tx.one('SELECT 1');
+      const { pid } = (await tx.one<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!;
       expect(await terminate()).toBeGreaterThan(0);
-      await sleep(200); // the server's FATAL reaches the client while it sits idle in the transaction
+      // The server's FATAL reaches the client while it sits idle in the transaction: the backend writes it before it
+      // leaves pg_stat_activity, and the turn after the poll's own answer has read it (it was readable first).
+      await waitFor('the terminated backend to exit', async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0);
+      await new Promise((r) => setImmediate(r));
       await tx.one('SELECT 2');
     });
     await expect(attempt).rejects.toBeInstanceOf(StoreUnavailable);
+    // Nothing says an unhandled 'error' will not come (the socket's end follows the FATAL): a short while for one to show.
     await sleep(50);
     expect(uncaught, 'unhandled error: the node would have died').toEqual([]);
     expect((await h!.client(app, 'POST', '/sign_up', { username: 'after_kill', password: PASSWORD })).statusCode).toBe(200);
