@@ -65,7 +65,7 @@ interface Held {
 }
 
 /** Arbitrary constant: the advisory lock that serialises migrations across nodes starting at once. */
-const MIGRATION_LOCK = 727_172_001;
+export const MIGRATION_LOCK = 727_172_001;
 
 /**
  * A node must outlive any loss of its connections (a restart, a failover, pg_terminate_backend):
@@ -258,10 +258,22 @@ export class PostgresDb implements Db {
     });
   }
 
-  /** Runs `fn` while holding the migration advisory lock (other nodes wait, then find nothing to do). */
+  /**
+   * Runs `fn` while holding the migration advisory lock (other nodes wait, then find nothing to do). The wait
+   * is as long as the other node's migration, which can outlast one statement's timeout: it runs without one
+   * (SET LOCAL, in a transaction of its own; the session's lock outlives the transaction).
+   */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.withClient(async (held) => {
-      await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await held.statement('BEGIN');
+      try {
+        await held.statement('SET LOCAL statement_timeout = 0');
+        await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+        await held.statement('COMMIT');
+      } catch (err) {
+        if (!held.lost()) await held.statement('ROLLBACK').catch(held.lose);
+        throw err;
+      }
       try {
         return await fn();
       } finally {
