@@ -150,10 +150,11 @@ async function freshDatabase(dir: string): Promise<{ url: string; ready: () => P
 }
 
 /**
- * A PostgreSQL database of its own on the run's server, dropped by `drop`. For a node started with a statement timeout
- * shorter than a wait for the migration lock: that lock is an advisory lock, scoped to its database, and in the run's
- * database the other files' harnesses hold it while they migrate their schemas, often for longer than such a timeout
- * (such a start failed, "canceling statement due to statement timeout", in 5 runs of 7 beside a few other files).
+ * A PostgreSQL database of its own on the run's server, dropped by `drop`. For a test whose node must not wait on the
+ * run's database: the migration lock is an advisory lock scoped to its database, and there the other files'
+ * harnesses hold it while they migrate their schemas. A node waits that out (src/store/postgres.ts `exclusive`, no
+ * statement timeout on the wait; before, a start with a 300 ms timeout failed so in 5 runs of 7), but a test that
+ * times its node's statements, or holds the lock itself (pg-migration-lock), needs the database to itself.
  */
 export async function ownPostgresDatabase(): Promise<{ url: URL; drop: () => Promise<void> }> {
   const base = inject('pgUrl');

@@ -63,7 +63,7 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query para
   });
 
   it('a 503 logs the database URL with ?password=*** , never the password', async () => {
-    // A database of its own: this node's 300 ms statement timeout would also cut its wait for the migration lock.
+    // A database of its own: the lock below and this node's 300 ms statement timeout touch no other file's node.
     own = await ownPostgresDatabase();
     admin = new pg.Client({ connectionString: own.url.toString() });
     await admin.connect();
