@@ -60,12 +60,21 @@ interface Held {
   /** Why the connection failed, once it has: it is then destroyed on release. */
   lost(): Error | undefined;
   lose(err: unknown): void;
-  /** One statement; a failure is mapped to the store's errors, and marks the connection lost if it is. */
-  statement(text: string, values?: unknown[]): Promise<pg.QueryResult>;
+  /**
+   * One statement; a failure is mapped to the store's errors, and marks the connection lost if it is. `readTimeoutMs`
+   * replaces the client-side query timeout (PG_QUERY_TIMEOUT_MS) for this statement alone.
+   */
+  statement(text: string, values?: unknown[], readTimeoutMs?: number): Promise<pg.QueryResult>;
 }
 
 /** Arbitrary constant: the advisory lock that serialises migrations across nodes starting at once. */
 export const MIGRATION_LOCK = 727_172_001;
+
+/**
+ * setTimeout's longest delay (about 24.8 days), as a client-side query timeout that never ends a wait in practice:
+ * pg reads 0 as "the connection's own", and a longer delay fires at once.
+ */
+const NO_READ_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
  * A node must outlive any loss of its connections (a restart, a failover, pg_terminate_backend):
@@ -198,9 +207,12 @@ export class PostgresDb implements Db {
       client,
       lost: () => this.failed.get(client),
       lose: (err) => this.lose(client, err),
-      statement: async (text, values) => {
+      statement: async (text, values, readTimeoutMs) => {
+        // pg's query config takes `query_timeout` (its typings omit it); the plain form stays on every other path.
+        const query = () =>
+          readTimeoutMs === undefined ? client.query(text, values) : client.query({ text, values, query_timeout: readTimeoutMs } as pg.QueryConfig);
         try {
-          return await this.liveness.guard(() => client.query(text, values), () => undefined, serverAnswered);
+          return await this.liveness.guard(query, () => undefined, serverAnswered);
         } catch (err) {
           // Abandoned on a frozen server: the connection is destroyed on release, whatever it was doing.
           if (connectionBroken(err) || this.liveness.frozen) this.lose(client, err);
@@ -261,17 +273,20 @@ export class PostgresDb implements Db {
   /**
    * Runs `fn` while holding the migration advisory lock (other nodes wait, then find nothing to do). The wait
    * is as long as the other node's migration, which can outlast one statement's timeout: it runs without one
-   * (SET LOCAL, in a transaction of its own; the session's lock outlives the transaction).
+   * (SET LOCAL, in a transaction of its own; the session's lock outlives the transaction), and without the
+   * client-side query timeout, which would cut it a few seconds later (a frozen server is still caught: Liveness).
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.withClient(async (held) => {
       await held.statement('BEGIN');
       try {
         await held.statement('SET LOCAL statement_timeout = 0');
-        await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+        await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK], NO_READ_TIMEOUT_MS);
         await held.statement('COMMIT');
       } catch (err) {
-        if (!held.lost()) await held.statement('ROLLBACK').catch(held.lose);
+        // The session may hold the lock (granted, then the COMMIT failed), and ROLLBACK does not release a session
+        // lock: the connection is destroyed instead, which ends the transaction and the lock with it.
+        held.lose(err);
         throw err;
       }
       try {
