@@ -16,8 +16,10 @@ export async function waitFor(what: string, cond: () => boolean | Promise<boolea
 }
 
 /**
- * How many of this server's connections have a request begun (its first bytes parsed) and not ended: what
- * `closeIdleConnections` spares when the server closes. Read from Node's own list of the server's connections, an
+ * How many of this server's connections are busy: what `closeIdleConnections` spares when the server closes. Node
+ * counts a connection busy from its accept until its first request ends (its headers timeout runs from the accept),
+ * then again from the first byte of each later request: on a kept-alive connection this says a new request has
+ * begun, on a new one only that the server has taken it. Read from Node's own list of the server's connections, an
  * internal found by its symbol's name (no public API tells an idle connection from a busy one); throws if this
  * Node has no such list, rather than let a wait on it time out saying something else.
  */
