@@ -48,7 +48,7 @@ const SQLITE_ONLY = [
   'test/sqlite-store.test.ts',
   'test/trust-proxy.test.ts',
 ];
-const POSTGRES_ONLY = ['test/pg-faults.test.ts', 'test/pg-freeze.test.ts', 'test/dependency-logs.test.ts'];
+const POSTGRES_ONLY = ['test/pg-faults.test.ts', 'test/pg-freeze.test.ts', 'test/dependency-logs.test.ts', 'test/pg-migration-lock.test.ts'];
 
 /**
  * Vitest's default is one worker per core less one: a single worker on a

@@ -154,12 +154,14 @@ async function freshDatabase(dir: string): Promise<{ url: string; ready: () => P
  * run's database: the migration lock is an advisory lock scoped to its database, and there the other files'
  * harnesses hold it while they migrate their schemas. A node waits that out (src/store/postgres.ts `exclusive`, no
  * statement timeout on the wait; before, a start with a 300 ms timeout failed so in 5 runs of 7), but a test that
- * times its node's statements, or holds the lock itself (pg-migration-lock), needs the database to itself.
+ * times its node's statements, or holds the lock itself (pg-migration-lock), needs the database to itself. Named
+ * after the run's database: the run's teardown (test/setup/postgres-global.ts) drops any that a failed or timed-out
+ * `afterEach` left.
  */
 export async function ownPostgresDatabase(): Promise<{ url: URL; drop: () => Promise<void> }> {
   const base = inject('pgUrl');
   if (!base) throw new Error('PostgreSQL is not reachable (this test should have been skipped)');
-  const name = `tollgate_own_${randomBytes(6).toString('hex')}`;
+  const name = `${new URL(base).pathname.slice(1)}_own_${randomBytes(6).toString('hex')}`;
   const run = async (sql: string) => {
     const admin = new pg.Client({ connectionString: base });
     await admin.connect();

@@ -51,6 +51,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('pgUrl', url.toString());
   process.stderr.write(`PostgreSQL tests run in the fresh database ${name} (dropped afterwards)\n`);
   return async () => {
+    // Tests' own databases (ownPostgresDatabase in test/helpers.ts) that a failed test did not drop.
+    const own = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [`${name}_own_`]);
+    for (const { datname } of own.rows) await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`);
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
   };
