@@ -273,14 +273,15 @@ export class PostgresDb implements Db {
   /**
    * Runs `fn` while holding the migration advisory lock (other nodes wait, then find nothing to do). The wait
    * is as long as the other node's migration, which can outlast one statement's timeout: it runs without one
-   * (SET LOCAL, in a transaction of its own; the session's lock outlives the transaction), and without the
-   * client-side query timeout, which would cut it a few seconds later (a frozen server is still caught: Liveness).
+   * (SET LOCAL, in a transaction of its own; the session's lock outlives the transaction), nor a lock timeout, nor
+   * the client-side query timeout, which would cut it a few seconds later (a frozen server is still caught: Liveness).
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.withClient(async (held) => {
       await held.statement('BEGIN');
       try {
         await held.statement('SET LOCAL statement_timeout = 0');
+        await held.statement('SET LOCAL lock_timeout = 0'); // a role's or database's default would cut the wait too
         await held.statement('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK], NO_READ_TIMEOUT_MS);
         await held.statement('COMMIT');
       } catch (err) {
