@@ -81,7 +81,7 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query para
     expect(warn, JSON.stringify(log.lines)).toBeDefined();
     expect(String(warn!.cause)).toContain('password=***');
     expect(JSON.stringify(log.lines)).not.toContain('Sup3rSecret');
-  });
+  }, 60_000); // a database of its own: migrated from scratch inside the test (about 7 s on a loaded machine)
 });
 
 describe('a database that refuses every request', () => {

@@ -47,5 +47,5 @@ describe('the migration lock', () => {
     await holder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     h = await starting;
     expect((await h.admin('GET', '/apps')).statusCode).toBe(200);
-  });
+  }, 60_000); // a database of its own: migrated from scratch inside the test (about 7 s on a loaded machine)
 });

@@ -241,7 +241,7 @@ describe('a flush while the store is down', () => {
     expect(await sql(h, 'SELECT COUNT(*) AS n FROM activity_stats')).toBe(0);
     await h.tollgate.services.stats.flush();
     expect(totals(await stats(h, app))).toEqual({ sign_ups: 1, logins: 1, activations: 1, failed_logins: 1 });
-  });
+  }, 60_000); // a database of its own: migrated from scratch inside the test (about 7 s on a loaded machine)
 });
 
 /** The server's own timer writes the counts every few seconds (FLUSH_INTERVAL_MS), with nobody flushing by hand. */
