@@ -19,9 +19,9 @@
 //          [--http] [--connections 1,10,50] [--seconds 4] [--turns 2]
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, hash, sign, verify } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
-import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort } from './lib/proc.mjs';

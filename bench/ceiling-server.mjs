@@ -5,13 +5,12 @@
 //                      argon2id verify of `credentials.password` (a login) or one hash of `password`
 //                      (a sign-up) with the project's own hasher, answer a small JSON token
 //   GET /json-signed   the signature's own limit (with --dist): the /json body plus, per request, what a signed
-//                      Tollgate answer needs besides Tollgate's access work (src/http/signed-answer.ts): one
-//                      SHA-256 of the body, one of the credential line (`authorization:<value>\n`, or nothing),
-//                      the signed bytes in Tollgate's layout (docs/signing.md: the request's Tollgate-Nonce,
-//                      Date.now(), a UUID kid and app id), one Ed25519 signature by the project's own signer
-//                      (<dist>/domain/signing/ed25519.js: sodium-native when it loads, as in the server), and
-//                      the two headers, Tollgate-Signature and Tollgate-Key-Cert (a real certificate of that
-//                      key, made at start by a throwaway root key, as bench/lib/tollgate.mjs setUpSigningKey)
+//                      Tollgate answer needs besides Tollgate's access work, by the server's own code
+//                      (<dist>/http/signed-answer.js, as the fast path calls it): the nonce's pattern, the SHA-256
+//                      of the credential lines and of the body, the signed bytes in Tollgate's layout, one Ed25519
+//                      signature by the server's signer (sodium-native when it loads), and the two headers,
+//                      Tollgate-Signature and Tollgate-Key-Cert (a real certificate of that key, made at start by a
+//                      throwaway root key, as bench/lib/tollgate.mjs setUpSigningKey)
 // With --framework fastify, instead: a bare Fastify 5 app whose one route, GET /json, sends the same
 // body as a pre-serialized string (the framework's own ceiling: what any Fastify route costs here).
 // Usage: node bench/ceiling-server.mjs --port P --json-bytes N [--dir D] [--dist DIST --password PW] [--framework fastify]
@@ -59,36 +58,40 @@ if (values.dist) {
 const signed = values.dist && values.framework !== 'fastify' ? await signedAnswers(values.dist) : null;
 
 /**
- * What /json-signed signs with, made once: the server's signer, a fresh Ed25519 key, a kid and an app id
- * as long as the server's (UUIDs) and a real certificate of the key (so Tollgate-Key-Cert is as long).
+ * What /json-signed signs with, made once: a key as the server holds one (a fresh Ed25519 key, a UUID kid and app id
+ * as long as the server's, a real certificate of the key, so Tollgate-Key-Cert is as long), and the server's own
+ * signed-answer code (dist/http/signed-answer.js: signatureOf and credentialsSha256, the signer they use, the nonce
+ * pattern): the signing work is Tollgate's, byte for byte the same layouts.
  */
 async function signedAnswers(dist) {
-  const { ed25519 } = await import(pathToFileURL(join(dist, 'domain', 'signing', 'ed25519.js')).href);
-  const { b64url, certificateInput, encodeCertificate, sha256Hex } = await import(pathToFileURL(join(dist, 'domain', 'signing', 'format.js')).href);
-  const key = generateKeyPairSync('ed25519');
+  const load = (...path) => import(pathToFileURL(join(dist, ...path)).href);
+  const { credentialsSha256, NO_BODY_SHA256, signatureOf } = await load('http', 'signed-answer.js');
+  const { b64url, certificateInput, encodeCertificate, NONCE, sha256Hex } = await load('domain', 'signing', 'format.js');
+  const pair = generateKeyPairSync('ed25519');
   const root = generateKeyPairSync('ed25519');
-  const kid = randomUUID();
-  const appId = randomUUID();
   const now = Date.now();
-  const fields = { app_id: appId, kid, public_key: key.publicKey.export({ format: 'jwk' }).x, not_before: now - 60_000, not_after: now + 30 * 24 * 3600 * 1000 };
+  const fields = { app_id: randomUUID(), kid: randomUUID(), public_key: pair.publicKey.export({ format: 'jwk' }).x, not_before: now - 60_000, not_after: now + 30 * 24 * 3600 * 1000 };
   const certificate = encodeCertificate({ v: 1, ...fields, sig: b64url(sign(null, certificateInput(fields), root.privateKey)) });
-  return { ed25519, sha256Hex, privateKey: key.privateKey, kid, appId, certificate, noBodySha256: sha256Hex(new Uint8Array(0)) };
+  const key = { kid: fields.kid, appId: fields.app_id, privateKey: pair.privateKey, certificate, notBefore: fields.not_before, notAfter: fields.not_after };
+  return { key, credentialsSha256, NO_BODY_SHA256, signatureOf, NONCE, sha256Hex, body: json.toString('latin1') };
 }
 
 /**
- * /json-signed: the JSON body and one signature over Tollgate's signed-bytes layout (signatureOf in
- * src/http/signed-answer.ts), with no access work: what any server answering signed costs here.
+ * /json-signed: the JSON body and the Tollgate-Signature the server's fast path makes (the nonce's pattern, the
+ * credential lines' hash, the body's hash of the string, signatureOf), with no access work: what any server answering
+ * signed costs here. A missing or malformed nonce is signed as a fixed one (the bench always sends a valid one).
  */
 function signedJsonRoute(req, res) {
   const s = signed;
   const t = Date.now();
-  const nonce = req.headers['tollgate-nonce'] ?? 'ceiling-nonce-0123456789abcdef';
-  const authorization = req.headers.authorization;
-  const credentialsSha256 = s.sha256Hex(authorization === undefined ? '' : `authorization:${authorization}\n`);
-  const input = `tollgate/response/v1\n${s.kid}\n${t}\n${nonce}\n${s.appId}\n200\n${req.method} ${req.url}\n${s.noBodySha256}\n${credentialsSha256}\n${s.sha256Hex(json)}`;
-  const signature = `v1; kid=${s.kid}; t=${t}; sig=${s.ed25519.sign(Buffer.from(input, 'utf8'), s.privateKey).toString('base64url')}`;
+  const sent = req.headers['tollgate-nonce'];
+  const nonce = typeof sent === 'string' && s.NONCE.test(sent) ? sent : 'ceiling-nonce-0123456789abcdef';
+  const signature = s.signatureOf(s.key, t, {
+    nonce, appId: s.key.appId, status: 200, method: 'GET', target: req.url, requestBodySha256: s.NO_BODY_SHA256,
+    credentialsSha256: s.credentialsSha256(req.headers), responseLine: s.sha256Hex(s.body),
+  });
   res.writeHead(200, [
-    'content-type', 'application/json; charset=utf-8', 'tollgate-signature', signature, 'tollgate-key-cert', s.certificate, 'content-length', String(json.length),
+    'content-type', 'application/json; charset=utf-8', 'tollgate-signature', signature, 'tollgate-key-cert', s.key.certificate, 'content-length', String(json.length),
   ]);
   res.end(json);
 }

@@ -570,8 +570,8 @@ async function main() {
     const extra = per(results.signed.totals - results.bare_signed.totals);
     const plainExtra = results.bearer && bare ? per(results.bearer.totals - bare.totals) : null;
     lines.push('');
-    lines.push(`signed against bare_signed: ${extra >= 0 ? '+' : ''}${fmt(extra)} instructions/request (Tollgate's access check, answer and signed-path work over the least a signing server does)` +
-      (plainExtra === null ? '' : `; bearer against bare: +${fmt(plainExtra)}`));
+    lines.push(`signed against bare_signed: ${extra >= 0 ? '+' : '−'}${fmt(Math.abs(extra))} instructions/request (Tollgate's access check, answer and signed-path work over the least a signing server does)` +
+      (plainExtra === null ? '' : `; bearer against bare: ${plainExtra >= 0 ? '+' : '−'}${fmt(Math.abs(plainExtra))}`));
   }
   lines.push('');
   lines.push('GC: self instructions of V8 heap/GC functions (Heap::, Scavenger, MarkCompact, marking, sweeping…); compiling: V8 compiler::, Maglev, Sparkplug, bytecode generator, parser (self cost, main thread). Other threads: V8 helper threads (concurrent GC, Turbofan) and the libuv pool, shown only.');
