@@ -60,7 +60,7 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query para
     admin = undefined;
     await own?.drop();
     own = undefined;
-  });
+  }, 60_000); // DROP DATABASE on a loaded server
 
   it('a 503 logs the database URL with ?password=*** , never the password', async () => {
     // A database of its own: the lock below and this node's 300 ms statement timeout touch no other file's node.

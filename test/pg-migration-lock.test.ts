@@ -20,7 +20,7 @@ describe('the migration lock', () => {
     h = undefined;
     await own?.drop();
     own = undefined;
-  });
+  }, 60_000); // DROP DATABASE on a loaded server
 
   it.runIf(STORE === 'postgres')('a node starting while another holds the lock waits past its statement, lock and query timeouts, then starts (PostgreSQL project only)', async () => {
     // A database of its own: advisory locks are per database, and other files' nodes migrate in the run's.

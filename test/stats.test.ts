@@ -196,7 +196,7 @@ describe('a flush while the store is down', () => {
     h = undefined;
     await own?.drop();
     own = undefined;
-  });
+  }, 60_000); // DROP DATABASE on a loaded server
 
   it.runIf(STORE === 'sqlite')('SQLite locked by another process: kept, then written once the lock is gone (SQLite project only)', async () => {
     h = await harness();
