@@ -150,13 +150,11 @@ async function freshDatabase(dir: string): Promise<{ url: string; ready: () => P
 }
 
 /**
- * A PostgreSQL database of its own on the run's server, dropped by `drop`. For a test whose node must not wait on the
- * run's database: the migration lock is an advisory lock scoped to its database, and there the other files'
- * harnesses hold it while they migrate their schemas. A node waits that out (src/store/postgres.ts `exclusive`, no
- * statement timeout on the wait; before, a start with a 300 ms timeout failed so in 5 runs of 7), but a test that
- * times its node's statements, or holds the lock itself (pg-migration-lock), needs the database to itself. Named
- * after the run's database: the run's teardown (test/setup/postgres-global.ts) drops any that a failed or timed-out
- * `afterEach` left.
+ * A PostgreSQL database of its own on the run's server, dropped by `drop`. For a test that holds the migration
+ * lock itself (pg-migration-lock): that lock is an advisory lock scoped to its database, and in the run's database
+ * every other file's node would wait on it. Anything else takes a schema (harness, or a schema of its own), which
+ * costs no DROP DATABASE on a server the whole run keeps busy. Named after the run's database: the run's teardown
+ * (test/setup/postgres-global.ts) drops any that a failed or timed-out `afterEach` left.
  */
 export async function ownPostgresDatabase(): Promise<{ url: URL; drop: () => Promise<void> }> {
   const base = inject('pgUrl');

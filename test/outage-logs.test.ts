@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { StoreOutage } from '../src/http/outage.js';
 import { StoreUnavailable } from '../src/store/db.js';
 import { maskedUrl } from '../src/store/postgres-errors.js';
-import { ADMIN_TOKEN, STORE, harness, ownPostgresDatabase, type Harness } from './helpers.js';
+import { ADMIN_TOKEN, STORE, harness, type Harness } from './helpers.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -51,29 +52,29 @@ describe('maskedUrl', () => {
 describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query parameter (PostgreSQL project only)', () => {
   let h: Harness | undefined;
   let admin: pg.Client | undefined;
-  let own: Awaited<ReturnType<typeof ownPostgresDatabase>> | undefined;
+  let schema = '';
   afterEach(async () => {
     await h?.close();
     h = undefined;
     await admin?.query('ROLLBACK').catch(() => undefined);
+    await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin?.end();
     admin = undefined;
-    await own?.drop();
-    own = undefined;
-  }, 60_000); // DROP DATABASE on a loaded server
+  });
 
   it('a 503 logs the database URL with ?password=*** , never the password', async () => {
-    // A database of its own: the lock below and this node's 300 ms statement timeout touch no other file's node.
-    own = await ownPostgresDatabase();
-    admin = new pg.Client({ connectionString: own.url.toString() });
+    schema = `m_${randomBytes(5).toString('hex')}`;
+    admin = new pg.Client({ connectionString: inject('pgUrl')! });
     await admin.connect();
-    const url = new URL(own.url);
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(inject('pgUrl')!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
     url.searchParams.set('password', 'Sup3rSecret'); // trust authentication: accepted and unused
     const log = capture();
     h = await harness({ env: { DATABASE_URL: url.toString(), LOG_LEVEL: 'warn', PG_STATEMENT_TIMEOUT_MS: '300' }, logStream: log.stream });
     // The admin list waits on the table lock until the statement timeout: a 503 whose cause names the URL.
     await admin.query('BEGIN');
-    await admin.query('LOCK TABLE apps IN ACCESS EXCLUSIVE MODE');
+    await admin.query(`LOCK TABLE ${schema}.apps IN ACCESS EXCLUSIVE MODE`);
     const res = await h.admin('GET', '/apps');
     await admin.query('ROLLBACK');
     expect(res.statusCode, res.body).toBe(503);
@@ -81,7 +82,7 @@ describe.skipIf(STORE !== 'postgres')('PostgreSQL password given as a query para
     expect(warn, JSON.stringify(log.lines)).toBeDefined();
     expect(String(warn!.cause)).toContain('password=***');
     expect(JSON.stringify(log.lines)).not.toContain('Sup3rSecret');
-  }, 60_000); // a database of its own: migrated from scratch inside the test (about 7 s on a loaded machine)
+  });
 });
 
 describe('a database that refuses every request', () => {
